@@ -1,0 +1,1 @@
+"""The ``aide-memoire`` command line: thin wrappers over one engine call each."""

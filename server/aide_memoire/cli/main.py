@@ -1,0 +1,268 @@
+"""``aide-memoire``: store, recall, search, get, forget, status, export, import."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from .._version import __version__
+from ..engine.errors import AideMemoireError, InvalidInput, NotFound
+from ..engine.memory import Memory
+from ..engine.settings import Settings
+from ..logs import configure_logging
+from .output import emit, fail, format_hit, format_record, format_records
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def json_option(fn: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")(fn)
+
+
+def namespace_option(fn: F) -> F:
+    return click.option(
+        "--namespace", "-n", default="default", show_default=True, help="Namespace to use."
+    )(fn)
+
+
+@contextmanager
+def open_memory(ctx: click.Context) -> Iterator[Memory]:
+    """Open the store named by --home / AIDE_MEMOIRE_HOME; engine errors exit cleanly."""
+    try:
+        settings = Settings.from_env(home=ctx.obj.get("home"))
+        with Memory(settings=settings) as memory:
+            yield memory
+    except InvalidInput as exc:
+        fail(str(exc), EXIT_USAGE)
+    except AideMemoireError as exc:
+        fail(str(exc), EXIT_ERROR)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="aide-memoire")
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Data folder of the store (default: $AIDE_MEMOIRE_HOME, else the user data dir).",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="warning",
+    show_default=True,
+    help="Log level (logs go to stderr).",
+)
+@click.pass_context
+def cli(ctx: click.Context, home: Path | None, log_level: str) -> None:
+    """Persistent, local-first memory for AI agents."""
+    configure_logging(log_level)
+    ctx.ensure_object(dict)
+    ctx.obj["home"] = home
+
+
+def _read_content(text: str) -> str | bytes:
+    if text == "-":
+        return sys.stdin.buffer.read()
+    return text
+
+
+@cli.command()
+@click.argument("text")
+@namespace_option
+@click.option("--kind", default="note", show_default=True, help="note, learning, turn, fact or summary.")
+@click.option("--tags", default="", help="Comma-separated tags.")
+@click.option("--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
+@click.option("--source", default="cli", show_default=True, help="Where the memory came from.")
+@click.option("--observed-at", default=None, help="When it happened (ISO 8601).")
+@json_option
+@click.pass_context
+def store(
+    ctx: click.Context,
+    text: str,
+    namespace: str,
+    kind: str,
+    tags: str,
+    importance: float,
+    source: str,
+    observed_at: str | None,
+    as_json: bool,
+) -> None:
+    """Store TEXT as a memory ('-' reads it from stdin). Prints its id."""
+    with open_memory(ctx) as memory:
+        memory_id = memory.store(
+            _read_content(text),  # type: ignore[arg-type]
+            namespace=namespace,
+            kind=kind,
+            tags=tags,
+            importance=importance,
+            source=source,
+            observed_at=observed_at,
+        )
+    emit({"id": memory_id, "namespace": namespace}, as_json=as_json, text=memory_id)
+
+
+@cli.command()
+@click.argument("query")
+@namespace_option
+@click.option("--limit", type=int, default=10, show_default=True, help="How many hits.")
+@click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
+@click.option("--tags", default="", help="Only memories with one of these tags (comma-separated).")
+@json_option
+@click.pass_context
+def recall(
+    ctx: click.Context,
+    query: str,
+    namespace: str,
+    limit: int,
+    kinds: tuple[str, ...],
+    tags: str,
+    as_json: bool,
+) -> None:
+    """Recall the memories most relevant to QUERY, best first."""
+    with open_memory(ctx) as memory:
+        hits = memory.recall(
+            query,
+            namespace=namespace,
+            limit=limit,
+            kinds=list(kinds) or None,
+            tags=[t for t in tags.split(",") if t] or None,
+        )
+    text = "\n".join(format_hit(i, h) for i, h in enumerate(hits, 1)) or "no memories found"
+    emit({"query": query, "hits": hits}, as_json=as_json, text=text)
+
+
+@cli.command()
+@namespace_option
+@click.option("--tags", default="", help="Only memories with one of these tags (comma-separated).")
+@click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
+@click.option("--min-importance", type=float, default=None, help="Only at least this important.")
+@click.option("--since", default=None, help="Only observed at or after this time (ISO 8601).")
+@click.option("--until", default=None, help="Only observed at or before this time (ISO 8601).")
+@click.option("--limit", type=int, default=50, show_default=True, help="How many memories.")
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    namespace: str,
+    tags: str,
+    kinds: tuple[str, ...],
+    min_importance: float | None,
+    since: str | None,
+    until: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """List memories by filters, newest first."""
+    with open_memory(ctx) as memory:
+        records = memory.search(
+            namespace=namespace,
+            tags=[t for t in tags.split(",") if t] or None,
+            kinds=list(kinds) or None,
+            min_importance=min_importance,
+            since=since,
+            until=until,
+            limit=limit,
+        )
+    emit({"memories": records}, as_json=as_json, text=format_records(records))
+
+
+@cli.command()
+@click.argument("memory_id")
+@namespace_option
+@json_option
+@click.pass_context
+def get(ctx: click.Context, memory_id: str, namespace: str, as_json: bool) -> None:
+    """Show one memory by id."""
+    with open_memory(ctx) as memory:
+        try:
+            record = memory.get(memory_id, namespace=namespace)
+        except NotFound as exc:
+            fail(str(exc), EXIT_ERROR)
+    emit(record, as_json=as_json, text=format_record(record))
+
+
+@cli.command()
+@click.argument("memory_id")
+@namespace_option
+@json_option
+@click.pass_context
+def forget(ctx: click.Context, memory_id: str, namespace: str, as_json: bool) -> None:
+    """Delete one memory from the store and its indexes."""
+    with open_memory(ctx) as memory:
+        removed = memory.forget(memory_id, namespace=namespace)
+    if not removed and not as_json:
+        fail(f"no memory {memory_id!r} in namespace {namespace!r}", EXIT_ERROR)
+    emit({"id": memory_id, "forgotten": removed}, as_json=as_json, text=f"forgot {memory_id}")
+    if not removed:
+        sys.exit(EXIT_ERROR)
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """What the store holds and which recall stages are live."""
+    with open_memory(ctx) as memory:
+        report = memory.status()
+    lines = [
+        f"aide-memoire {report.version}",
+        f"store      {report.db_path} ({report.db_bytes} bytes, schema {report.schema_version})",
+        f"sqlite     {report.sqlite_driver} {report.sqlite_version}, journal {report.journal_mode}",
+        f"memories   {report.memories}",
+    ]
+    lines += [f"  {ns:<30} {n}" for ns, n in report.namespaces.items()]
+    lines += [
+        f"stage      {s.name:<10} {'live' if s.live else 'off '}  {s.detail}"
+        for s in report.stages
+    ]
+    emit(report, as_json=as_json, text="\n".join(lines))
+
+
+@cli.command(name="export")
+@click.option("--namespace", "-n", default=None, help="One namespace (default: all).")
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="File to write (default: stdout).",
+)
+@click.pass_context
+def export_cmd(ctx: click.Context, namespace: str | None, output: Path | None) -> None:
+    """Export memories as JSON Lines."""
+    with open_memory(ctx) as memory:
+        if output is None:
+            count = memory.export(sys.stdout, namespace=namespace)
+        else:
+            with output.open("w", encoding="utf-8") as fh:
+                count = memory.export(fh, namespace=namespace)
+    click.echo(f"exported {count} memories", err=True)
+
+
+@cli.command(name="import")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@json_option
+@click.pass_context
+def import_cmd(ctx: click.Context, source: Path, as_json: bool) -> None:
+    """Import a JSON Lines export; memories already present are skipped."""
+    with open_memory(ctx) as memory, source.open(encoding="utf-8") as fh:
+        report = memory.import_(fh)
+    emit(
+        report,
+        as_json=as_json,
+        text=f"read {report.read}, added {report.added}, skipped {report.skipped}",
+    )
+
+
+def main() -> None:
+    cli(prog_name="aide-memoire")
+
+
+if __name__ == "__main__":
+    main()

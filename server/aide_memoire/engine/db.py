@@ -1,0 +1,272 @@
+"""The SQLite file: opening it safely, connections, transactions, migrations.
+
+One file per data home. WAL mode, a busy timeout, and short write transactions opened
+with ``BEGIN IMMEDIATE`` let several processes write at once without "database is
+locked". A file that is not ours, is corrupt, or comes from a newer version is refused
+before anything writes to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from . import clock
+from .driver import Driver, load_driver
+from .errors import ForeignDatabase, NewerSchema, StoreError, StoreFull
+from .migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+
+__all__ = ["Database"]
+
+log = structlog.get_logger(__name__)
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_WAL_LIMIT_BYTES = 64 * 1024 * 1024
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file that is not SQLite, or whose pages were cut off, without opening it."""
+    size = path.stat().st_size
+    if size == 0:
+        return
+    with path.open("rb") as fh:
+        header = fh.read(100)
+    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
+        raise ForeignDatabase(
+            f"{path} is not a SQLite database (or its header is damaged); it was left "
+            "untouched. Point AIDE_MEMOIRE_HOME at another folder, or move the file away"
+        )
+    page_size = struct.unpack(">H", header[16:18])[0]
+    page_size = 65536 if page_size == 1 else page_size
+    change_counter, page_count = struct.unpack(">II", header[24:32])
+    valid_for = struct.unpack(">I", header[92:96])[0]
+    if valid_for == change_counter and page_count and size < page_count * page_size:
+        raise ForeignDatabase(
+            f"{path} is truncated ({size} bytes, its header says {page_count * page_size}); "
+            "it was left untouched. Restore it from a snapshot or move it away"
+        )
+
+
+class Database:
+    """A data home's SQLite file, with one connection per thread."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        driver: Driver | None = None,
+        busy_timeout_ms: int = 30_000,
+        max_page_count: int | None = None,
+    ) -> None:
+        self.path = path
+        self.driver = driver or load_driver()
+        self.busy_timeout_ms = busy_timeout_ms
+        self.max_page_count = max_page_count
+        self.vec_version: str | None = None
+        self._vec_error: str | None = None
+        self._local = threading.local()
+        self._connections: list[Any] = []
+        self._lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._closed = False
+        self._prepare_files()
+        self._migrate()
+
+    # -- files -------------------------------------------------------------------------
+
+    def _prepare_files(self) -> None:
+        home = self.path.parent
+        if not home.exists():
+            home.mkdir(parents=True, mode=0o700)
+            os.chmod(home, 0o700)
+        if self.path.exists():
+            _check_header(self.path)
+            self._check_identity()
+        else:
+            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            os.close(fd)
+        if (self.path.stat().st_mode & 0o777) != 0o600:
+            os.chmod(self.path, 0o600)
+
+    def _check_identity(self) -> None:
+        """Read-only look at an existing file: ours, and not from a newer version."""
+        uri = f"file:{self.path}?mode=ro"
+        try:
+            conn = self.driver.connect(uri, uri=True, isolation_level=None)
+        except self.driver.Error as exc:
+            raise ForeignDatabase(f"{self.path} cannot be opened: {exc}; it was left untouched")
+        try:
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        except self.driver.DatabaseError as exc:
+            raise ForeignDatabase(
+                f"{self.path} is corrupt or not a database ({exc}); it was left untouched. "
+                "Restore it from a snapshot or move it away"
+            ) from None
+        finally:
+            conn.close()
+        if app_id != APPLICATION_ID and (app_id != 0 or tables):
+            raise ForeignDatabase(
+                f"{self.path} is a SQLite database of another program; it was left untouched. "
+                "Point AIDE_MEMOIRE_HOME at another folder"
+            )
+        if version > SCHEMA_VERSION:
+            raise NewerSchema(
+                f"{self.path} has schema version {version}, newer than this aide-memoire "
+                f"understands ({SCHEMA_VERSION}); it was left untouched. Upgrade aide-memoire"
+            )
+
+    # -- connections -------------------------------------------------------------------
+
+    def _open(self) -> Any:
+        conn = self.driver.connect(
+            str(self.path), isolation_level=None, check_same_thread=False, timeout=0
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            log.warning("wal_unavailable", journal_mode=mode)
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA temp_store = MEMORY")
+        conn.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT_BYTES}")
+        if self.max_page_count:
+            conn.execute(f"PRAGMA max_page_count = {int(self.max_page_count)}")
+        self._load_vec(conn)
+        return conn
+
+    def _load_vec(self, conn: Any) -> None:
+        if not self.driver.can_load_extensions:
+            self._vec_error = f"the {self.driver.name} driver cannot load extensions"
+            return
+        try:
+            import sqlite_vec
+        except ImportError:
+            self._vec_error = "sqlite-vec is not installed (pip install 'aide-memoire[vectors]')"
+            return
+        try:
+            conn.enable_load_extension(True)
+            sqlite_vec.load(conn)
+            conn.enable_load_extension(False)
+            self.vec_version = conn.execute("SELECT vec_version()").fetchone()[0]
+        except Exception as exc:  # noqa: BLE001 - any loader failure means keyword-only
+            self._vec_error = f"sqlite-vec failed to load: {exc}"
+
+    @property
+    def vec_error(self) -> str | None:
+        return None if self.vec_version else self._vec_error
+
+    def conn(self) -> Any:
+        """This thread's connection (autocommit; use :meth:`write` for transactions)."""
+        if self._closed:
+            raise StoreError("the store is closed; open a new Memory")
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._open()
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[Any]:
+        """A short ``BEGIN IMMEDIATE`` transaction; committed on success, rolled back on error."""
+        conn = self.conn()
+        with self._write_lock:
+            self._execute_guarded(conn, "BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            try:
+                self._execute_guarded(conn, "COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[Any]:
+        """A consistent snapshot for several reads."""
+        conn = self.conn()
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+
+    def _execute_guarded(self, conn: Any, sql: str) -> None:
+        try:
+            conn.execute(sql)
+        except self.driver.OperationalError as exc:
+            raise self.translate(exc) from exc
+
+    def translate(self, exc: BaseException) -> BaseException:
+        """Map a driver error to our tree where we know what it means."""
+        text = str(exc).lower()
+        if "database or disk is full" in text or "disk i/o error" in text:
+            return StoreFull(
+                f"the store at {self.path} is full ({exc}); nothing was written. Free disk "
+                "space or raise max_db_pages"
+            )
+        if "database is locked" in text or "database is busy" in text:
+            return StoreError(
+                f"another process held the store's write lock for more than "
+                f"{self.busy_timeout_ms} ms; nothing was written. Try again"
+            )
+        if "malformed" in text or "not a database" in text:
+            return ForeignDatabase(f"the store at {self.path} is corrupt: {exc}")
+        return exc
+
+    # -- schema ------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        conn = self.conn()
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        with self.write() as tx:
+            version = tx.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise NewerSchema(
+                    f"{self.path} has schema version {version}, newer than this aide-memoire "
+                    f"understands ({SCHEMA_VERSION}). Upgrade aide-memoire"
+                )
+            if version == 0:
+                tx.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            for step in MIGRATIONS:
+                if step.version <= version:
+                    continue
+                log.info("migrate", version=step.version, name=step.name, path=str(self.path))
+                step.apply(tx)
+                tx.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (step.version, step.name, clock.format_time(clock.now())),
+                )
+                tx.execute(f"PRAGMA user_version = {step.version}")
+
+    def schema_version(self) -> int:
+        version: int = self.conn().execute("PRAGMA user_version").fetchone()[0]
+        return version
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._connections:
+                with contextlib.suppress(Exception):
+                    conn.close()
+            self._connections.clear()
+            self._closed = True
+        self._local = threading.local()

@@ -1,0 +1,79 @@
+"""The one exception tree of aide-memoire.
+
+::
+
+    AideMemoireError
+    ├── InvalidInput            the caller's arguments are wrong; the message says which and how
+    │   ├── InvalidNamespace
+    │   ├── InvalidContent      empty, too large, not valid UTF-8
+    │   └── InvalidQuery
+    ├── NotFound                no memory with that id in that namespace
+    ├── StoreError              the database file cannot be used as it is
+    │   ├── ForeignDatabase     not an aide-memoire store (or corrupt): left untouched
+    │   ├── NewerSchema         written by a newer aide-memoire: left untouched
+    │   └── StoreFull           the disk or the configured size limit is reached
+    └── ModelUnavailable        a configured model is not present locally
+
+Every message names the problem and what to do next. Edges (CLI, MCP) map these to
+their own error kinds; they never parse message text.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AideMemoireError",
+    "ForeignDatabase",
+    "InvalidContent",
+    "InvalidInput",
+    "InvalidNamespace",
+    "InvalidQuery",
+    "ModelUnavailable",
+    "NewerSchema",
+    "NotFound",
+    "StoreError",
+    "StoreFull",
+]
+
+
+class AideMemoireError(Exception):
+    """Base of every error aide-memoire raises on purpose."""
+
+
+class InvalidInput(AideMemoireError, ValueError):
+    """The caller's arguments are wrong."""
+
+
+class InvalidNamespace(InvalidInput):
+    """A namespace name outside the allowed alphabet or length."""
+
+
+class InvalidContent(InvalidInput):
+    """Memory content that is empty, too large, or not valid text."""
+
+
+class InvalidQuery(InvalidInput):
+    """A recall query that cannot be searched."""
+
+
+class NotFound(AideMemoireError, LookupError):
+    """No memory with that id in that namespace."""
+
+
+class StoreError(AideMemoireError):
+    """The database file cannot be used as it is."""
+
+
+class ForeignDatabase(StoreError):
+    """The file is not an aide-memoire store, or is corrupt."""
+
+
+class NewerSchema(StoreError):
+    """The store was written by a newer version of aide-memoire."""
+
+
+class StoreFull(StoreError):
+    """The disk, or the configured size limit, is full."""
+
+
+class ModelUnavailable(AideMemoireError):
+    """A configured model is not present on this machine."""

@@ -1,0 +1,346 @@
+"""``Memory``: the engine's one front door for Python programs, the CLI and the MCP server."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+import structlog
+
+from .._version import __version__
+from ..logs import ensure_logging
+from . import validate as v
+from .db import Database
+from .driver import load_driver
+from .errors import InvalidInput, NotFound
+from .models import Hit, ImportReport, MemoryRecord, Stage, Status
+from .recall import Recaller, RecallRequest
+from .settings import Settings
+from .store import NewRow, RowFilter, Store
+
+__all__ = ["Memory"]
+
+log = structlog.get_logger(__name__)
+
+EXPORT_FORMAT = "aide-memoire/jsonl"
+EXPORT_VERSION = 1
+LIMIT_MAX = 1000
+
+
+def _namespaces(namespace: str | Sequence[str]) -> list[str]:
+    names = [namespace] if isinstance(namespace, str) else list(namespace)
+    if not names:
+        raise InvalidInput("give at least one namespace")
+    return [v.validate_namespace(name) for name in names]
+
+
+def _limit(limit: object, *, maximum: int = LIMIT_MAX) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
+        raise InvalidInput(f"limit must be a whole number from 1 to {maximum}, got {limit!r}")
+    return limit
+
+
+class Memory:
+    """Persistent memory in one local SQLite file. Thread-safe; use as a context manager.
+
+    >>> with Memory(home=tmp) as memory:                          # doctest: +SKIP
+    ...     memory.store("The deploy script lives in ops/deploy.sh", namespace="project:x")
+    """
+
+    def __init__(self, home: str | os.PathLike[str] | None = None, *, settings: Settings | None = None):
+        ensure_logging()
+        if settings is None:
+            settings = Settings.from_env(home=Path(home) if home is not None else None)
+        elif home is not None:
+            settings = settings.model_copy(update={"home": Path(home)})
+        self.settings = settings
+        self.db = Database(
+            settings.db_path,
+            driver=load_driver(settings.sqlite_driver),
+            busy_timeout_ms=settings.busy_timeout_ms,
+            max_page_count=settings.max_db_pages,
+        )
+        self.store_ = Store()
+        self.recaller = Recaller(self.store_)
+
+    # -- context management ------------------------------------------------------------
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- writing -----------------------------------------------------------------------
+
+    def _new_row(
+        self,
+        content: object,
+        *,
+        namespace: str,
+        kind: str,
+        tags: Iterable[str] | str | None,
+        importance: object,
+        metadata: Mapping[str, Any] | None,
+        observed_at: datetime | str | None,
+        source: str | None,
+    ) -> NewRow:
+        return NewRow(
+            namespace=v.validate_namespace(namespace),
+            kind=v.validate_kind(kind),
+            content=v.validate_content(content, max_bytes=self.settings.max_content_bytes),
+            tags=v.validate_tags(tags),
+            importance=v.validate_importance(importance),
+            source=source,
+            metadata=v.validate_metadata(metadata),
+            observed_at=v.parse_time(observed_at, field="observed_at"),
+        )
+
+    def store(
+        self,
+        content: str,
+        *,
+        namespace: str = "default",
+        kind: str = "note",
+        tags: Iterable[str] | str = (),
+        importance: float = 0.5,
+        metadata: Mapping[str, Any] | None = None,
+        observed_at: datetime | str | None = None,
+        source: str | None = None,
+    ) -> str:
+        """Store one memory and return its id; the same text again returns the first id."""
+        row = self._new_row(
+            content,
+            namespace=namespace,
+            kind=kind,
+            tags=tags,
+            importance=importance,
+            metadata=metadata,
+            observed_at=observed_at,
+            source=source,
+        )
+        return self._write_rows([row])[0]
+
+    def _write_rows(self, rows: list[NewRow]) -> list[str]:
+        ids: list[str] = []
+        try:
+            with self.db.write() as tx:
+                for row in rows:
+                    existing = self.store_.find_exact(
+                        tx, row.namespace, row.content, row.kind, row.session_id, row.position
+                    )
+                    if existing is not None:
+                        ids.append(existing)
+                        continue
+                    _, memory_id = self.store_.insert(tx, row)
+                    ids.append(memory_id)
+        except self.db.driver.Error as exc:
+            raise self.db.translate(exc) from exc
+        log.debug("stored", count=len(rows))
+        return ids
+
+    def update(
+        self,
+        memory_id: str,
+        *,
+        namespace: str,
+        content: str | None = None,
+        kind: str | None = None,
+        tags: Iterable[str] | str | None = None,
+        importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        observed_at: datetime | str | None = None,
+        source: str | None = None,
+    ) -> MemoryRecord:
+        """Change the given fields of a memory; its indexes follow in the same transaction."""
+        namespace = v.validate_namespace(namespace)
+        fields: dict[str, Any] = {}
+        if content is not None:
+            fields["content"] = v.validate_content(
+                content, max_bytes=self.settings.max_content_bytes
+            )
+        if kind is not None:
+            fields["kind"] = v.validate_kind(kind)
+        if tags is not None:
+            fields["tags"] = v.validate_tags(tags)
+        if importance is not None:
+            fields["importance"] = v.validate_importance(importance)
+        if metadata is not None:
+            fields["metadata"] = v.validate_metadata(metadata)
+        if observed_at is not None:
+            fields["observed_at"] = v.parse_time(observed_at, field="observed_at")
+        if source is not None:
+            fields["source"] = source
+        if not fields:
+            raise InvalidInput("nothing to update: give at least one field to change")
+        with self.db.write() as tx:
+            rowid = self.store_.rowid_of(tx, memory_id, namespace)
+            if rowid is None:
+                raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
+            self.store_.update_fields(tx, rowid, fields)
+            record = self.store_.get_by_rowid(tx, rowid)
+        assert record is not None
+        return record
+
+    def forget(self, memory_id: str, *, namespace: str) -> bool:
+        """Delete a memory from the rows and every index. False if there was none."""
+        namespace = v.validate_namespace(namespace)
+        with self.db.write() as tx:
+            rowid = self.store_.rowid_of(tx, memory_id, namespace)
+            if rowid is None:
+                return False
+            self.store_.delete(tx, rowid)
+        return True
+
+    # -- reading -----------------------------------------------------------------------
+
+    def get(self, memory_id: str, *, namespace: str) -> MemoryRecord:
+        namespace = v.validate_namespace(namespace)
+        record = self.store_.get(self.db.conn(), memory_id, namespace)
+        if record is None:
+            raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
+        return record
+
+    def search(
+        self,
+        *,
+        namespace: str | Sequence[str] = "default",
+        tags: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+        min_importance: float | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        limit: int = 50,
+    ) -> list[MemoryRecord]:
+        """List memories matching every filter, newest first (no query text)."""
+        where = self._filter(namespace, tags, kinds, min_importance, since, until)
+        return self.store_.list(self.db.conn(), where, _limit(limit))
+
+    def recall(
+        self,
+        query: str,
+        *,
+        namespace: str | Sequence[str] = "default",
+        limit: int = 10,
+        kinds: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+    ) -> list[Hit]:
+        """The memories most relevant to ``query``, best first, searching every row."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query is empty; say what to recall")
+        where = self._filter(namespace, tags, kinds, None, since, until)
+        request = RecallRequest(query=query, where=where, limit=_limit(limit))
+        with self.db.read() as conn:
+            return self.recaller.recall(conn, request)
+
+    def _filter(
+        self,
+        namespace: str | Sequence[str],
+        tags: Sequence[str] | None,
+        kinds: Sequence[str] | None,
+        min_importance: float | None,
+        since: datetime | str | None,
+        until: datetime | str | None,
+    ) -> RowFilter:
+        return RowFilter(
+            namespaces=_namespaces(namespace),
+            kinds=[v.validate_kind(k) for k in kinds] if kinds else None,
+            tags=v.validate_tags(tags) or None,
+            min_importance=(
+                v.validate_importance(min_importance) if min_importance is not None else None
+            ),
+            since=v.parse_time(since, field="since"),
+            until=v.parse_time(until, field="until"),
+        )
+
+    def status(self) -> Status:
+        conn = self.db.conn()
+        counts = self.store_.namespace_counts(conn)
+        stages = [
+            Stage(name="keyword", live=True, detail="FTS5 BM25 over every row of the namespace"),
+            Stage(
+                name="dense",
+                live=False,
+                detail="not available in this version: keyword recall only",
+            ),
+        ]
+        return Status(
+            version=__version__,
+            home=str(self.settings.home),
+            db_path=str(self.db.path),
+            db_bytes=self.db.path.stat().st_size,
+            schema_version=self.db.schema_version(),
+            sqlite_driver=self.db.driver.name,
+            sqlite_version=self.db.driver.sqlite_version,
+            journal_mode=str(conn.execute("PRAGMA journal_mode").fetchone()[0]),
+            memories=sum(counts.values()),
+            namespaces=counts,
+            stages=stages,
+        )
+
+    # -- export and import -------------------------------------------------------------
+
+    def export_lines(self, namespace: str | None = None) -> Iterator[str]:
+        """JSON Lines: a header line, then one memory per line, oldest first."""
+        if namespace is not None:
+            namespace = v.validate_namespace(namespace)
+        yield json.dumps(
+            {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "namespace": namespace}
+        )
+        with self.db.read() as conn:
+            for record in self.store_.iter_namespace(conn, namespace):
+                yield record.model_dump_json()
+
+    def export(self, fp: IO[str], *, namespace: str | None = None) -> int:
+        """Write the export to a text stream; returns how many memories were written."""
+        count = -1
+        for line in self.export_lines(namespace):
+            fp.write(line + "\n")
+            count += 1
+        return count
+
+    def import_(self, lines: Iterable[str], *, batch: int = 500) -> ImportReport:
+        """Add exported memories as they were; ids already present are skipped."""
+        read = added = 0
+        pending: list[MemoryRecord] = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(f"import line {number} is not JSON: {exc}") from None
+            if number == 1 and isinstance(data, dict) and "format" in data:
+                if data.get("format") != EXPORT_FORMAT or data.get("version") != EXPORT_VERSION:
+                    raise InvalidInput(
+                        f"import file is {data.get('format')!r} v{data.get('version')}, "
+                        f"expected {EXPORT_FORMAT!r} v{EXPORT_VERSION}"
+                    )
+                continue
+            try:
+                record = MemoryRecord.model_validate(data)
+            except ValueError as exc:
+                raise InvalidInput(f"import line {number} is not a memory: {exc}") from None
+            v.validate_namespace(record.namespace)
+            v.validate_content(record.content, max_bytes=self.settings.max_content_bytes)
+            pending.append(record)
+            read += 1
+            if len(pending) >= batch:
+                added += self._import_batch(pending)
+                pending = []
+        if pending:
+            added += self._import_batch(pending)
+        return ImportReport(read=read, added=added, skipped=read - added)
+
+    def _import_batch(self, records: list[MemoryRecord]) -> int:
+        with self.db.write() as tx:
+            return sum(1 for record in records if self.store_.insert_record(tx, record))

@@ -1,0 +1,89 @@
+"""Numbered, recorded schema steps. Append only: never edit a step that has shipped.
+
+Each step runs inside the migrating transaction; ``PRAGMA user_version`` and the
+``schema_migrations`` table both record the last step applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Migration"]
+
+# 'AIME' as a 32-bit big-endian integer: marks the file as ours (PRAGMA application_id).
+APPLICATION_ID = 0x41494D45
+
+# FTS5 columns, in order. bm25() weights in retrieval follow this order.
+FTS_COLUMNS = ("content", "context", "speaker", "tags", "dates")
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    apply: Callable[[Any], None]
+
+
+def _run(sql: str) -> Callable[[Any], None]:
+    def apply(conn: Any) -> None:
+        for statement in sql.split(";\n"):
+            if statement.strip():
+                conn.execute(statement)
+
+    return apply
+
+
+_V1 = """
+CREATE TABLE schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+);
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE memories (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    namespace TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('note', 'learning', 'turn', 'fact', 'summary')),
+    content TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    tags TEXT NOT NULL DEFAULT '[]',
+    importance REAL NOT NULL DEFAULT 0.5,
+    source TEXT,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    observed_at TEXT,
+    valid_from TEXT,
+    valid_to TEXT,
+    superseded_by TEXT,
+    status TEXT NOT NULL DEFAULT 'active'
+        CHECK (status IN ('active', 'quarantined', 'superseded', 'archived')),
+    access_count INTEGER NOT NULL DEFAULT 0,
+    last_accessed_at TEXT,
+    utility REAL NOT NULL DEFAULT 0.0,
+    session_id TEXT,
+    speaker TEXT,
+    role TEXT,
+    position INTEGER,
+    reply_to TEXT,
+    context TEXT
+);
+CREATE INDEX memories_ns_created ON memories (namespace, created_at);
+CREATE INDEX memories_ns_hash ON memories (namespace, content_hash);
+CREATE INDEX memories_ns_session ON memories (namespace, session_id, position);
+CREATE VIRTUAL TABLE memory_fts USING fts5(
+    content, context, speaker, tags, dates,
+    content='', contentless_delete=1,
+    tokenize='porter unicode61 remove_diacritics 2'
+)
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial store", _run(_V1)),)
+
+SCHEMA_VERSION = MIGRATIONS[-1].version

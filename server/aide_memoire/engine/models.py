@@ -1,0 +1,111 @@
+"""Typed records the engine returns. Edges (CLI, MCP) return these same models."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Hit",
+    "ImportReport",
+    "MemoryRecord",
+    "Status",
+    "Stage",
+    "MemoryKind",
+    "MemoryStatus",
+]
+
+MemoryKind = Literal["note", "learning", "turn", "fact", "summary"]
+MemoryStatus = Literal["active", "quarantined", "superseded", "archived"]
+
+
+class MemoryRecord(BaseModel):
+    """A stored memory, exactly as kept."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    namespace: str
+    kind: MemoryKind
+    content: str
+    tags: list[str] = Field(default_factory=list)
+    importance: float = 0.5
+    source: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime
+    updated_at: datetime
+    observed_at: datetime | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+    status: MemoryStatus = "active"
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    utility: float = 0.0
+    session_id: str | None = None
+    speaker: str | None = None
+    role: str | None = None
+    position: int | None = None
+    reply_to: str | None = None
+    context: str | None = None
+
+
+class Hit(BaseModel):
+    """One recalled memory, with why it came back."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    namespace: str
+    content: str
+    kind: MemoryKind
+    score: float = Field(description="Final score; higher is better, comparable within one call.")
+    scores: dict[str, float] = Field(
+        default_factory=dict, description="Each retriever's own score for this memory."
+    )
+    ranks: dict[str, int] = Field(
+        default_factory=dict, description="Each retriever's 1-based rank for this memory."
+    )
+    tags: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    source: str | None = None
+    observed_at: datetime | None = None
+    created_at: datetime
+    status: MemoryStatus = "active"
+    session_id: str | None = None
+    speaker: str | None = None
+    position: int | None = None
+
+
+class Stage(BaseModel):
+    """One stage of the recall pipeline and whether it is live."""
+
+    name: str
+    live: bool
+    detail: str
+
+
+class Status(BaseModel):
+    """What the store holds and which parts of the pipeline work on this machine."""
+
+    version: str
+    home: str
+    db_path: str
+    db_bytes: int
+    schema_version: int
+    sqlite_driver: str
+    sqlite_version: str
+    journal_mode: str
+    memories: int
+    namespaces: dict[str, int]
+    stages: list[Stage]
+
+
+class ImportReport(BaseModel):
+    """What an import did."""
+
+    read: int
+    added: int
+    skipped: int

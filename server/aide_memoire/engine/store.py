@@ -1,0 +1,320 @@
+"""Rows and their keyword index: the narrow storage interface retrieval and lifecycle use.
+
+Every method that writes takes the open transaction (``tx``) so that a row and its
+indexes always change together.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from . import clock
+from .models import MemoryRecord
+from .text import date_words
+
+__all__ = ["NewRow", "RowFilter", "Store", "content_hash"]
+
+_COLUMNS = (
+    "id namespace kind content content_hash tags importance source metadata created_at "
+    "updated_at observed_at valid_from valid_to superseded_by status access_count "
+    "last_accessed_at utility session_id speaker role position reply_to context"
+).split()
+_SELECT = ", ".join(_COLUMNS)
+_TIME_FIELDS = (
+    "created_at",
+    "updated_at",
+    "observed_at",
+    "valid_from",
+    "valid_to",
+    "last_accessed_at",
+)
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class NewRow:
+    """What the write path hands the store for one new memory."""
+
+    namespace: str
+    kind: str
+    content: str
+    tags: list[str] = field(default_factory=list)
+    importance: float = 0.5
+    source: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    observed_at: datetime | None = None
+    session_id: str | None = None
+    speaker: str | None = None
+    role: str | None = None
+    position: int | None = None
+    reply_to: str | None = None
+    context: str | None = None
+    status: str = "active"
+    id: str | None = None
+
+
+@dataclass
+class RowFilter:
+    """Filters shared by listing and recall."""
+
+    namespaces: Sequence[str]
+    kinds: Sequence[str] | None = None
+    tags: Sequence[str] | None = None
+    min_importance: float | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    statuses: Sequence[str] = ("active",)
+
+    def sql(self, alias: str = "m") -> tuple[str, list[Any]]:
+        """A WHERE fragment (without WHERE) and its parameters."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        clauses.append(f"{alias}.namespace IN ({','.join('?' * len(self.namespaces))})")
+        params.extend(self.namespaces)
+        clauses.append(f"{alias}.status IN ({','.join('?' * len(self.statuses))})")
+        params.extend(self.statuses)
+        if self.kinds:
+            clauses.append(f"{alias}.kind IN ({','.join('?' * len(self.kinds))})")
+            params.extend(self.kinds)
+        if self.tags:
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM json_each({alias}.tags) "
+                f"WHERE json_each.value IN ({','.join('?' * len(self.tags))}))"
+            )
+            params.extend(self.tags)
+        if self.min_importance is not None:
+            clauses.append(f"{alias}.importance >= ?")
+            params.append(self.min_importance)
+        when = f"COALESCE({alias}.observed_at, {alias}.created_at)"
+        if self.since is not None:
+            clauses.append(f"{when} >= ?")
+            params.append(clock.format_time(self.since))
+        if self.until is not None:
+            clauses.append(f"{when} <= ?")
+            params.append(clock.format_time(self.until))
+        return " AND ".join(clauses), params
+
+
+def _fts_document(row: NewRow | MemoryRecord) -> tuple[str, str, str, str, str]:
+    return (
+        row.content,
+        row.context or "",
+        row.speaker or "",
+        " ".join(row.tags),
+        date_words(row.observed_at),
+    )
+
+
+def record_from_row(values: Sequence[Any]) -> MemoryRecord:
+    data = dict(zip(_COLUMNS, values, strict=True))
+    data.pop("content_hash")
+    data["tags"] = json.loads(data["tags"])
+    data["metadata"] = json.loads(data["metadata"])
+    for key in _TIME_FIELDS:
+        data[key] = clock.parse_stored(data[key])
+    return MemoryRecord(**data)
+
+
+class Store:
+    """SQL for memories. Knows nothing of validation policy or ranking."""
+
+    def insert(self, tx: Any, row: NewRow, *, at: datetime | None = None) -> tuple[int, str]:
+        stamp = clock.format_time(at or clock.now())
+        memory_id = row.id or clock.new_id()
+        observed = clock.format_time(row.observed_at) if row.observed_at else None
+        cursor = tx.execute(
+            f"INSERT INTO memories ({_SELECT}) VALUES ({','.join('?' * len(_COLUMNS))})",
+            (
+                memory_id,
+                row.namespace,
+                row.kind,
+                row.content,
+                content_hash(row.content),
+                json.dumps(row.tags, ensure_ascii=False),
+                row.importance,
+                row.source,
+                json.dumps(row.metadata, ensure_ascii=False),
+                stamp,
+                stamp,
+                observed,
+                observed or stamp,
+                None,
+                None,
+                row.status,
+                0,
+                None,
+                0.0,
+                row.session_id,
+                row.speaker,
+                row.role,
+                row.position,
+                row.reply_to,
+                row.context,
+            ),
+        )
+        rowid = int(cursor.lastrowid)
+        self._index(tx, rowid, _fts_document(row))
+        return rowid, memory_id
+
+    def insert_record(self, tx: Any, record: MemoryRecord) -> bool:
+        """Insert an exported record as it was (import). False if its id already exists."""
+        if tx.execute("SELECT 1 FROM memories WHERE id = ?", (record.id,)).fetchone():
+            return False
+        data = record.model_dump()
+        values: list[Any] = []
+        for column in _COLUMNS:
+            if column == "content_hash":
+                values.append(content_hash(record.content))
+            elif column in ("tags", "metadata"):
+                values.append(json.dumps(data[column], ensure_ascii=False))
+            elif column in _TIME_FIELDS:
+                values.append(clock.format_time(data[column]) if data[column] else None)
+            else:
+                values.append(data[column])
+        cursor = tx.execute(
+            f"INSERT INTO memories ({_SELECT}) VALUES ({','.join('?' * len(_COLUMNS))})", values
+        )
+        self._index(tx, int(cursor.lastrowid), _fts_document(record))
+        return True
+
+    def _index(self, tx: Any, rowid: int, doc: tuple[str, str, str, str, str]) -> None:
+        tx.execute(
+            "INSERT INTO memory_fts (rowid, content, context, speaker, tags, dates) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (rowid, *doc),
+        )
+
+    def reindex(self, tx: Any, rowid: int) -> None:
+        record = self.get_by_rowid(tx, rowid)
+        tx.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
+        if record is not None:
+            self._index(tx, rowid, _fts_document(record))
+
+    def find_exact(
+        self,
+        conn: Any,
+        namespace: str,
+        content: str,
+        kind: str,
+        session_id: str | None,
+        position: int | None,
+    ) -> str | None:
+        """An active or quarantined memory with the same text (and the same turn slot)."""
+        found = conn.execute(
+            "SELECT id FROM memories WHERE namespace = ? AND content_hash = ? AND kind = ? "
+            "AND status IN ('active', 'quarantined') "
+            "AND session_id IS ? AND position IS ? LIMIT 1",
+            (namespace, content_hash(content), kind, session_id, position),
+        ).fetchone()
+        return str(found[0]) if found else None
+
+    def get(self, conn: Any, memory_id: str, namespace: str) -> MemoryRecord | None:
+        found = conn.execute(
+            f"SELECT {_SELECT} FROM memories WHERE id = ? AND namespace = ?",
+            (memory_id, namespace),
+        ).fetchone()
+        return record_from_row(found) if found else None
+
+    def get_by_rowid(self, conn: Any, rowid: int) -> MemoryRecord | None:
+        found = conn.execute(f"SELECT {_SELECT} FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+        return record_from_row(found) if found else None
+
+    def rowid_of(self, conn: Any, memory_id: str, namespace: str) -> int | None:
+        found = conn.execute(
+            "SELECT rowid FROM memories WHERE id = ? AND namespace = ?", (memory_id, namespace)
+        ).fetchone()
+        return int(found[0]) if found else None
+
+    def records(self, conn: Any, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
+        ids = list(rowids)
+        out: dict[int, MemoryRecord] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for values in conn.execute(
+                f"SELECT rowid, {_SELECT} FROM memories WHERE rowid IN "
+                f"({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                out[int(values[0])] = record_from_row(values[1:])
+        return out
+
+    def update_fields(self, tx: Any, rowid: int, fields: dict[str, Any]) -> None:
+        """Set columns by name; the keyword index follows in the same transaction."""
+        encoded: dict[str, Any] = {}
+        for key, value in fields.items():
+            if key not in _COLUMNS or key in ("id", "namespace", "content_hash"):
+                raise ValueError(f"cannot update column {key!r}")
+            if key in ("tags", "metadata"):
+                value = json.dumps(value, ensure_ascii=False)
+            elif key in _TIME_FIELDS and value is not None:
+                value = clock.format_time(value)
+            encoded[key] = value
+        if "content" in encoded:
+            encoded["content_hash"] = content_hash(encoded["content"])
+        encoded["updated_at"] = clock.format_time(clock.now())
+        assignments = ", ".join(f"{key} = ?" for key in encoded)
+        tx.execute(f"UPDATE memories SET {assignments} WHERE rowid = ?", [*encoded.values(), rowid])
+        self.reindex(tx, rowid)
+
+    def delete(self, tx: Any, rowid: int) -> None:
+        tx.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
+        tx.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
+
+    def list(self, conn: Any, where: RowFilter, limit: int) -> list[MemoryRecord]:
+        clause, params = where.sql("m")
+        rows = conn.execute(
+            f"SELECT {', '.join('m.' + c for c in _COLUMNS)} FROM memories m WHERE {clause} "
+            "ORDER BY COALESCE(m.observed_at, m.created_at) DESC, m.rowid DESC LIMIT ?",
+            [*params, limit],
+        ).fetchall()
+        return [record_from_row(values) for values in rows]
+
+    def iter_namespace(self, conn: Any, namespace: str | None) -> Iterable[MemoryRecord]:
+        """Every memory of a namespace (or of the store), oldest first, streamed."""
+        if namespace is None:
+            cursor = conn.execute(f"SELECT {_SELECT} FROM memories ORDER BY rowid")
+        else:
+            cursor = conn.execute(
+                f"SELECT {_SELECT} FROM memories WHERE namespace = ? ORDER BY rowid",
+                (namespace,),
+            )
+        for values in cursor:
+            yield record_from_row(values)
+
+    def keyword_search(
+        self,
+        conn: Any,
+        match: str,
+        where: RowFilter,
+        limit: int | None,
+        weights: Sequence[float],
+    ) -> list[tuple[int, float]]:
+        """(rowid, score) best first; score = -bm25, higher is better. No row cap."""
+        clause, params = where.sql("m")
+        weight_args = ", ".join(str(float(w)) for w in weights)
+        sql = (
+            f"SELECT m.rowid, -bm25(memory_fts, {weight_args}) AS score FROM memory_fts "
+            f"JOIN memories m ON m.rowid = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND {clause} ORDER BY score DESC"
+        )
+        args: list[Any] = [match, *params]
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        return [(int(r), float(s)) for r, s in conn.execute(sql, args)]
+
+    def namespace_counts(self, conn: Any) -> dict[str, int]:
+        return {
+            str(ns): int(n)
+            for ns, n in conn.execute(
+                "SELECT namespace, count(*) FROM memories GROUP BY namespace ORDER BY namespace"
+            )
+        }
