@@ -15,7 +15,8 @@ def test_public_names() -> None:
         [
             "AideMemoireError", "AsyncMemory", "ForeignDatabase", "Hit", "ImportReport",
             "InvalidContent", "InvalidInput", "InvalidNamespace", "InvalidQuery", "Memory",
-            "MemoryRecord", "ModelUnavailable", "NewerSchema", "NotFound", "Settings",
+            "MemoryRecord", "ModelUnavailable", "NewerSchema", "NotFound", "SecretRefused",
+            "Settings",
             "Stage", "Status", "StoreError", "StoreFull", "__version__",
         ]
     )

@@ -12,6 +12,7 @@ from .engine.errors import (
     ModelUnavailable,
     NewerSchema,
     NotFound,
+    SecretRefused,
     StoreError,
     StoreFull,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "ModelUnavailable",
     "NewerSchema",
     "NotFound",
+    "SecretRefused",
     "Settings",
     "Stage",
     "Status",

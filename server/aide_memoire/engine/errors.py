@@ -6,7 +6,8 @@
     ├── InvalidInput            the caller's arguments are wrong; the message says which and how
     │   ├── InvalidNamespace
     │   ├── InvalidContent      empty, too large, not valid UTF-8
-    │   └── InvalidQuery
+    │   ├── InvalidQuery
+    │   └── SecretRefused       the text holds a secret (key, token, password): never stored
     ├── NotFound                no memory with that id in that namespace
     ├── StoreError              the database file cannot be used as it is
     │   ├── ForeignDatabase     not an aide-memoire store (or corrupt): left untouched
@@ -30,6 +31,7 @@ __all__ = [
     "ModelUnavailable",
     "NewerSchema",
     "NotFound",
+    "SecretRefused",
     "StoreError",
     "StoreFull",
 ]
@@ -53,6 +55,19 @@ class InvalidContent(InvalidInput):
 
 class InvalidQuery(InvalidInput):
     """A recall query that cannot be searched."""
+
+
+class SecretRefused(InvalidInput):
+    """A write refused because its text holds a secret; says which kind and where, never what."""
+
+    def __init__(
+        self, message: str, *, kind: str, label: str, field: str, offset: int
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.label = label
+        self.field = field
+        self.offset = offset
 
 
 class NotFound(AideMemoireError, LookupError):

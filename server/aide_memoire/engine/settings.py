@@ -68,6 +68,12 @@ class Settings(BaseSettings):
         "sentence-transformers CrossEncoder. Unset: no re-ranking.",
     )
 
+    screen_mode: Literal["enforce", "observe"] = Field(
+        default="enforce",
+        description="Suspected prompt injection: 'enforce' quarantines high-confidence "
+        "cases for review; 'observe' only flags them. Secrets are refused in both modes.",
+    )
+
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
         """Settings from the environment, with explicit overrides winning."""
