@@ -260,6 +260,11 @@ def import_cmd(ctx: click.Context, source: Path, as_json: bool) -> None:
     )
 
 
+from .code import register as _register_code  # noqa: E402 - needs cli and open_memory
+
+_register_code(cli, open_memory)
+
+
 def main() -> None:
     cli(prog_name="aide-memoire")
 

@@ -17,6 +17,7 @@ from . import validate as v
 from .db import Database
 from .driver import load_driver
 from .errors import InvalidInput, NotFound
+from .code.models import CodeHit, CodeIndexReport, SymbolHit
 from .models import Hit, ImportReport, MemoryRecord, Stage, Status
 from .recall import Recaller, RecallRequest
 from .settings import Settings
@@ -344,3 +345,36 @@ class Memory:
     def _import_batch(self, records: list[MemoryRecord]) -> int:
         with self.db.write() as tx:
             return sum(1 for record in records if self.store_.insert_record(tx, record))
+
+    # -- code index --------------------------------------------------------------------
+
+    @property
+    def code(self) -> Any:
+        """The code index over this store (loaded on first use: it needs the code extra)."""
+        if getattr(self, "_code", None) is None:
+            from .code.index import CodeIndex
+
+            self._code = CodeIndex(self.db)
+        return self._code
+
+    def code_index(
+        self, root: str | os.PathLike[str], *, progress: Any = None
+    ) -> CodeIndexReport:
+        """Index (or re-index, incrementally) the source tree at ``root``."""
+        report: CodeIndexReport = self.code.index(root, progress=progress)
+        return report
+
+    def code_search(
+        self, root: str | os.PathLike[str], query: str, *, language: str | None = None,
+        limit: int = 10,
+    ) -> list[CodeHit]:
+        """The chunks of ``root``'s index most relevant to ``query``, best first."""
+        hits: list[CodeHit] = self.code.search(root, query, language=language, limit=limit)
+        return hits
+
+    def code_symbol(
+        self, root: str | os.PathLike[str], name: str, *, limit: int = 50
+    ) -> list[SymbolHit]:
+        """Where ``name`` is defined in ``root``'s index, then where it is used."""
+        hits: list[SymbolHit] = self.code.symbol(root, name, limit=limit)
+        return hits

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .code.schema import SCHEMA_SQL as CODE_SCHEMA_SQL
+
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Migration"]
 
 # 'AIME' as a 32-bit big-endian integer: marks the file as ours (PRAGMA application_id).
@@ -84,6 +86,9 @@ CREATE VIRTUAL TABLE memory_fts USING fts5(
 )
 """
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial store", _run(_V1)),)
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial store", _run(_V1)),
+    Migration(4, "code index", _run(CODE_SCHEMA_SQL)),
+)
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,0 +1,69 @@
+"""Schema of the code index (one migration step; see engine/migrations.py).
+
+Roots, files, chunks and symbols are plain tables; ``code_fts`` is a contentless FTS5
+table keyed by chunk id. Because it is contentless, its rows must be deleted explicitly
+(cascades do not reach it): index.py does that in the same transaction as the chunks.
+The tokenizer keeps ``_`` inside tokens so that ``get_user_name`` stays one term; the
+split words (``get user name``) are added to the indexed text in Python.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FTS_COLUMNS", "SCHEMA_SQL"]
+
+# bm25() weights in search.py follow this order.
+FTS_COLUMNS = ("name", "signature", "doc", "body", "path")
+
+SCHEMA_SQL = """
+CREATE TABLE code_roots (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    indexed_at TEXT
+);
+CREATE TABLE code_files (
+    id INTEGER PRIMARY KEY,
+    root_id INTEGER NOT NULL REFERENCES code_roots (id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    language TEXT NOT NULL,
+    parser TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    lines INTEGER NOT NULL,
+    indexed_at TEXT NOT NULL,
+    UNIQUE (root_id, path)
+);
+CREATE TABLE code_chunks (
+    id INTEGER PRIMARY KEY,
+    root_id INTEGER NOT NULL REFERENCES code_roots (id) ON DELETE CASCADE,
+    file_id INTEGER NOT NULL REFERENCES code_files (id) ON DELETE CASCADE,
+    language TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX code_chunks_file ON code_chunks (file_id);
+CREATE INDEX code_chunks_root_lang ON code_chunks (root_id, language);
+CREATE TABLE code_symbols (
+    id INTEGER PRIMARY KEY,
+    root_id INTEGER NOT NULL REFERENCES code_roots (id) ON DELETE CASCADE,
+    file_id INTEGER NOT NULL REFERENCES code_files (id) ON DELETE CASCADE,
+    chunk_id INTEGER REFERENCES code_chunks (id) ON DELETE SET NULL,
+    name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    signature TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX code_symbols_name ON code_symbols (root_id, name);
+CREATE INDEX code_symbols_qualified ON code_symbols (root_id, qualified_name);
+CREATE INDEX code_symbols_file ON code_symbols (file_id);
+CREATE VIRTUAL TABLE code_fts USING fts5(
+    name, signature, doc, body, path,
+    content='', contentless_delete=1,
+    tokenize="porter unicode61 remove_diacritics 2 tokenchars '_'"
+)
+"""

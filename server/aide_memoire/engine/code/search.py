@@ -1,0 +1,223 @@
+"""Queries over the code index: ranked chunk search and symbol lookup."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import InvalidInput, InvalidQuery
+from .dense import DenseCodeRanker, fuse
+from .languages import EXTENSIONS, TEXT_LANGUAGES
+from .models import CodeHit, SymbolHit
+from .terms import fts_query
+
+__all__ = ["LANGUAGES", "search_chunks", "symbol_hits"]
+
+LIMIT_MAX = 1000
+SNIPPET_LINES = 8
+SNIPPET_WIDTH = 160
+# bm25() column weights: name, signature, doc, body, path (schema.FTS_COLUMNS).
+WEIGHTS = (10.0, 4.0, 2.0, 1.0, 2.0)
+DENSE_POOL = 5
+
+LANGUAGES = frozenset(
+    {*EXTENSIONS.values(), *TEXT_LANGUAGES.values(), "text", "makefile", "dockerfile"}
+)
+_KIND_ORDER = (
+    "CASE s.kind WHEN 'class' THEN 0 WHEN 'struct' THEN 0 WHEN 'interface' THEN 0 "
+    "WHEN 'trait' THEN 0 WHEN 'enum' THEN 0 WHEN 'function' THEN 1 WHEN 'method' THEN 2 "
+    "ELSE 3 END"
+)
+
+
+def _limit(limit: object) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:
+        raise InvalidInput(f"limit must be a whole number from 1 to {LIMIT_MAX}, got {limit!r}")
+    return limit
+
+
+def _snippet(text: str, first: int = 0) -> str:
+    lines = [line for line in text.split("\n")[first:] if line.strip()][:SNIPPET_LINES]
+    return "\n".join(line[:SNIPPET_WIDTH].rstrip() for line in lines)
+
+
+def search_chunks(
+    conn: Any,
+    root_id: int,
+    query: str,
+    language: str | None,
+    limit: int,
+    dense: DenseCodeRanker | None,
+) -> list[CodeHit]:
+    limit = _limit(limit)
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidQuery("query is empty; say what code to look for")
+    if language is not None and language not in LANGUAGES:
+        raise InvalidInput(
+            f"unknown language {language!r}; choose one of {', '.join(sorted(LANGUAGES))}"
+        )
+    match = fts_query(query)
+    if match is None:
+        raise InvalidQuery(f"query {query!r} has no words to search for")
+    pool = limit * DENSE_POOL if dense is not None else limit
+    sql = (
+        f"SELECT c.id, -bm25(code_fts, {', '.join(map(str, WEIGHTS))}) AS score "
+        "FROM code_fts JOIN code_chunks c ON c.id = code_fts.rowid "
+        "WHERE code_fts MATCH ? AND c.root_id = ?"
+    )
+    args: list[Any] = [match, root_id]
+    if language is not None:
+        sql += " AND c.language = ?"
+        args.append(language)
+    sql += " ORDER BY score DESC, c.id LIMIT ?"
+    args.append(pool)
+    keyword = [(int(cid), float(score)) for cid, score in conn.execute(sql, args)]
+    rankings = {"keyword": keyword}
+    if dense is not None:
+        rankings[dense.name] = dense.search(conn, root_id, query, pool, None)
+    fused = fuse(rankings, {}) if dense is not None else keyword
+    ranks = {name: {cid: i for i, (cid, _) in enumerate(r, 1)} for name, r in rankings.items()}
+    scores = {name: dict(r) for name, r in rankings.items()}
+    hits: list[CodeHit] = []
+    rows = _chunk_rows(conn, [cid for cid, _ in fused[:limit]])
+    for cid, score in fused[:limit]:
+        row = rows.get(cid)
+        if row is None or (language is not None and row["language"] != language):
+            continue
+        hits.append(
+            CodeHit(
+                path=row["path"],
+                start_line=row["start_line"],
+                end_line=row["end_line"],
+                language=row["language"],
+                kind=row["kind"],
+                name=row["name"],
+                signature=row["signature"] or "",
+                snippet=_snippet(row["text"]),
+                score=round(score, 6),
+                scores={n: round(s[cid], 6) for n, s in scores.items() if cid in s},
+                ranks={n: r[cid] for n, r in ranks.items() if cid in r},
+            )
+        )
+    return hits
+
+
+_CHUNK_COLUMNS = ("id", "path", "start_line", "end_line", "language", "kind", "name", "text")
+
+
+def _chunk_rows(conn: Any, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    if not ids:
+        return {}
+    rows = conn.execute(
+        "SELECT c.id, f.path, c.start_line, c.end_line, c.language, c.kind, c.name, c.text, "
+        "(SELECT s.signature FROM code_symbols s WHERE s.chunk_id = c.id LIMIT 1) "
+        "FROM code_chunks c JOIN code_files f ON f.id = c.file_id "
+        f"WHERE c.id IN ({','.join('?' * len(ids))})",
+        list(ids),
+    )
+    out: dict[int, dict[str, Any]] = {}
+    for values in rows:
+        row = dict(zip(_CHUNK_COLUMNS, values[:-1], strict=True))
+        row["signature"] = values[-1]
+        out[int(values[0])] = row
+    return out
+
+
+def _definitions(conn: Any, root_id: int, name: str, limit: int) -> list[tuple[Any, ...]]:
+    select = (
+        "SELECT s.chunk_id, s.name, s.qualified_name, s.kind, f.path, s.start_line, "
+        "s.end_line, f.language, s.signature, c.text FROM code_symbols s "
+        "JOIN code_files f ON f.id = s.file_id LEFT JOIN code_chunks c ON c.id = s.chunk_id "
+        "WHERE s.root_id = ? AND "
+    )
+    order = f" ORDER BY s.qualified_name = ? DESC, {_KIND_ORDER}, f.path, s.start_line LIMIT ?"
+    rows: list[tuple[Any, ...]] = conn.execute(
+        select + "(s.name = ? OR s.qualified_name = ?)" + order,
+        (root_id, name, name, name, limit),
+    ).fetchall()
+    if not rows:  # nothing spelled exactly so: try ignoring case
+        rows = conn.execute(
+            select + "(s.name = ? COLLATE NOCASE OR s.qualified_name = ? COLLATE NOCASE)" + order,
+            (root_id, name, name, name, limit),
+        ).fetchall()
+    return rows
+
+
+def symbol_hits(conn: Any, root_id: int, name: str, limit: int) -> list[SymbolHit]:
+    limit = _limit(limit)
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInput("symbol name is empty; give the name of a function, class, ...")
+    name = name.strip()
+    hits: list[SymbolHit] = []
+    own_chunks: set[int] = set()
+    for chunk_id, short, qualified, kind, path, start, end, lang, sig, text in _definitions(
+        conn, root_id, name, limit
+    ):
+        own_chunks.add(chunk_id)
+        hits.append(
+            SymbolHit(
+                role="definition",
+                name=short,
+                qualified_name=qualified,
+                kind=kind,
+                path=path,
+                start_line=start,
+                end_line=end,
+                line=start,
+                language=lang,
+                signature=sig,
+                snippet=_snippet(text or ""),
+            )
+        )
+    token = re.split(r"::|\.", name)[-1]
+    if not re.fullmatch(r"\w+", token):
+        return hits
+    hits.extend(_references(conn, root_id, token, own_chunks, limit - len(hits)))
+    return hits
+
+
+def _references(
+    conn: Any, root_id: int, token: str, exclude: set[int], limit: int
+) -> list[SymbolHit]:
+    """Chunks whose text holds ``token`` as a whole identifier (case-sensitive)."""
+    if limit <= 0:
+        return []
+    pattern = re.compile(rf"(?<![\w$]){re.escape(token)}(?![\w$])")
+    cursor = conn.execute(
+        "SELECT c.id, f.path, c.start_line, c.end_line, c.language, c.kind, c.text "
+        "FROM code_fts JOIN code_chunks c ON c.id = code_fts.rowid "
+        "JOIN code_files f ON f.id = c.file_id "
+        "WHERE code_fts MATCH ? AND c.root_id = ? ORDER BY rank, c.id",
+        ('body : "' + token.lower().replace('"', '""') + '"', root_id),
+    )
+    out: list[SymbolHit] = []
+    seen: set[tuple[str, int]] = set()
+    for cid, path, start, end, lang, kind, text in cursor:
+        if cid in exclude:
+            continue
+        found = next(
+            ((n, line) for n, line in enumerate(text.split("\n")) if pattern.search(line)), None
+        )
+        if found is None:
+            continue
+        offset, line = found
+        if (path, start + offset) in seen:
+            continue
+        seen.add((path, start + offset))
+        out.append(
+            SymbolHit(
+                role="reference",
+                name=token,
+                kind=kind,
+                path=path,
+                start_line=start,
+                end_line=end,
+                line=start + offset,
+                language=lang,
+                snippet=line.strip()[:SNIPPET_WIDTH],
+            )
+        )
+        if len(out) >= limit:
+            break
+    return out
