@@ -86,8 +86,26 @@ CREATE VIRTUAL TABLE memory_fts USING fts5(
 )
 """
 
+_V2 = """
+CREATE TABLE vector_spaces (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    table_name TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE vector_state (
+    space TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    max_rowid INTEGER NOT NULL DEFAULT 0,
+    epoch INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (space, namespace)
+)
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial store", _run(_V1)),
+    Migration(2, "dense vector spaces", _run(_V2)),
     Migration(4, "code index", _run(CODE_SCHEMA_SQL)),
 )
 

@@ -16,8 +16,19 @@ from typing import Any
 from . import clock
 from .models import MemoryRecord
 from .text import date_words
+from .vectors import VectorTables
 
-__all__ = ["NewRow", "RowFilter", "Store", "content_hash"]
+__all__ = ["NewRow", "RowFilter", "Store", "StoredTurn", "content_hash"]
+
+
+@dataclass(frozen=True)
+class StoredTurn:
+    """A turn already in the store, as context for the next ones."""
+
+    id: str
+    position: int
+    speaker: str | None
+    content: str
 
 _COLUMNS = (
     "id namespace kind content content_hash tags importance source metadata created_at "
@@ -124,7 +135,10 @@ def record_from_row(values: Sequence[Any]) -> MemoryRecord:
 
 
 class Store:
-    """SQL for memories. Knows nothing of validation policy or ranking."""
+    """SQL for memories and their indexes. Knows nothing of validation policy or ranking."""
+
+    def __init__(self, vectors: VectorTables | None = None) -> None:
+        self.vectors = vectors or VectorTables(vec_available=False)
 
     def insert(self, tx: Any, row: NewRow, *, at: datetime | None = None) -> tuple[int, str]:
         stamp = clock.format_time(at or clock.now())
@@ -216,6 +230,17 @@ class Store:
         ).fetchone()
         return str(found[0]) if found else None
 
+    def session_tail(
+        self, conn: Any, namespace: str, session_id: str, count: int
+    ) -> list[StoredTurn]:
+        """The last ``count`` (at least one) stored turns of a session, oldest first."""
+        rows = conn.execute(
+            "SELECT id, position, speaker, content FROM memories WHERE namespace = ? "
+            "AND session_id = ? AND position IS NOT NULL ORDER BY position DESC LIMIT ?",
+            (namespace, session_id, max(1, count)),
+        ).fetchall()
+        return [StoredTurn(str(i), int(p), s, str(c)) for i, p, s, c in reversed(rows)]
+
     def get(self, conn: Any, memory_id: str, namespace: str) -> MemoryRecord | None:
         found = conn.execute(
             f"SELECT {_SELECT} FROM memories WHERE id = ? AND namespace = ?",
@@ -265,6 +290,11 @@ class Store:
         self.reindex(tx, rowid)
 
     def delete(self, tx: Any, rowid: int) -> None:
+        """Remove a memory from the rows, the keyword index and every vector space."""
+        found = tx.execute("SELECT namespace FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+        if found is None:
+            return
+        self.vectors.delete(tx, rowid, str(found[0]))
         tx.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
         tx.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
 

