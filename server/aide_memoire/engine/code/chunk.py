@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .languages import CONTAINER_KINDS, SPECS, Spec, parser_for
+from .languages import METHOD_PARENTS, SPECS, Spec, parser_for
 
 __all__ = ["Chunk", "Symbol", "chunk_file", "line_windows"]
 
@@ -90,8 +90,14 @@ def _end_row(node: Any) -> int:
 
 
 def _c_name(node: Any) -> Any:
+    """Follow C/C++ declarators (pointer, reference, function) down to the name."""
     while node is not None and node.type not in _C_NAMES:
-        node = node.child_by_field_name("declarator")
+        inner = node.child_by_field_name("declarator")
+        if inner is None:  # reference_declarator has no field name for its child
+            inner = next(
+                (c for c in node.named_children if c.type.endswith("declarator")), None
+            )
+        node = inner
     return node
 
 
@@ -175,7 +181,7 @@ def _comment_doc(outer: Any, spec: Spec) -> tuple[str, int]:
     return "\n".join(line for line in lines if line).strip(), row
 
 
-def _definitions(tree: Any, spec: Spec) -> list[_Def]:
+def _definitions(tree: Any, spec: Spec, lines: list[str]) -> list[_Def]:
     top: list[_Def] = []
     stack: list[tuple[Any, tuple[str, ...], _Def | None]] = [(tree.root_node, (), None)]
     while stack:
@@ -185,7 +191,7 @@ def _definitions(tree: Any, spec: Spec) -> list[_Def]:
         if kind is not None and _accept(node):
             name_node, decided = _name_node(node, spec)
             if name_node is not None:
-                found = _make_def(node, spec, kind, decided, name_node, prefix, parent)
+                found = _make_def(node, spec, kind, decided, name_node, prefix, parent, lines)
         if found is not None:
             (parent.children if parent else top).append(found)
             prefix, parent = tuple(found.qualified.split(".")), found
@@ -202,6 +208,7 @@ def _make_def(
     name_node: Any,
     prefix: tuple[str, ...],
     parent: _Def | None,
+    lines: list[str],
 ) -> _Def:
     raw = _TEMPLATE_ARGS.sub("", _text(name_node)).strip()
     parts = [p for p in re.split(r"::|\.", raw) if p] or [raw]
@@ -216,10 +223,16 @@ def _make_def(
         value = node.child_by_field_name("value")
         kind = "class" if value is not None and value.type == "class" else "function"
     if kind == "function" and (
-        (parent is not None and parent.kind in CONTAINER_KINDS) or len(parts) > 1
+        (parent is not None and parent.kind in METHOD_PARENTS) or len(parts) > 1
     ):
         kind = "method"
     outer = _outer(node, spec)
+    end_row = _end_row(outer)
+    if spec.name == "python":
+        # A Python block has no closing token, so tree-sitter lets it run on over the
+        # comments that follow its last statement; end where the code ends, as ast does.
+        while end_row > outer.start_point[0] and lines[end_row].lstrip()[:1] in ("#", ""):
+            end_row -= 1
     signature, sig_end = _signature(node)
     if spec.name == "python":
         doc, doc_row = _python_doc(node), outer.start_point[0]
@@ -232,7 +245,7 @@ def _make_def(
         name=name,
         qualified=".".join([*qualifier, name]),
         start_row=outer.start_point[0],
-        end_row=_end_row(outer),
+        end_row=end_row,
         sig_end_row=sig_end,
         doc_row=doc_row,
         signature=signature,
@@ -299,7 +312,7 @@ def chunk_file(text: str, language: str) -> tuple[list[Chunk], str]:
     if spec is None or parser is None:
         return line_windows(lines), "lines"
     tree = parser.parse(text.encode("utf-8"))
-    top = _definitions(tree, spec)
+    top = _definitions(tree, spec, lines)
     chunks: list[Chunk] = []
     for d in top:
         _def_chunks(d, lines, chunks)

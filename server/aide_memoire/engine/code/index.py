@@ -36,7 +36,7 @@ __all__ = ["CHUNKER_VERSION", "CodeIndex", "Progress"]
 log = structlog.get_logger(__name__)
 
 # Bump when chunking changes, so that a re-index re-parses unchanged files.
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2
 BATCH_FILES = 200
 BATCH_BYTES = 4 * 1024 * 1024
 MINIFIED_LINE = 5000

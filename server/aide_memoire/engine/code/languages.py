@@ -19,10 +19,8 @@ from typing import Any
 
 __all__ = ["EXTENSIONS", "SPECS", "TEXT_LANGUAGES", "Spec", "detect", "parser_for"]
 
-# Kinds that give their children a qualifier (Class.method) and turn functions into methods.
-CONTAINER_KINDS = frozenset(
-    {"class", "struct", "interface", "trait", "impl", "enum", "namespace", "module", "union"}
-)
+# A function defined directly inside one of these is a method.
+METHOD_PARENTS = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "union"})
 
 
 @dataclass(frozen=True)
@@ -95,6 +93,7 @@ SPECS: dict[str, Spec] = {
             "method_declaration": "method",
             "type_spec": "type",
         },
+        wrappers=frozenset({"type_declaration"}),
     ),
     "rust": Spec(
         "rust",

@@ -61,6 +61,7 @@ CREATE TABLE code_symbols (
 CREATE INDEX code_symbols_name ON code_symbols (root_id, name);
 CREATE INDEX code_symbols_qualified ON code_symbols (root_id, qualified_name);
 CREATE INDEX code_symbols_file ON code_symbols (file_id);
+CREATE INDEX code_symbols_chunk ON code_symbols (chunk_id);
 CREATE VIRTUAL TABLE code_fts USING fts5(
     name, signature, doc, body, path,
     content='', contentless_delete=1,

@@ -19,7 +19,10 @@ SNIPPET_LINES = 8
 SNIPPET_WIDTH = 160
 # bm25() column weights: name, signature, doc, body, path (schema.FTS_COLUMNS).
 WEIGHTS = (10.0, 4.0, 2.0, 1.0, 2.0)
-DENSE_POOL = 5
+POOL_FACTOR = 5
+# A chunk whose own name is a word of the query ("where is JSONDecoder defined") is
+# what the user is after more often than one that merely mentions it.
+NAME_BONUS = 2.0
 
 LANGUAGES = frozenset(
     {*EXTENSIONS.values(), *TEXT_LANGUAGES.values(), "text", "makefile", "dockerfile"}
@@ -60,7 +63,7 @@ def search_chunks(
     match = fts_query(query)
     if match is None:
         raise InvalidQuery(f"query {query!r} has no words to search for")
-    pool = limit * DENSE_POOL if dense is not None else limit
+    pool = max(limit * POOL_FACTOR, 30)
     sql = (
         f"SELECT c.id, -bm25(code_fts, {', '.join(map(str, WEIGHTS))}) AS score "
         "FROM code_fts JOIN code_chunks c ON c.id = code_fts.rowid "
@@ -79,12 +82,19 @@ def search_chunks(
     fused = fuse(rankings, {}) if dense is not None else keyword
     ranks = {name: {cid: i for i, (cid, _) in enumerate(r, 1)} for name, r in rankings.items()}
     scores = {name: dict(r) for name, r in rankings.items()}
-    hits: list[CodeHit] = []
-    rows = _chunk_rows(conn, [cid for cid, _ in fused[:limit]])
-    for cid, score in fused[:limit]:
+    rows = _chunk_rows(conn, [cid for cid, _ in fused])
+    words = {w.lower() for w in re.findall(r"\w+", query)}
+    boosted: list[tuple[int, float]] = []
+    for cid, score in fused:
         row = rows.get(cid)
         if row is None or (language is not None and row["language"] != language):
             continue
+        short = (row["name"] or "").rsplit(".", 1)[-1].lower()
+        boosted.append((cid, score * NAME_BONUS if short and short in words else score))
+    boosted.sort(key=lambda item: (-item[1], item[0]))
+    hits: list[CodeHit] = []
+    for cid, score in boosted[:limit]:
+        row = rows[cid]
         hits.append(
             CodeHit(
                 path=row["path"],
