@@ -18,9 +18,10 @@ $(STAMP): pyproject.toml Makefile
 setup: $(STAMP)
 
 serve: setup
-	$(BIN)/aide-memoire status
+	$(BIN)/aide-memoire serve
 
 test: setup
+	npm install --prefix .tools --no-audit --no-fund @anthropic-ai/claude-code@2.1.197
 	$(BIN)/python -m pytest
 
 lint: setup

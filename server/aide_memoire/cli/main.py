@@ -264,6 +264,10 @@ from .code import register as _register_code  # noqa: E402 - needs cli and open_
 
 _register_code(cli, open_memory)
 
+from .serve import serve as _serve  # noqa: E402 - the MCP server command
+
+cli.add_command(_serve)
+
 
 def main() -> None:
     cli(prog_name="aide-memoire")
