@@ -36,11 +36,9 @@ StoreKind = Literal["note", "learning", "fact", "summary"]
 AnyKind = Literal["note", "learning", "turn", "fact", "summary"]
 
 Namespace = Annotated[
-    str,
+    Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$")]
+    | None,
     Field(
-        min_length=1,
-        max_length=128,
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$",
         description="Namespace to use, e.g. 'project:my-app' or 'user:alice'. "
         "Leave it out to use this server's default (the current project's namespace).",
     ),
@@ -95,7 +93,7 @@ class StoreInput(ToolInput):
         max_length=200,
         description="Where it came from, e.g. a file path, URL or 'user'.",
     )
-    namespace: Namespace | None = None
+    namespace: Namespace = None
 
 
 class StoreOutput(BaseModel):
@@ -135,7 +133,7 @@ class StoreConversationInput(ToolInput):
         default=1, ge=0, le=10, description="Neighbouring turns indexed with each turn."
     )
     source: str = Field(default="mcp", min_length=1, max_length=200, description="Origin.")
-    namespace: Namespace | None = None
+    namespace: Namespace = None
 
 
 class StoreConversationOutput(BaseModel):
@@ -162,7 +160,7 @@ class RecallInput(ToolInput):
     tags: Tags = Field(default_factory=list, description="Only memories with one of these tags.")
     since: Since = None
     until: Until = None
-    namespace: Namespace | None = None
+    namespace: Namespace = None
 
 
 class RecallOutput(BaseModel):
@@ -183,7 +181,7 @@ class SearchInput(ToolInput):
     since: Since = None
     until: Until = None
     limit: int = Field(default=20, ge=1, le=200, description="At most this many memories.")
-    namespace: Namespace | None = None
+    namespace: Namespace = None
 
 
 class SearchOutput(BaseModel):
@@ -193,12 +191,12 @@ class SearchOutput(BaseModel):
 
 class GetInput(ToolInput):
     id: MemoryId
-    namespace: Namespace | None = None
+    namespace: Namespace = None
 
 
 class ForgetInput(ToolInput):
     id: MemoryId
-    namespace: Namespace | None = None
+    namespace: Namespace = None
 
 
 class ForgetOutput(BaseModel):
