@@ -10,10 +10,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
 from aide_memoire import Memory, Settings
 from aide_memoire.mcp.server import ServeSettings, build_server
+from mcp import Client
 
 NAMESPACE = "project:test"
 BIN = Path(sys.executable).parent

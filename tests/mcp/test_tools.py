@@ -49,8 +49,10 @@ async def test_store_get_search_forget_roundtrip(memory: Memory) -> None:
         memory_id = stored.structured_content["id"]
         assert stored.structured_content["namespace"] == NAMESPACE
 
-        again = await client.call_tool("memory_store", {"content": "Deploys go through ops/deploy.sh",
-                                                        "tags": ["ops"], "kind": "fact"})
+        again = await client.call_tool(
+            "memory_store",
+            {"content": "Deploys go through ops/deploy.sh", "tags": ["ops"], "kind": "fact"},
+        )
         assert again.structured_content["id"] == memory_id
 
         got = await client.call_tool("memory_get", {"id": memory_id})

@@ -1,0 +1,144 @@
+"""The loopback HTTP daemon: token required, loopback only, discovery file cleaned up."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp.client.streamable_http import streamable_http_client
+
+from aide_memoire.mcp.http import DISCOVERY_FILE, TOKEN_FILE
+from mcp import Client
+
+from .conftest import BIN, server_env
+
+HANDSHAKE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "test", "version": "0"}}}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def _start(home: Path) -> tuple[subprocess.Popen[bytes], dict[str, object]]:
+    env = server_env(home, AIDE_MEMOIRE_EMBEDDING_MODEL="none")
+    log = home.parent / f"daemon-{time.monotonic_ns()}.err"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            [str(BIN / "aide-memoire"), "serve", "--http", "-n", "project:web"],
+            env=env, stderr=err,
+        )
+    discovery = home / DISCOVERY_FILE
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if discovery.exists():
+            info: dict[str, object] = json.loads(discovery.read_text())
+            try:
+                with socket.create_connection(("127.0.0.1", int(str(info["port"]))), timeout=1):
+                    return proc, info
+            except OSError:
+                pass
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait(10)
+    raise AssertionError(f"daemon did not start: {log.read_text(errors='replace')}")
+
+
+@pytest.fixture(scope="module")
+def daemon(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[subprocess.Popen[bytes], dict[str, object], Path]]:
+    home = tmp_path_factory.mktemp("daemon") / "home"
+    proc, info = _start(home)
+    try:
+        yield proc, info, home
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def _non_loopback_address() -> str | None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.255.255.255", 1))  # UDP connect sends nothing; picks a route
+            address = str(probe.getsockname()[0])
+        except OSError:
+            return None
+    return None if address.startswith("127.") else address
+
+
+def test_files_are_private_and_name_the_port(daemon: tuple) -> None:
+    proc, info, home = daemon
+    for name in (TOKEN_FILE, DISCOVERY_FILE):
+        assert stat.S_IMODE((home / name).stat().st_mode) == 0o600, name
+    assert info["pid"] == proc.pid and info["host"] == "127.0.0.1"
+    assert info["url"] == f"http://127.0.0.1:{info['port']}/mcp"
+
+
+def test_requests_without_or_with_a_wrong_token_are_refused(daemon: tuple) -> None:
+    _, info, home = daemon
+    url = str(info["url"])
+    token = (home / TOKEN_FILE).read_text().strip()
+    with httpx2.Client(timeout=10) as http:
+        assert http.post(url, json=HANDSHAKE, headers=HEADERS).status_code == 401
+        wrong = {**HEADERS, "Authorization": "Bearer " + "x" * len(token)}
+        assert http.post(url, json=HANDSHAKE, headers=wrong).status_code == 401
+        right = {**HEADERS, "Authorization": f"Bearer {token}"}
+        assert http.post(url, json=HANDSHAKE, headers=right).status_code == 200
+        # DNS rebinding: a page on another name cannot talk to the daemon either.
+        rebound = {**right, "Host": f"evil.example:{info['port']}"}
+        assert http.post(url, json=HANDSHAKE, headers=rebound).status_code == 421
+
+
+def test_only_loopback_is_listening(daemon: tuple) -> None:
+    _, info, _ = daemon
+    port = int(str(info["port"]))
+    listening = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
+    local = {fields[1] for fields in listening if fields[3] == "0A"}  # 0A = LISTEN
+    assert f"0100007F:{port:04X}" in local  # 127.0.0.1, little-endian hex
+    assert f"00000000:{port:04X}" not in local
+    address = _non_loopback_address()
+    if address is not None:
+        with pytest.raises(OSError):
+            socket.create_connection((address, port), timeout=2).close()
+
+
+async def test_client_with_the_token_works(daemon: tuple) -> None:
+    _, info, home = daemon
+    token = (home / TOKEN_FILE).read_text().strip()
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers) as http,
+        Client(streamable_http_client(str(info["url"]), http_client=http)) as client,
+    ):
+        stored = await client.call_tool("memory_store", {"content": "served over HTTP"})
+        assert stored.structured_content["namespace"] == "project:web"
+        recalled = await client.call_tool("memory_recall", {"query": "HTTP"})
+        assert recalled.structured_content["hits"][0]["content"] == "served over HTTP"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_discovery_file_is_removed_on_signal(tmp_path: Path, sig: signal.Signals) -> None:
+    home = tmp_path / "home"
+    proc, _ = _start(home)
+    token = (home / TOKEN_FILE).read_text()
+    os.kill(proc.pid, sig)
+    assert proc.wait(30) == 0
+    assert not (home / DISCOVERY_FILE).exists()
+    if sig != signal.SIGTERM:
+        return
+    # The token stays: the next daemon (and its configured clients) reuse it.
+    proc2, _ = _start(home)
+    try:
+        assert (home / TOKEN_FILE).read_text() == token
+    finally:
+        proc2.terminate()
+        proc2.wait(30)

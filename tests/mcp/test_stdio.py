@@ -1,0 +1,40 @@
+"""`aide-memoire serve` as a subprocess, over stdio, with the SDK's client and the real model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aide_memoire.mcp.registry import TOOLS
+from mcp import Client, StdioServerParameters
+
+from .conftest import BIN, server_env
+
+
+async def test_serve_over_stdio(tmp_path: Path) -> None:
+    project = tmp_path / "Shop Front"
+    project.mkdir()
+    params = StdioServerParameters(
+        command=str(BIN / "aide-memoire"),
+        args=["serve"],
+        env=server_env(tmp_path / "home", CLAUDE_PROJECT_DIR=str(project)),
+        cwd=str(tmp_path),
+    )
+    async with Client(params, mode="legacy") as client:
+        assert client.server_info is not None and client.server_info.name == "aide-memoire"
+        assert [t.name for t in (await client.list_tools()).tools] == [t.name for t in TOOLS]
+        stored = await client.call_tool(
+            "memory_store", {"content": "The storefront caches prices for five minutes"}
+        )
+        assert stored.structured_content["namespace"] == "project:Shop-Front"
+        # A recall that arrives before the model has loaded waits for it: dense ranks too.
+        recalled = await client.call_tool("memory_recall", {"query": "how long are prices cached?"})
+        hits = recalled.structured_content["hits"]
+        assert hits and hits[0]["id"] == stored.structured_content["id"]
+        status = await client.call_tool("memory_status", {})
+        dense = next(s for s in status.structured_content["stages"] if s["name"] == "dense")
+        assert dense["live"] is True
+        assert "dense" in hits[0]["ranks"]
+        bad = await client.call_tool("memory_recall", {"query": "x", "limit": "lots"})
+        assert bad.is_error
+        prompt = await client.get_prompt("review-memory", {})
+        assert "memory_review_queue" in prompt.messages[0].content.text
