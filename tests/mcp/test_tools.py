@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -132,6 +133,26 @@ async def test_recall_respects_a_token_budget(memory: Memory) -> None:
     assert len(body) <= 250 * 4 + len(PREFACE) + 1
 
 
+async def test_code_tools_index_search_and_find_symbols(memory: Memory, tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "retry.py").write_text(
+        "def retry_with_backoff(fn, attempts=3):\n    return fn()\n\n"
+        "def main():\n    return retry_with_backoff(print)\n"
+    )
+    async with connect(memory) as client:
+        report = await client.call_tool("memory_code_index", {"root": str(src)})
+        assert not report.is_error, _text(report)
+        assert report.structured_content["files"] == 1
+        found = await client.call_tool("memory_code_search",
+                                       {"root": str(src), "query": "retry backoff"})
+        assert found.structured_content["hits"][0]["path"] == "retry.py"
+        symbol = await client.call_tool("memory_code_symbol",
+                                        {"root": str(src), "name": "retry_with_backoff"})
+    roles = [hit["role"] for hit in symbol.structured_content["hits"]]
+    assert roles[0] == "definition" and "reference" in roles
+
+
 async def test_status_tool_and_resource(memory: Memory) -> None:
     memory.store("one", namespace=NAMESPACE)
     async with connect(memory) as client:
@@ -164,6 +185,9 @@ BAD_ARGUMENTS = [
     ("memory_get", {"id": 12}),
     ("memory_forget", {"id": ""}),
     ("memory_status", {"verbose": True}),
+    ("memory_code_index", {}),
+    ("memory_code_search", {"root": "/tmp", "query": "x", "limit": 0}),
+    ("memory_code_symbol", {"root": "/tmp", "name": ""}),
 ]
 
 
@@ -185,6 +209,9 @@ ENGINE_ERRORS = [
      "the limit is 2000"),
     ("memory_recall", {"query": "   "}, "query is empty"),
     ("memory_get", {"id": "nope"}, "no memory 'nope' in namespace 'project:test'"),
+    ("memory_code_index", {"root": "/nonexistent/src"}, "does not exist"),
+    ("memory_code_search", {"root": "/nonexistent/src", "query": "x"}, "has not been indexed"),
+    ("memory_code_symbol", {"root": "/nonexistent/src", "name": "x"}, "has not been indexed"),
 ]
 
 
@@ -207,6 +234,9 @@ GOOD_ARGUMENTS = {
     "memory_get": {"id": "anything"},
     "memory_forget": {"id": "anything"},
     "memory_status": {},
+    "memory_code_index": {"root": "/tmp"},
+    "memory_code_search": {"root": "/tmp", "query": "x"},
+    "memory_code_symbol": {"root": "/tmp", "name": "x"},
 }
 
 

@@ -22,8 +22,9 @@ Generated from `server/aide_memoire/mcp/registry.py` by
 (`tests/mcp/test_registry.py` fails when this file and the registry differ).
 See [mcp.md](mcp.md) for how to run the server.
 
-Every tool takes an optional `namespace`; without it the server's default namespace is
-used (see mcp.md). Unknown arguments are refused. Every tool returns structured content
+Every memory tool takes an optional `namespace`; without it the server's default
+namespace is used (see mcp.md). The code tools take the `root` of a source tree.
+Unknown arguments are refused. Every tool returns structured content
 matching its output schema; recall, search and get also return a text rendering in which
 each memory is quoted data: `<memory id=... kind=... date=... source=...>...</memory>`.
 """

@@ -6,41 +6,14 @@ when to use the tool, when not to, and what comes back.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel
-
 from ..engine.models import MemoryRecord
 from . import handlers as h
 from . import models as m
+from .code import CODE_TOOLS
 from .render import render_memories
-
-if TYPE_CHECKING:
-    from ..engine.memory import Memory
+from .spec import ToolSpec
 
 __all__ = ["TOOLS", "ToolSpec", "tool_by_name"]
-
-Handler = Callable[["Memory", Any, str], BaseModel]
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """One tool: its name, its words for the agent, its types, its hints and its engine call."""
-
-    name: str
-    title: str
-    description: str
-    input: type[m.ToolInput]
-    output: type[BaseModel]
-    handler: Handler
-    read_only: bool
-    destructive: bool
-    idempotent: bool
-    open_world: bool = False
-    # Text content for the agent; None means the output as JSON.
-    render: Callable[[Any], str] | None = None
 
 
 def _render_recall(out: m.RecallOutput) -> str:
@@ -183,6 +156,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         destructive=False,
         idempotent=True,
     ),
+    *CODE_TOOLS,
 )
 
 

@@ -1,0 +1,124 @@
+"""The code-index tools: index a source tree, search it, find a symbol.
+
+They read files under the root the agent names (the user's own files, with the server's
+permissions) and never reach the network; the index lives in the same store.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import BaseModel, Field
+
+from ..engine.code.models import CodeHit, CodeIndexReport, SymbolHit
+from .models import ToolInput
+from .spec import ToolSpec
+
+if TYPE_CHECKING:
+    from ..engine.memory import Memory
+
+__all__ = ["CODE_TOOLS"]
+
+Root = Annotated[
+    str,
+    Field(min_length=1, max_length=4096,
+          description="Absolute path of the source tree's top folder (the project root)."),
+]
+
+
+class CodeIndexInput(ToolInput):
+    root: Root
+
+
+class CodeSearchInput(ToolInput):
+    root: Root
+    query: str = Field(min_length=1, max_length=2000,
+                       description="What the code does or is called, in words or identifiers.")
+    language: str | None = Field(default=None, min_length=1, max_length=40,
+                                 description="Only this language, e.g. 'python'.")
+    limit: int = Field(default=10, ge=1, le=100, description="At most this many chunks.")
+
+
+class CodeSymbolInput(ToolInput):
+    root: Root
+    name: str = Field(min_length=1, max_length=200,
+                      description="A function, class, method or variable name.")
+    limit: int = Field(default=50, ge=1, le=200, description="At most this many places.")
+
+
+class CodeSearchOutput(BaseModel):
+    root: str
+    hits: list[CodeHit] = Field(description="Best first, each with path and line range.")
+
+
+class CodeSymbolOutput(BaseModel):
+    root: str
+    hits: list[SymbolHit] = Field(description="Definitions first, then references.")
+
+
+def code_index(memory: Memory, args: CodeIndexInput, default_ns: str) -> CodeIndexReport:
+    return memory.code_index(args.root)
+
+
+def code_search(memory: Memory, args: CodeSearchInput, default_ns: str) -> CodeSearchOutput:
+    hits = memory.code_search(args.root, args.query, language=args.language, limit=args.limit)
+    return CodeSearchOutput(root=args.root, hits=hits)
+
+
+def code_symbol(memory: Memory, args: CodeSymbolInput, default_ns: str) -> CodeSymbolOutput:
+    return CodeSymbolOutput(root=args.root,
+                            hits=memory.code_symbol(args.root, args.name, limit=args.limit))
+
+
+CODE_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="memory_code_index",
+        title="Index a source tree",
+        description=(
+            "Build or refresh the searchable index of a project's source code (functions, "
+            "classes and other chunks, with their symbols). Incremental: unchanged files are "
+            "skipped, so call it again after edits. Needed once before memory_code_search or "
+            "memory_code_symbol on that root. Respects .gitignore; skips binary and oversized "
+            "files. Returns counts of files, chunks, symbols and what was skipped."
+        ),
+        input=CodeIndexInput,
+        output=CodeIndexReport,
+        handler=code_index,
+        read_only=False,
+        destructive=False,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="memory_code_search",
+        title="Search indexed code",
+        description=(
+            "Find the code chunks most relevant to a description or identifiers (e.g. 'retry "
+            "with backoff', 'parseConfig'), best first, in a tree indexed with "
+            "memory_code_index. Use it to locate where something is implemented. To find "
+            "where one exact name is defined and used, use memory_code_symbol. Returns path, "
+            "line range, kind, name, signature and the first lines of each chunk."
+        ),
+        input=CodeSearchInput,
+        output=CodeSearchOutput,
+        handler=code_search,
+        read_only=True,
+        destructive=False,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="memory_code_symbol",
+        title="Find a symbol",
+        description=(
+            "Find where a name (function, class, method, variable) is defined and where it "
+            "is referred to, in a tree indexed with memory_code_index. Use it before "
+            "changing or explaining a symbol. Returns definitions first, then references, "
+            "each with path, lines and a snippet."
+        ),
+        input=CodeSymbolInput,
+        output=CodeSymbolOutput,
+        handler=code_symbol,
+        read_only=True,
+        destructive=False,
+        idempotent=True,
+    ),
+)
