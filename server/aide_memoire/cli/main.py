@@ -39,6 +39,7 @@ def open_memory(ctx: click.Context) -> Iterator[Memory]:
     try:
         settings = Settings.from_env(home=ctx.obj.get("home"))
         with Memory(settings=settings) as memory:
+            memory.actor = "cli"  # named in the audit log
             yield memory
     except InvalidInput as exc:
         fail(str(exc), EXIT_USAGE)
@@ -191,12 +192,33 @@ def get(ctx: click.Context, memory_id: str, namespace: str, as_json: bool) -> No
 
 
 @cli.command()
-@click.argument("memory_id")
+@click.argument("memory_id", required=False)
 @namespace_option
+@click.option("--tag", default=None, help="Forget every memory with this tag.")
+@click.option("--query", default=None, help="Forget every memory containing all these words.")
+@click.option("--dry-run", is_flag=True, help="List what would be forgotten; change nothing.")
 @json_option
 @click.pass_context
-def forget(ctx: click.Context, memory_id: str, namespace: str, as_json: bool) -> None:
-    """Delete one memory from the store and its indexes."""
+def forget(
+    ctx: click.Context,
+    memory_id: str | None,
+    namespace: str,
+    tag: str | None,
+    query: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Delete a memory (ID, or all with --tag / matching --query) from the store and indexes."""
+    if (memory_id is None) == (tag is None and query is None):
+        fail("give either a memory ID or --tag / --query", EXIT_USAGE)
+    if memory_id is None or dry_run:
+        with open_memory(ctx) as memory:
+            report = memory.forget_matching(
+                namespace=namespace, tag=tag, query=query, dry_run=dry_run, only_id=memory_id
+            )
+        verb = "would forget" if dry_run else "forgot"
+        emit(report, as_json=as_json, text="\n".join([f"{verb} {len(report.ids)}", *report.ids]))
+        return
     with open_memory(ctx) as memory:
         removed = memory.forget(memory_id, namespace=namespace)
     if not removed and not as_json:
@@ -233,15 +255,18 @@ def status(ctx: click.Context, as_json: bool) -> None:
     "--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
     help="File to write (default: stdout).",
 )
+@click.option("--reveal-pii", is_flag=True, help="Keep personal data unmasked in the export.")
 @click.pass_context
-def export_cmd(ctx: click.Context, namespace: str | None, output: Path | None) -> None:
-    """Export memories as JSON Lines."""
+def export_cmd(
+    ctx: click.Context, namespace: str | None, output: Path | None, reveal_pii: bool
+) -> None:
+    """Export memories as JSON Lines (personal data masked unless --reveal-pii)."""
     with open_memory(ctx) as memory:
         if output is None:
-            count = memory.export(sys.stdout, namespace=namespace)
+            count = memory.export(sys.stdout, namespace=namespace, reveal_pii=reveal_pii)
         else:
             with output.open("w", encoding="utf-8") as fh:
-                count = memory.export(fh, namespace=namespace)
+                count = memory.export(fh, namespace=namespace, reveal_pii=reveal_pii)
     click.echo(f"exported {count} memories", err=True)
 
 
@@ -265,6 +290,9 @@ from .code import register as _register_code  # noqa: E402 - needs cli and open_
 _register_code(cli, open_memory)
 
 from .serve import serve as _serve  # noqa: E402 - the MCP server command
+from .trust import register as _register_trust  # noqa: E402 - review and audit commands
+
+_register_trust(cli, open_memory)
 
 cli.add_command(_serve)
 

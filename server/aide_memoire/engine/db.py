@@ -136,6 +136,8 @@ class Database:
             log.warning("wal_unavailable", journal_mode=mode)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+        # Deleted or rewritten text is overwritten, not left in free space (see trust/forget.py).
+        conn.execute("PRAGMA secure_delete = ON")
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT_BYTES}")
         if self.max_page_count:

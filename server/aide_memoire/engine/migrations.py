@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .code.schema import SCHEMA_SQL as CODE_SCHEMA_SQL
+from .trust import schema as trust_schema
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Migration"]
 
@@ -106,6 +107,7 @@ CREATE TABLE vector_state (
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial store", _run(_V1)),
     Migration(2, "dense vector spaces", _run(_V2)),
+    Migration(3, trust_schema.MIGRATION_NAME, trust_schema.apply),
     Migration(4, "code index", _run(CODE_SCHEMA_SQL)),
 )
 

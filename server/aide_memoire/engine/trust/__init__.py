@@ -1,0 +1,32 @@
+"""Trust: secrets refused, personal data recorded and masked, injection held for review,
+a hash-chained audit log, and deletion that leaves no copy behind.
+
+Only the screening functions and result models are exported here; ``Trust`` (the
+write-path hooks) and ``TrustAPI`` (Memory's review, audit and forget methods) are
+imported from their modules by ``Memory``, keeping this package free of import cycles
+with the store.
+"""
+
+from .findings import Finding
+from .injection import scan_injection
+from .models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
+from .pii import mask_pii, scan_pii
+from .screen import Screening, ScreenMode, refuse_secrets, screen_text
+from .secrets import scan_secrets
+
+__all__ = [
+    "AuditEvent",
+    "AuditReport",
+    "Finding",
+    "ForgetReport",
+    "ReviewDecision",
+    "ReviewItem",
+    "ScreenMode",
+    "Screening",
+    "mask_pii",
+    "refuse_secrets",
+    "scan_injection",
+    "scan_pii",
+    "scan_secrets",
+    "screen_text",
+]

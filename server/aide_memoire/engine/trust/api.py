@@ -1,0 +1,228 @@
+"""The trust half of ``Memory``'s public API: review queue, audit log, forgetting by filter.
+
+``Memory`` inherits these methods; they use its ``db``, ``store_``, ``trust`` and
+``settings``. Kept here so that memory.py stays about storing and recalling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .. import validate as v
+from ..errors import InvalidContent, InvalidInput, NotFound
+from . import audit, forget, review
+from .models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
+from .screen import refuse_secrets, screen_text
+
+if TYPE_CHECKING:
+    from ..db import Database
+    from ..settings import Settings
+    from ..store import Store
+    from .guard import Trust
+
+__all__ = ["ProposalHandler", "TrustAPI"]
+
+# Applies an approved proposal of one kind inside the deciding transaction:
+# (tx, item, memory) -> None. Maintenance registers its kinds in Memory.proposal_handlers.
+ProposalHandler = Callable[[Any, ReviewItem, Any], None]
+
+_STATUS_OF = {"approve": "approved", "edit": "approved", "reject": "rejected"}
+_REVIEW_LIMIT = 1000
+
+
+class TrustAPI:
+    """Mixed into ``Memory``."""
+
+    db: Database
+    store_: Store
+    trust: Trust
+    settings: Settings
+    proposal_handlers: dict[str, tuple[ProposalHandler, ProposalHandler]]
+
+    # -- who ---------------------------------------------------------------------------
+
+    @property
+    def actor(self) -> str:
+        """Who the audit log names for calls made now ('python' unless an edge says)."""
+        return self.trust.actor
+
+    @actor.setter
+    def actor(self, value: str) -> None:
+        if not isinstance(value, str) or not value.strip() or len(value) > 200:
+            raise InvalidInput("actor must be a short non-empty string such as 'cli'")
+        self.trust.default_actor = value
+
+    def acting_as(self, actor: str) -> contextlib.AbstractContextManager[None]:
+        """Attribute calls inside the block (this thread or task) to ``actor``."""
+        return self.trust.acting_as(actor)
+
+    # -- review queue ------------------------------------------------------------------
+
+    def review_queue(
+        self,
+        namespace: str | None = None,
+        limit: int = 50,
+        *,
+        status: str = "pending",
+        kind: str | None = None,
+    ) -> list[ReviewItem]:
+        """Items waiting for a decision (or in ``status``), oldest first, with evidence."""
+        if namespace is not None:
+            namespace = v.validate_namespace(namespace)
+        if status not in ("pending", "approved", "rejected", "expired"):
+            raise InvalidInput("status must be pending, approved, rejected or expired")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= _REVIEW_LIMIT:
+            raise InvalidInput(f"limit must be a whole number from 1 to {_REVIEW_LIMIT}")
+        return review.list_items(
+            self.db.conn(), namespace=namespace, status=status, kind=kind, limit=limit
+        )
+
+    def review_decide(
+        self,
+        item_id: str,
+        decision: str,
+        *,
+        text: str | None = None,
+        actor: str | None = None,
+        note: str | None = None,
+    ) -> ReviewDecision:
+        """Approve, reject or edit-then-approve an item, once: a second decision is refused.
+
+        Approving a held memory makes it recallable; rejecting deletes it (row and
+        indexes) and keeps the decision; ``edit`` replaces its text, which must pass the
+        screen again, and approves it.
+        """
+        if decision not in _STATUS_OF:
+            raise InvalidInput(f"decision must be approve, reject or edit, not {decision!r}")
+        if decision == "edit":
+            text = self._screened_edit(text)
+        elif text is not None:
+            raise InvalidInput("text is only for the 'edit' decision")
+        who = actor or self.actor
+        purged = False
+        with self.trust.acting_as(who), self.db.write() as tx:
+            item = review.get_item(tx, item_id)
+            if item is None:
+                raise NotFound(f"no review item {item_id!r}; list them with review_queue()")
+            note = note or ("edited before approval" if decision == "edit" else None)
+            decided_at = review.settle(tx, item_id, _STATUS_OF[decision], actor=who, note=note)
+            if decided_at is None:
+                current = review.get_item(tx, item_id)
+                assert current is not None
+                return ReviewDecision(
+                    item_id=item_id, decision=decision, applied=False,  # type: ignore[arg-type]
+                    status=current.status, memory_id=current.memory_id,
+                    decided_by=current.decided_by, decided_at=current.decided_at,
+                    message=f"already decided: {current.status}"
+                    + (f" by {current.decided_by}" if current.decided_by else ""),
+                )
+            purged = self._apply_decision(tx, item, decision, text)
+            audit.append_event(
+                tx, actor=who, action=f"review.{decision}", namespace=item.namespace,
+                memory_id=item.memory_id, detail={"item": item_id, "kind": item.kind},
+            )
+        if purged:
+            forget.purge(self.db)
+        return ReviewDecision(
+            item_id=item_id, decision=decision, applied=True,  # type: ignore[arg-type]
+            status=_STATUS_OF[decision], memory_id=item.memory_id,  # type: ignore[arg-type]
+            decided_by=who, decided_at=v.parse_time(decided_at),
+            message=f"{_STATUS_OF[decision]} {item.kind} item {item_id}",
+        )
+
+    def _screened_edit(self, text: str | None) -> str:
+        if text is None:
+            raise InvalidInput("the 'edit' decision needs the new text")
+        text = v.validate_content(text, max_bytes=self.settings.max_content_bytes)
+        refuse_secrets({"content": text})
+        screening = screen_text(text, mode=self.trust.mode)
+        if screening.quarantine:
+            first = next(f for f in screening.injection if f.confidence == "high")
+            raise InvalidContent(
+                f"the edited text still looks like prompt injection ({first.label} at character "
+                f"{first.start}); change it, or reject the item"
+            )
+        return text
+
+    def _apply_decision(self, tx: Any, item: ReviewItem, decision: str, text: str | None) -> bool:
+        """Carry out a decision in its transaction; True if a memory was deleted."""
+        if item.kind != "quarantine":
+            handlers = getattr(self, "proposal_handlers", {}).get(item.kind)
+            if handlers is not None:
+                approve, reject = handlers
+                (reject if decision == "reject" else approve)(tx, item, self)
+            return False
+        rowid = self.store_.rowid_of(tx, item.memory_id or "", item.namespace)
+        if rowid is None:
+            raise NotFound(f"the memory of review item {item.id} no longer exists")
+        if decision == "reject":
+            self.trust.record_forget(tx, rowid, reason=f"review item {item.id} rejected")
+            self.store_.delete(tx, rowid)
+            return True
+        fields: dict[str, Any] = {"status": "active"}
+        if decision == "edit":
+            assert text is not None
+            fields["content"] = text
+        self.store_.update_fields(tx, rowid, fields)
+        if decision == "edit":
+            record = self.store_.get_by_rowid(tx, rowid)
+            assert record is not None
+            self.trust.record_update(
+                tx, rowid, record, ["content"], screen_text(text or "", mode=self.trust.mode)
+            )
+        return False
+
+    # -- audit -------------------------------------------------------------------------
+
+    def audit_verify(self) -> AuditReport:
+        """Check the whole hash chain; names the first edited, removed or moved event."""
+        with self.db.read() as conn:
+            return audit.verify(conn)
+
+    def audit_history(self, memory_id: str) -> list[AuditEvent]:
+        """Every audit event about one memory, oldest first (hashes, never content)."""
+        if not isinstance(memory_id, str) or not memory_id:
+            raise InvalidInput("memory_id must be a non-empty string")
+        return audit.history(self.db.conn(), memory_id)
+
+    # -- forgetting by filter ----------------------------------------------------------
+
+    def forget_matching(
+        self,
+        *,
+        namespace: str,
+        tag: str | None = None,
+        query: str | None = None,
+        dry_run: bool = False,
+        limit: int = 1000,
+        only_id: str | None = None,
+    ) -> ForgetReport:
+        """Forget every memory with ``tag`` and/or matching all words of ``query``.
+
+        ``dry_run`` lists the ids that would go and changes nothing; ``only_id`` narrows
+        the choice to one memory (a dry run of :meth:`forget`).
+        """
+        namespace = v.validate_namespace(namespace)
+        if tag is None and query is None and only_id is None:
+            raise InvalidInput("give a tag or a query to forget by (or forget one id)")
+        if tag is not None:
+            tag = (v.validate_tags([tag]) or [""])[0]
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInput("limit must be a positive whole number")
+        with self.db.read() as conn:
+            chosen = forget.select_for_forget(
+                conn, self.store_, namespace, tag=tag, query=query, limit=limit, only_id=only_id
+            )
+        report = ForgetReport(dry_run=dry_run, namespace=namespace, ids=[i for _, i in chosen])
+        if dry_run or not chosen:
+            return report
+        reason = "id" if only_id else f"tag {tag!r}" if query is None else "query"
+        with self.db.write() as tx:
+            for rowid, _ in chosen:
+                self.trust.record_forget(tx, rowid, reason=reason)
+                self.store_.delete(tx, rowid)
+        forget.purge(self.db)
+        return report.model_copy(update={"forgotten": len(chosen)})
+

@@ -1,0 +1,150 @@
+"""The append-only audit log: every change is an event chained to the one before by sha256.
+
+An event's hash is sha256 over the previous hash and a canonical JSON of the event
+(its sequence number included), so an edited, removed or reordered event breaks the
+chain at the first bad link. ``audit_head`` keeps the last link, so events cut off
+the end are caught too, and appending reads one row instead of scanning the log.
+Events are appended inside the transaction of the change they record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from .. import clock
+from .models import AuditEvent, AuditReport
+from .review import stamp
+
+__all__ = ["GENESIS", "append_event", "event_hash", "history", "verify"]
+
+GENESIS = "0" * 64
+_FIELDS = "seq, at, actor, action, namespace, memory_id, content_hash, detail, prev_hash, hash"
+
+
+def _canonical(event: dict[str, Any]) -> str:
+    return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def event_hash(prev_hash: str, event: dict[str, Any]) -> str:
+    """sha256 of the previous hash and the event's canonical JSON (without its own hash)."""
+    return hashlib.sha256(f"{prev_hash}\n{_canonical(event)}".encode()).hexdigest()
+
+
+def append_event(
+    tx: Any,
+    *,
+    actor: str,
+    action: str,
+    namespace: str | None = None,
+    memory_id: str | None = None,
+    content_hash: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> int:
+    """Append one event in the caller's write transaction; returns its sequence number."""
+    head = tx.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
+    head_seq, prev_hash = (int(head[0]), str(head[1])) if head else (0, GENESIS)
+    # max(seq) is an O(log n) index lookup; it keeps seq unique even if rows were added
+    # behind the head's back (verify reports that; writes must not start failing).
+    top = tx.execute("SELECT max(seq) FROM audit_events").fetchone()[0]
+    seq = max(head_seq, int(top or 0)) + 1
+    detail = detail or {}
+    event: dict[str, Any] = {
+        "seq": seq,
+        "at": clock.format_time(clock.now()),
+        "actor": actor,
+        "action": action,
+        "namespace": namespace,
+        "memory_id": memory_id,
+        "content_hash": content_hash,
+        "detail": detail,
+    }
+    digest = event_hash(prev_hash, event)
+    tx.execute(
+        f"INSERT INTO audit_events ({_FIELDS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            seq, event["at"], actor, action, namespace, memory_id, content_hash,
+            _canonical(detail), prev_hash, digest,
+        ),
+    )
+    tx.execute(
+        "INSERT INTO audit_head (id, seq, hash) VALUES (1, ?, ?) "
+        "ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
+        (seq, digest),
+    )
+    return seq
+
+
+def _event(values: tuple[Any, ...]) -> AuditEvent:
+    seq, at, actor, action, namespace, memory_id, content_hash, detail, prev_hash, digest = values
+    return AuditEvent(
+        seq=seq,
+        at=stamp(at),
+        actor=actor,
+        action=action,
+        namespace=namespace,
+        memory_id=memory_id,
+        content_hash=content_hash,
+        detail=json.loads(detail),
+        prev_hash=prev_hash,
+        hash=digest,
+    )
+
+
+def history(conn: Any, memory_id: str) -> list[AuditEvent]:
+    """Every event about one memory, oldest first."""
+    rows = conn.execute(
+        f"SELECT {_FIELDS} FROM audit_events WHERE memory_id = ? ORDER BY seq", (memory_id,)
+    )
+    return [_event(tuple(values)) for values in rows]
+
+
+def _check(rows: Iterable[tuple[Any, ...]]) -> tuple[int, int | None, str | None, int | None, str]:
+    """Walk the chain: (events, last seq, last hash, first bad seq, problem)."""
+    prev_hash, last_seq, count = GENESIS, None, 0
+    for values in rows:
+        seq, at, actor, action, namespace, memory_id, content_hash, detail, stored_prev, digest = (
+            values
+        )
+        count += 1
+        try:
+            detail_obj = json.loads(detail)
+        except (TypeError, ValueError):
+            return count, last_seq, prev_hash, seq, f"event {seq} has a damaged detail field"
+        event = {
+            "seq": seq, "at": at, "actor": actor, "action": action, "namespace": namespace,
+            "memory_id": memory_id, "content_hash": content_hash, "detail": detail_obj,
+        }
+        if stored_prev != prev_hash:
+            where = "the start of the log" if last_seq is None else f"event {last_seq}"
+            return count, last_seq, prev_hash, seq, (
+                f"event {seq} does not follow {where}: an event was removed or moved"
+            )
+        if event_hash(stored_prev, event) != digest:
+            return count, last_seq, prev_hash, seq, f"event {seq} was edited (its hash differs)"
+        prev_hash, last_seq = digest, seq
+    return count, last_seq, prev_hash, None, ""
+
+
+def verify(conn: Any) -> AuditReport:
+    """Check every link and the recorded head; names the first bad event."""
+    rows = conn.execute(f"SELECT {_FIELDS} FROM audit_events ORDER BY seq")
+    count, last_seq, last_hash, bad, problem = _check(rows)
+    head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
+    if bad is not None:
+        return AuditReport(intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
+                           first_bad_seq=bad, problem=problem)
+    if head is None and count == 0:
+        return AuditReport(intact=True, events=0)
+    if head is None or int(head[0]) != last_seq or str(head[1]) != last_hash:
+        recorded = f"event {head[0]}" if head else "no head"
+        ends = f"event {last_seq}" if last_seq is not None else "no event"
+        return AuditReport(
+            intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
+            first_bad_seq=(last_seq or 0) + 1,
+            problem=f"the log ends at {ends} but its head records {recorded}: "
+            "events were removed from the end or the head was altered",
+        )
+    return AuditReport(intact=True, events=count, head_seq=last_seq, head_hash=last_hash)

@@ -1,0 +1,229 @@
+"""``Trust``: the hooks the write, update, forget, import and export paths call.
+
+Screening happens before the write transaction (it is CPU work and must not hold the
+lock); recording (findings, review item, size statistics, audit event) happens inside
+it, so a memory and its trail are committed together or not at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any
+
+from ..errors import SecretRefused
+from ..models import MemoryRecord
+from ..store import NewRow, Store, content_hash
+from . import audit, review
+from .findings import Finding
+from .injection import size_anomaly
+from .pii import mask_pii
+from .screen import Screening, ScreenMode, refuse_secrets, screen_text
+
+__all__ = ["DEFAULT_ACTOR", "Trust"]
+
+DEFAULT_ACTOR = "python"
+_actor: ContextVar[str | None] = ContextVar("aide_memoire_actor", default=None)
+
+
+def _secret_fields(
+    content: str | None,
+    *,
+    context: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    tags: Sequence[str] | None = None,
+    source: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "content": content,
+        "context": context,
+        "metadata": json.dumps(dict(metadata), ensure_ascii=False) if metadata else None,
+        "tags": ", ".join(tags) if tags else None,
+        "source": source,
+    }
+
+
+class Trust:
+    """Screen, record and audit; one per ``Memory``."""
+
+    def __init__(self, db: Any, store: Store, *, mode: ScreenMode) -> None:
+        self.db = db
+        self.store = store
+        self.mode: ScreenMode = mode
+        self.default_actor = DEFAULT_ACTOR
+
+    # -- who ---------------------------------------------------------------------------
+
+    @property
+    def actor(self) -> str:
+        return _actor.get() or self.default_actor
+
+    @contextlib.contextmanager
+    def acting_as(self, actor: str) -> Iterator[None]:
+        """Attribute the calls made inside the block (this thread or task) to ``actor``."""
+        token = _actor.set(actor)
+        try:
+            yield
+        finally:
+            _actor.reset(token)
+
+    # -- screening (before the transaction) --------------------------------------------
+
+    def screen_rows(self, rows: Sequence[NewRow]) -> list[Screening]:
+        """Refuse any secret in the batch; screen each row, marking quarantined ones."""
+        for row in rows:
+            refuse_secrets(_secret_fields(row.content, context=row.context,
+                                          metadata=row.metadata, tags=row.tags,
+                                          source=row.source))
+        stats = self._size_stats({row.namespace for row in rows})
+        out: list[Screening] = []
+        for row in rows:
+            count, mean, sd = stats.get(row.namespace, (0, 0.0, 0.0))
+            screening = screen_text(
+                row.content, mode=self.mode, extra=size_anomaly(len(row.content), count, mean, sd)
+            )
+            if screening.quarantine:
+                row.status = "quarantined"
+            out.append(screening)
+        return out
+
+    def screen_update(self, fields: Mapping[str, Any]) -> Screening | None:
+        """Refuse secrets among changed fields; screen new content (None if unchanged)."""
+        refuse_secrets(_secret_fields(fields.get("content"), metadata=fields.get("metadata"),
+                                      tags=fields.get("tags"), source=fields.get("source")))
+        content = fields.get("content")
+        return screen_text(content, mode=self.mode) if isinstance(content, str) else None
+
+    def screen_import(self, record: MemoryRecord, line: int) -> MemoryRecord:
+        """Refuse an imported memory holding a secret; hold it if it looks like injection."""
+        try:
+            refuse_secrets(_secret_fields(record.content, context=record.context,
+                                          metadata=record.metadata, tags=record.tags,
+                                          source=record.source))
+        except SecretRefused as exc:
+            raise SecretRefused(
+                f"import line {line}: {exc}", kind=exc.kind, label=exc.label, field=exc.field,
+                offset=exc.offset,
+            ) from None
+        if record.status == "active" and screen_text(record.content, mode=self.mode).quarantine:
+            return record.model_copy(update={"status": "quarantined"})
+        return record
+
+    def _size_stats(self, namespaces: set[str]) -> dict[str, tuple[int, float, float]]:
+        conn = self.db.conn()
+        out: dict[str, tuple[int, float, float]] = {}
+        for namespace in namespaces:
+            found = conn.execute(
+                "SELECT count, sum_log, sum_log_sq FROM namespace_sizes WHERE namespace = ?",
+                (namespace,),
+            ).fetchone()
+            if found and found[0]:
+                count, total, squares = int(found[0]), float(found[1]), float(found[2])
+                mean = total / count
+                out[namespace] = (count, mean, math.sqrt(max(squares / count - mean * mean, 0.0)))
+        return out
+
+    # -- recording (inside the transaction) --------------------------------------------
+
+    def record_write(
+        self, tx: Any, memory_id: str, row: NewRow, screening: Screening, *, action: str = "store"
+    ) -> None:
+        """Findings, size statistics, review item (if held) and the audit event of a new row."""
+        self._save_findings(tx, memory_id, screening.flags)
+        log_length = math.log(max(len(row.content), 1))
+        tx.execute(
+            "INSERT INTO namespace_sizes (namespace, count, sum_log, sum_log_sq) "
+            "VALUES (?, 1, ?, ?) ON CONFLICT (namespace) DO UPDATE SET count = count + 1, "
+            "sum_log = sum_log + excluded.sum_log, sum_log_sq = sum_log_sq + excluded.sum_log_sq",
+            (row.namespace, log_length, log_length * log_length),
+        )
+        detail: dict[str, Any] = {"kind": row.kind, "status": row.status}
+        if screening.flags:
+            detail["flags"] = sorted({f"{f.category}:{f.rule}" for f in screening.flags})
+        if row.status == "quarantined":
+            detail["review_item"] = self._hold(tx, row.namespace, memory_id, screening.injection)
+        audit.append_event(
+            tx, actor=self.actor, action=action, namespace=row.namespace, memory_id=memory_id,
+            content_hash=content_hash(row.content), detail=detail,
+        )
+
+    def record_import(self, tx: Any, record: MemoryRecord) -> None:
+        screening = screen_text(record.content, mode=self.mode)
+        row = NewRow(namespace=record.namespace, kind=record.kind, content=record.content,
+                     status=record.status)
+        self.record_write(tx, record.id, row, screening, action="import")
+
+    def record_update(
+        self,
+        tx: Any,
+        rowid: int,
+        record: MemoryRecord,
+        changed: Sequence[str],
+        screening: Screening | None,
+    ) -> MemoryRecord:
+        """Refresh findings, hold the memory if its new text is suspect, audit the change."""
+        detail: dict[str, Any] = {"fields": sorted(changed)}
+        if screening is not None:
+            tx.execute("DELETE FROM memory_findings WHERE memory_id = ?", (record.id,))
+            self._save_findings(tx, record.id, screening.flags)
+            if screening.quarantine and record.status == "active":
+                self.store.update_fields(tx, rowid, {"status": "quarantined"})
+                detail["review_item"] = self._hold(
+                    tx, record.namespace, record.id, screening.injection
+                )
+                record = record.model_copy(update={"status": "quarantined"})
+        audit.append_event(
+            tx, actor=self.actor, action="update", namespace=record.namespace,
+            memory_id=record.id, content_hash=content_hash(record.content), detail=detail,
+        )
+        return record
+
+    def record_forget(self, tx: Any, rowid: int, *, reason: str) -> None:
+        """Audit (by hash) and close the review items of a memory about to be deleted."""
+        found = tx.execute(
+            "SELECT id, namespace, content_hash FROM memories WHERE rowid = ?", (rowid,)
+        ).fetchone()
+        if found is None:
+            return
+        memory_id, namespace, digest = str(found[0]), str(found[1]), str(found[2])
+        review.close_for_memory(
+            tx, memory_id, actor=self.actor, note=f"memory forgotten ({reason})"
+        )
+        audit.append_event(
+            tx, actor=self.actor, action="forget", namespace=namespace, memory_id=memory_id,
+            content_hash=digest, detail={"reason": reason},
+        )
+
+    def record_export(self, tx: Any, namespace: str | None, count: int, reveal_pii: bool) -> None:
+        audit.append_event(
+            tx, actor=self.actor, action="export", namespace=namespace,
+            detail={"count": count, "reveal_pii": reveal_pii},
+        )
+
+    def _save_findings(self, tx: Any, memory_id: str, findings: Sequence[Finding]) -> None:
+        if findings:
+            tx.executemany(
+                "INSERT INTO memory_findings (memory_id, category, rule, start, end, confidence, "
+                "field) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(memory_id, f.category, f.rule, f.start, f.end, f.confidence, f.field)
+                 for f in findings],
+            )
+
+    def _hold(self, tx: Any, namespace: str, memory_id: str, findings: Sequence[Finding]) -> str:
+        return review.open_item(
+            tx, namespace=namespace, kind="quarantine", memory_id=memory_id,
+            evidence={"mode": self.mode, "findings": [f.as_evidence() for f in findings]},
+        )
+
+    # -- export ------------------------------------------------------------------------
+
+    @staticmethod
+    def masked(record: MemoryRecord) -> MemoryRecord:
+        """The record with personal data in its text masked."""
+        update: dict[str, Any] = {"content": mask_pii(record.content)}
+        if record.context:
+            update["context"] = mask_pii(record.context)
+        return record.model_copy(update=update)

@@ -1,0 +1,60 @@
+"""The screen every write passes: secrets refused, personal data recorded, injection caught."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..errors import SecretRefused
+from .findings import Finding
+from .injection import scan_injection
+from .pii import scan_pii
+from .secrets import scan_secrets
+
+__all__ = ["ScreenMode", "Screening", "refuse_secrets", "screen_text"]
+
+ScreenMode = Literal["enforce", "observe"]
+
+
+@dataclass
+class Screening:
+    """What the screen found in one memory's text, and whether it must be quarantined."""
+
+    pii: list[Finding] = field(default_factory=list)
+    injection: list[Finding] = field(default_factory=list)
+    quarantine: bool = False
+
+    @property
+    def flags(self) -> list[Finding]:
+        return [*self.pii, *self.injection]
+
+
+def refuse_secrets(fields: Mapping[str, Any]) -> None:
+    """Raise SecretRefused for the first secret in any field; the secret is never echoed."""
+    for name, value in fields.items():
+        if not isinstance(value, str) or not value:
+            continue
+        found = scan_secrets(value, field=name)
+        if found:
+            first = found[0]
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            raise SecretRefused(
+                f"refused: {name} contains a secret ({first.label}) at character "
+                f"{first.start}{more}; secrets are never stored. Remove it (keep a reference "
+                "instead, such as the name of the environment variable that holds it) and try "
+                "again",
+                kind=first.rule,
+                label=first.label,
+                field=name,
+                offset=first.start,
+            )
+
+
+def screen_text(text: str, *, mode: ScreenMode, extra: Finding | None = None) -> Screening:
+    """Personal data and suspected injection in ``text`` (secrets are refused earlier)."""
+    injection = scan_injection(text)
+    if extra is not None:
+        injection.append(extra)
+    quarantine = mode == "enforce" and any(f.confidence == "high" for f in injection)
+    return Screening(pii=scan_pii(text), injection=injection, quarantine=quarantine)
