@@ -20,7 +20,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -135,7 +135,6 @@ async def serve_http(
     home: Path,
     *,
     port: int = 0,
-    on_ready: Callable[[], None] | None = None,
 ) -> None:
     """Serve until SIGTERM / SIGINT; announce the port in the discovery file meanwhile."""
     token = ensure_token(home)
@@ -155,8 +154,6 @@ async def serve_http(
           file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     try:
-        if on_ready is not None:
-            on_ready()
         await _Uvicorn(config).serve(sockets=[sock])
     finally:
         with contextlib.suppress(FileNotFoundError):

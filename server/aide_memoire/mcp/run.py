@@ -1,9 +1,10 @@
 """Running the server: the default namespace, and the stdio and HTTP entry points.
 
 Cold start: ``initialize`` and ``tools/list`` need only the registry, so they are
-answered at once. The embedding model starts loading in a background thread once the
-server is up (``Memory.warm``); a recall that arrives before it is loaded waits for it,
-so its results are the same as any later recall's (never keyword-only by accident).
+answered at once. The embedding model starts loading in a background thread
+(``Memory.warm``) once the client has listed the tools, or 3 s after start; a recall
+that arrives before it is loaded waits for it, so its results are the same as any
+later recall's (never keyword-only by accident).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ..engine.validate import normalize_namespace, validate_namespace
 
 if TYPE_CHECKING:
     from ..engine.memory import Memory
-    from .server import ServeSettings
+    from .server import MemoryServer, ServeSettings
 
 __all__ = ["default_namespace", "quiet_stdlib_logging", "run_http", "run_stdio"]
 
@@ -52,12 +53,25 @@ def quiet_stdlib_logging() -> None:
         root.setLevel(logging.WARNING)
 
 
+# Loading the model holds the GIL for seconds; starting it only once the client has
+# listed the tools keeps the handshake fast. A tool call before then loads it anyway.
+WARM_AFTER_S = 3.0
+
+
+async def _warm(memory: Memory, server: MemoryServer) -> None:
+    with anyio.move_on_after(WARM_AFTER_S):
+        await server.tools_listed.wait()
+    memory.warm()
+
+
 async def _stdio(memory: Memory, settings: ServeSettings) -> None:
     from .server import build_server
 
     server = build_server(memory, settings)
-    memory.warm()
-    await server.run_stdio_async()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_warm, memory, server)
+        await server.run_stdio_async()
+        tasks.cancel_scope.cancel()
 
 
 async def _http(memory: Memory, settings: ServeSettings, port: int) -> None:
@@ -65,7 +79,10 @@ async def _http(memory: Memory, settings: ServeSettings, port: int) -> None:
     from .server import build_server
 
     server = build_server(memory, settings)
-    await serve_http(server, memory.settings.home, port=port, on_ready=memory.warm)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_warm, memory, server)
+        await serve_http(server, memory.settings.home, port=port)
+        tasks.cancel_scope.cancel()
 
 
 def run_stdio(memory: Memory, settings: ServeSettings) -> None:

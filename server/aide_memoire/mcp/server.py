@@ -29,7 +29,7 @@ from .registry import TOOLS, ToolSpec
 if TYPE_CHECKING:
     from ..engine.memory import Memory
 
-__all__ = ["INSTRUCTIONS", "ServeSettings", "build_server"]
+__all__ = ["INSTRUCTIONS", "MemoryServer", "ServeSettings", "build_server"]
 
 log = structlog.get_logger(__name__)
 
@@ -97,11 +97,25 @@ def make_tool(spec: ToolSpec, memory: Memory, settings: ServeSettings,
     )
 
 
-def build_server(memory: Memory, settings: ServeSettings | None = None) -> MCPServer[Any]:
+class MemoryServer(MCPServer[Any]):
+    """``MCPServer`` that notes when a client first listed the tools (its handshake is
+    done), so that loading the model can wait until then instead of slowing it down."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tools_listed = anyio.Event()
+
+    async def list_tools(self) -> Any:
+        tools = await super().list_tools()
+        self.tools_listed.set()
+        return tools
+
+
+def build_server(memory: Memory, settings: ServeSettings | None = None) -> MemoryServer:
     """An ``MCPServer`` serving every registered tool, the prompts and ``memory://status``."""
     settings = settings or ServeSettings()
     limiter = anyio.CapacityLimiter(settings.workers)
-    server: MCPServer[Any] = MCPServer(
+    server = MemoryServer(
         "aide-memoire",
         title="aide-memoire",
         version=__version__,
