@@ -45,7 +45,9 @@ INJECTION_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"(?:system )?instructions?\s*:"),
         ("reveal", "order to reveal protected information",
          rf"\b(?:reveal|print|show|output|repeat|display|dump|leak|disclose|tell me|list)\s+"
-         rf"(?:me\s+)?(?:all\s+|every\s+)?(?:of\s+)?(?:your|the|its|any)\s+(?:\w+\s+)?{_SECRET_THING}"),
+         r"(?:me\s+)?(?:all\s+|every\s+)?(?:of\s+)?(?:the\s+(?:full\s+)?(?:contents?|text|"
+         r"details|rest)\s+of\s+)?"
+         rf"(?:your|the|its|any)\s+(?:\w+\s+)?{_SECRET_THING}"),
         ("exfiltrate", "order to send data elsewhere",
          rf"\b(?:send|post|upload|exfiltrate|forward|transmit|email|leak|copy|pipe)\s+"
          rf"(?:\w+\s+){{0,5}}?{_SECRET_THING}\s+(?:\w+\s+){{0,3}}?to\s+{_TARGET}"),
@@ -67,15 +69,36 @@ INJECTION_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
          r"(?:^|\n)\s*(?:system|assistant|human)\s*:\s*\S"),
         ("addressed-order", "order addressed to the agent",
          rf"\b(?:attention|note to|message (?:to|for)|instructions? (?:to|for)) {_YOU}\b|"
-         rf"\b{_YOU},? (?:you )?must (?:now )?(?:always|never|obey|comply|execute|run|send|"
+         rf"(?:^|[.!?:\n]\s*){_YOU},\s*(?:you )?must (?:now )?(?:always|never|obey|comply|"
+         r"execute|run|send|"
          r"reveal|ignore|delete)"),
     )
 )
 
+# Words each rule needs (lower-cased) before its pattern is run: screening stays cheap.
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "ignore-instructions": ("ignore", "disregard", "forget", "override", "bypass", "skip", "drop"),
+    "ignore-everything": ("ignore", "disregard", "forget"),
+    "new-identity": ("from now on", " now ", "mode"),
+    "new-instructions": ("instruction",),
+    "reveal": ("reveal", "print", "show", "output", "repeat", "display", "dump", "leak",
+               "disclose", "tell me", "list"),
+    "exfiltrate": (" to ",),
+    "exfil-image": ("](",),
+    "run-command": ("run", "execute", "eval"),
+    "shell-payload": ("curl", "wget", "rm ", "nc ", "ncat"),
+    "chat-markup": ("<|", "inst]", "<<sys>>", "<</sys>>"),
+    "tool-markup": ("<", "tool_calls"),
+    "role-marker": (":",),
+    "addressed-order": ("attention", "note to", "message", "instruction", "must"),
+}
+
 # Rules that stay medium even unquoted: a role marker is common in pasted transcripts.
 _MEDIUM_RULES = frozenset({"role-marker"})
 
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+# Overrides and isolates (the "Trojan Source" characters). Plain direction marks (LRM,
+# RLM, ALM) are ordinary in right-to-left text and are not flagged.
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\u180e\ufeff\u00ad")
 _QUOTES = "\"'“”‘’«»`"
 
@@ -91,10 +114,20 @@ def _quoted(text: str, start: int, end: int) -> bool:
     return opens % 2 == 1 and any(q in after for q in _QUOTES)
 
 
+_SUSPECT_CHARS = re.compile(
+    "[\u00ad\u180e\u200b-\u200d\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+    "\ue000-\uf8ff\U000e0000-\U000e007f\U000f0000-\U0010ffff]"
+)
+
+
 def _unicode_findings(text: str, field: str) -> list[Finding]:
     found: list[Finding] = []
     invisible: list[int] = []
-    for index, char in enumerate(text):
+    private: list[int] = []
+    if text.isascii():
+        return found
+    for match in _SUSPECT_CHARS.finditer(text):
+        index, char = match.start(), match.group(0)
         code = ord(char)
         if 0xE0000 <= code <= 0xE007F:
             found.append(Finding("injection", "tag-characters", "hidden Unicode tag characters",
@@ -108,7 +141,10 @@ def _unicode_findings(text: str, field: str) -> list[Finding]:
                 continue
             invisible.append(index)
         elif unicodedata.category(char) == "Co":
-            invisible.append(index)
+            private.append(index)  # icon fonts use these: a flag, never a hold
+    if private:
+        found.append(Finding("injection", "private-use-characters", "private-use characters",
+                             private[0], private[-1] + 1, "medium", field))
     if invisible:
         confidence: Confidence = "high" if len(invisible) >= 3 else "medium"
         found.append(Finding("injection", "invisible-characters", "invisible characters",
@@ -140,7 +176,11 @@ def scan_injection(text: str, *, field: str = "content") -> list[Finding]:
     found = _unicode_findings(text, field)
     # Rules read the text as a reader would see it: invisible characters cannot split words.
     visible = "".join(" " if c in _INVISIBLE or c in _BIDI else c for c in text)
+    lowered = visible.lower()
     for rule, label, pattern in INJECTION_RULES:
+        needs = _NEEDS.get(rule)
+        if needs and not any(word in lowered for word in needs):
+            continue
         for match in pattern.finditer(visible):
             start, end = match.span()
             confidence: Confidence = "high"
