@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from aide_memoire import Memory
 
-from .conftest import keyword_settings
+from .conftest import cli, keyword_settings
 
 
 def _seed(home: Path) -> list[str]:
@@ -30,11 +28,7 @@ def _tamper(home: Path, sql: str) -> None:
 
 
 def _verify(home: Path) -> tuple[int, dict[str, object]]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "aide_memoire.cli.main", "--home", str(home), "audit", "verify",
-         "--json"],
-        capture_output=True, text=True, check=False,
-    )
+    proc = cli(home, "audit", "verify", "--json", check=False)
     return proc.returncode, json.loads(proc.stdout)
 
 
@@ -77,12 +71,6 @@ def test_events_carry_hashes_never_content(tmp_path: Path) -> None:
 
 def test_cli_actor_and_show(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    run = [sys.executable, "-m", "aide_memoire.cli.main", "--home", str(home)]
-    memory_id = subprocess.run(
-        [*run, "store", "a note from the shell", "-n", "x"], capture_output=True, text=True,
-        check=True,
-    ).stdout.strip()
-    shown = subprocess.run([*run, "audit", "show", memory_id, "--json"], capture_output=True,
-                           text=True, check=True)
-    events = json.loads(shown.stdout)["events"]
+    memory_id = cli(home, "store", "a note from the shell", "-n", "x").stdout.strip()
+    events = json.loads(cli(home, "audit", "show", memory_id, "--json").stdout)["events"]
     assert [(e["action"], e["actor"]) for e in events] == [("store", "cli")]
