@@ -12,6 +12,7 @@ from . import models as m
 from .code import CODE_TOOLS
 from .render import render_memories
 from .spec import ToolSpec
+from .trust import TRUST_TOOLS
 
 __all__ = ["TOOLS", "ToolSpec", "tool_by_name"]
 
@@ -156,6 +157,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         destructive=False,
         idempotent=True,
     ),
+    *TRUST_TOOLS,
     *CODE_TOOLS,
 )
 
