@@ -92,7 +92,7 @@ async def test_store_conversation_continues_a_session(memory: Memory) -> None:
         assert more.structured_content["session_id"] == session
     record = memory.get(more.structured_content["ids"][0], namespace=NAMESPACE)
     assert record.session_id == session and record.position == 2
-    assert record.context is not None and "Bob" in record.context
+    assert record.reply_to == first.structured_content["ids"][1]
 
 
 async def test_recall_frames_memories_as_quoted_data(memory: Memory) -> None:
