@@ -22,6 +22,9 @@ from .models import Hit, ImportReport, MemoryRecord, Stage, Status
 from .recall import Recaller, RecallRequest
 from .settings import Settings
 from .store import NewRow, RowFilter, Store
+from .trust.api import TrustAPI
+from .trust.forget import purge
+from .trust.guard import Trust
 
 __all__ = ["Memory"]
 
@@ -45,7 +48,7 @@ def _limit(limit: object, *, maximum: int = LIMIT_MAX) -> int:
     return limit
 
 
-class Memory:
+class Memory(TrustAPI):
     """Persistent memory in one local SQLite file. Thread-safe; use as a context manager.
 
     >>> with Memory(home=tmp) as memory:                          # doctest: +SKIP
@@ -67,6 +70,7 @@ class Memory:
         )
         self.store_ = Store()
         self.recaller = Recaller(self.store_)
+        self.trust = Trust(self.db, self.store_, mode=settings.screen_mode)
 
     # -- context management ------------------------------------------------------------
 
@@ -130,10 +134,11 @@ class Memory:
         return self._write_rows([row])[0]
 
     def _write_rows(self, rows: list[NewRow]) -> list[str]:
+        screened = self.trust.screen_rows(rows)  # refuses secrets, holds suspect rows
         ids: list[str] = []
         try:
             with self.db.write() as tx:
-                for row in rows:
+                for index, row in enumerate(rows):
                     existing = self.store_.find_exact(
                         tx, row.namespace, row.content, row.kind, row.session_id, row.position
                     )
@@ -141,6 +146,7 @@ class Memory:
                         ids.append(existing)
                         continue
                     _, memory_id = self.store_.insert(tx, row)
+                    self.trust.record_write(tx, memory_id, row, screened[index])
                     ids.append(memory_id)
         except self.db.driver.Error as exc:
             raise self.db.translate(exc) from exc
@@ -181,12 +187,15 @@ class Memory:
             fields["source"] = source
         if not fields:
             raise InvalidInput("nothing to update: give at least one field to change")
+        screening = self.trust.screen_update(fields)
         with self.db.write() as tx:
             rowid = self.store_.rowid_of(tx, memory_id, namespace)
             if rowid is None:
                 raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
             self.store_.update_fields(tx, rowid, fields)
             record = self.store_.get_by_rowid(tx, rowid)
+            assert record is not None
+            record = self.trust.record_update(tx, rowid, record, list(fields), screening)
         assert record is not None
         return record
 
@@ -197,7 +206,9 @@ class Memory:
             rowid = self.store_.rowid_of(tx, memory_id, namespace)
             if rowid is None:
                 return False
+            self.trust.record_forget(tx, rowid, reason="id")
             self.store_.delete(tx, rowid)
+        purge(self.db)
         return True
 
     # -- reading -----------------------------------------------------------------------
@@ -290,21 +301,32 @@ class Memory:
 
     # -- export and import -------------------------------------------------------------
 
-    def export_lines(self, namespace: str | None = None) -> Iterator[str]:
-        """JSON Lines: a header line, then one memory per line, oldest first."""
+    def export_lines(
+        self, namespace: str | None = None, *, reveal_pii: bool = False
+    ) -> Iterator[str]:
+        """JSON Lines: a header line, then one memory per line, oldest first.
+
+        Personal data is masked (``[EMAIL]``...) unless ``reveal_pii`` is true.
+        """
         if namespace is not None:
             namespace = v.validate_namespace(namespace)
+        with self.db.write() as tx:
+            counts = self.store_.namespace_counts(tx)
+            total = sum(counts.values()) if namespace is None else counts.get(namespace, 0)
+            self.trust.record_export(tx, namespace, total, reveal_pii)
         yield json.dumps(
             {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "namespace": namespace}
         )
         with self.db.read() as conn:
             for record in self.store_.iter_namespace(conn, namespace):
-                yield record.model_dump_json()
+                yield (record if reveal_pii else self.trust.masked(record)).model_dump_json()
 
-    def export(self, fp: IO[str], *, namespace: str | None = None) -> int:
+    def export(
+        self, fp: IO[str], *, namespace: str | None = None, reveal_pii: bool = False
+    ) -> int:
         """Write the export to a text stream; returns how many memories were written."""
         count = -1
-        for line in self.export_lines(namespace):
+        for line in self.export_lines(namespace, reveal_pii=reveal_pii):
             fp.write(line + "\n")
             count += 1
         return count
@@ -333,7 +355,7 @@ class Memory:
                 raise InvalidInput(f"import line {number} is not a memory: {exc}") from None
             v.validate_namespace(record.namespace)
             v.validate_content(record.content, max_bytes=self.settings.max_content_bytes)
-            pending.append(record)
+            pending.append(self.trust.screen_import(record, number))
             read += 1
             if len(pending) >= batch:
                 added += self._import_batch(pending)
@@ -343,8 +365,13 @@ class Memory:
         return ImportReport(read=read, added=added, skipped=read - added)
 
     def _import_batch(self, records: list[MemoryRecord]) -> int:
+        added = 0
         with self.db.write() as tx:
-            return sum(1 for record in records if self.store_.insert_record(tx, record))
+            for record in records:
+                if self.store_.insert_record(tx, record):
+                    self.trust.record_import(tx, record)
+                    added += 1
+        return added
 
     # -- code index --------------------------------------------------------------------
 
