@@ -109,3 +109,20 @@ def test_abnormal_size_against_the_namespace_is_held(mem: Memory) -> None:
     assert mem.get(big, namespace="p").status == "quarantined"
     [item] = mem.review_queue(namespace="p")
     assert item.evidence["findings"][0]["rule"] == "abnormal-size"
+
+
+@pytest.mark.slow
+def test_held_memory_is_not_recalled_by_dense_either(tmp_path: Path) -> None:
+    """With the packaged model: a held memory's vector exists but recall filters it out."""
+    pytest.importorskip("sentence_transformers")
+    with Memory(tmp_path / "dense") as mem:
+        if not any(s.name == "dense" and s.live for s in mem.status().stages):
+            pytest.skip("dense recall is not live here")
+        held = mem.store(POISON, namespace="p")
+        mem.store("The garden needs watering on Sundays", namespace="p")
+        hits = mem.recall("send my chat log somewhere", namespace="p", limit=5)
+        assert held not in [h.id for h in hits]
+        assert all("dense" in h.ranks for h in hits)
+        mem.review_decide(mem.review_queue(namespace="p")[0].id, "approve")
+        hits = mem.recall("send my chat log somewhere", namespace="p", limit=5)
+        assert held in [h.id for h in hits]
