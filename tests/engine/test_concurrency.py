@@ -1,7 +1,13 @@
-"""Several processes writing to one store at once: every write lands, none sees a lock error."""
+"""Several processes writing to one store at once: every write lands, none sees a lock error.
+
+The writers run keyword-only (AIDE_MEMOIRE_EMBEDDING_MODEL=none): what is under test is
+SQLite's locking across processes, and 1000 single-text encodings would only add CPU
+time; the dense write path is covered by tests/engine/test_recall_hybrid.py.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -9,6 +15,7 @@ from pathlib import Path
 
 from aide_memoire import Memory
 
+ENV = {**os.environ, "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
 WRITER = textwrap.dedent(
     """
     import sys
@@ -31,6 +38,7 @@ def test_two_processes_store_500_each(home: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=ENV,
         )
         for tag in ("a", "b")
     ]
@@ -54,6 +62,7 @@ def test_two_processes_create_the_store_at_once(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env=ENV,
         )
         for tag in ("a", "b")
     ]

@@ -74,17 +74,19 @@ def plan_turns(
     preceding: Sequence[Turn],
     source: str | None,
 ) -> list[NewRow]:
-    """Rows for the turns: positions continue the session, each with its preceding context."""
-    history: list[str] = [
-        f"{t.speaker}: {t.content}" if t.speaker else t.content for t in stored_tail
-    ]
-    if not stored_tail:
-        history = [t.line() for t in preceding]
+    """Rows for the turns: positions continue the session, replies link to the turn before.
+
+    Stored neighbours reach a turn's keyword doc through the session (compose.py), so a
+    forgotten turn leaves no copy behind; ``context`` keeps only the ``preceding`` lines
+    the caller gave that are not stored themselves (the last ``context_turns`` of them).
+    """
     start = stored_tail[-1].position + 1 if stored_tail else len(preceding)
     reply_to = stored_tail[-1].id if stored_tail else None
+    given = [t.line() for t in preceding] if not stored_tail else []
     rows: list[NewRow] = []
     for offset, turn in enumerate(turns):
-        context = "\n".join(history[-context_turns:]) if context_turns else ""
+        window = given[len(given) - max(0, context_turns - offset) :] if context_turns else []
+        context = "\n".join(window[-context_turns:]) if offset < context_turns else ""
         rows.append(
             NewRow(
                 namespace=namespace,
@@ -101,5 +103,4 @@ def plan_turns(
                 context=context or None,
             )
         )
-        history.append(turn.line())
     return rows

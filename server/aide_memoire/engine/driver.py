@@ -17,9 +17,13 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from .errors import StoreError
+
 __all__ = ["Driver", "load_driver"]
 
 _CANDIDATES = ("sqlean", "pysqlite3.dbapi2", "sqlite3")
+# FTS5 contentless_delete (3.43) lets forget remove a row's terms from the keyword index.
+MIN_SQLITE = (3, 43, 0)
 _ALIASES = {"sqlean": "sqlean", "pysqlite3": "pysqlite3.dbapi2", "sqlite3": "sqlite3"}
 
 
@@ -68,12 +72,19 @@ def load_driver(preferred: str | None = None) -> Driver:
                 f"unknown SQLite driver {preferred!r}; choose one of {sorted(_ALIASES)}"
             )
         names = (_ALIASES[preferred],)
-    last_error: Exception | None = None
+    problems: list[str] = []
     for name in names:
         try:
             module = importlib.import_module(name)
         except ImportError as exc:
-            last_error = exc
+            problems.append(f"{name}: {exc}")
+            continue
+        version = tuple(int(p) for p in str(module.sqlite_version).split(".")[:3])
+        if version < MIN_SQLITE:
+            problems.append(
+                f"{name} has SQLite {module.sqlite_version}, older than "
+                f"{'.'.join(map(str, MIN_SQLITE))}"
+            )
             continue
         return Driver(
             name=name.split(".")[0],
@@ -81,4 +92,7 @@ def load_driver(preferred: str | None = None) -> Driver:
             sqlite_version=str(module.sqlite_version),
             can_load_extensions=_probe(module),
         )
-    raise RuntimeError(f"no SQLite driver could be imported: {last_error}")
+    raise StoreError(
+        "no usable SQLite driver: " + "; ".join(problems) + ". Install 'sqlean.py' "
+        "(or 'pysqlite3-binary' on Linux), which bundle a recent SQLite"
+    )

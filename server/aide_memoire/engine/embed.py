@@ -145,6 +145,19 @@ class Embedder:
         log.info("embedder_loaded", model=name, dim=dim)
         return model, EmbeddingSpace(model=name, dim=dim)
 
+    def check(self) -> bool:
+        """Whether the model can be found here, without loading it (for status)."""
+        if not self.enabled or self._error:
+            return False
+        if self._model is not None or self.loading:
+            return True
+        try:
+            resolve_model(self.spec)
+        except ModelUnavailable as exc:
+            self._error = str(exc)
+            return False
+        return True
+
     def wait(self, timeout: float | None = None) -> bool:
         """Load (or wait for the background load); True when the model is usable."""
         if not self.enabled:

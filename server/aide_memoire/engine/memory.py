@@ -14,17 +14,22 @@ import structlog
 from .._version import __version__
 from ..logs import ensure_logging
 from . import validate as v
+from . import clock
+from .compose import dense_text
+from .conversation import REPLY_TO_PREVIOUS, Turn, plan_turns
 from .db import Database
 from .driver import load_driver
+from .embed import Embedder
 from .errors import InvalidInput, NotFound
 from .code.models import CodeHit, CodeIndexReport, SymbolHit
 from .models import Hit, ImportReport, MemoryRecord, Stage, Status
 from .recall import Recaller, RecallRequest
 from .settings import Settings
-from .store import NewRow, RowFilter, Store
+from .store import NewRow, RowFilter, Store, indexed
 from .trust.api import TrustAPI
 from .trust.forget import purge
 from .trust.guard import Trust
+from .vectors import VectorCache, VectorTables
 
 __all__ = ["Memory"]
 
@@ -68,9 +73,20 @@ class Memory(TrustAPI):
             busy_timeout_ms=settings.busy_timeout_ms,
             max_page_count=settings.max_db_pages,
         )
-        self.store_ = Store()
-        self.recaller = Recaller(self.store_)
+        self.vector_tables = VectorTables(vec_available=self.db.vec_version is not None)
+        self.store_ = Store(self.vector_tables)
+        self.embedder = Embedder(
+            settings.embedding_model, batch_size=settings.embedding_batch_size
+        )
+        self.recaller = Recaller(
+            self.store_, embedder=self.embedder, tables=self.vector_tables, cache=VectorCache()
+        )
         self.trust = Trust(self.db, self.store_, mode=settings.screen_mode)
+
+    def warm(self) -> None:
+        """Start loading the embedding model in the background (servers call this at start)."""
+        if self.recaller.dense_live():
+            self.embedder.warm()
 
     # -- context management ------------------------------------------------------------
 
@@ -133,25 +149,129 @@ class Memory(TrustAPI):
         )
         return self._write_rows([row])[0]
 
+    def store_many(
+        self, items: Iterable[Mapping[str, Any]], *, namespace: str = "default"
+    ) -> list[str]:
+        """Store several memories in one transaction (one encoding batch); ids in order.
+
+        Each item takes the keyword arguments of :meth:`store` (``content`` required);
+        an item's own ``namespace`` overrides the call's.
+        """
+        rows: list[NewRow] = []
+        allowed = {"content", "namespace", "kind", "tags", "importance", "metadata",
+                   "observed_at", "source"}
+        for number, item in enumerate(items, start=1):
+            if not isinstance(item, Mapping) or "content" not in item:
+                raise InvalidInput(f"item {number} must be a mapping with 'content'")
+            unknown = set(item) - allowed
+            if unknown:
+                raise InvalidInput(f"item {number} has unknown fields: {sorted(unknown)}")
+            rows.append(
+                self._new_row(
+                    item["content"],
+                    namespace=item.get("namespace", namespace),
+                    kind=item.get("kind", "note"),
+                    tags=item.get("tags", ()),
+                    importance=item.get("importance", 0.5),
+                    metadata=item.get("metadata"),
+                    observed_at=item.get("observed_at"),
+                    source=item.get("source"),
+                )
+            )
+        return self._write_rows(rows)
+
+    def store_conversation(
+        self,
+        turns: Sequence[Mapping[str, Any]],
+        *,
+        namespace: str = "default",
+        session_id: str | None = None,
+        observed_at: datetime | str | None = None,
+        context_turns: int = 1,
+        preceding: Sequence[Mapping[str, Any] | str] | None = None,
+        source: str | None = None,
+    ) -> list[str]:
+        """Store conversation turns verbatim, each indexed with its neighbouring turns.
+
+        A turn is a mapping with ``speaker`` and ``content`` and optional ``role``,
+        ``observed_at`` and ``metadata``. Turns continue the session ``session_id`` (a new
+        one if not given); ``preceding`` gives earlier turns not stored here, for context.
+        """
+        namespace = v.validate_namespace(namespace)
+        if isinstance(context_turns, bool) or not isinstance(context_turns, int) or not (
+            0 <= context_turns <= 10
+        ):
+            raise InvalidInput("context_turns must be a whole number from 0 to 10")
+        if session_id is not None and (not isinstance(session_id, str) or not session_id.strip()):
+            raise InvalidInput("session_id must be a non-empty string")
+        session = session_id or f"s-{clock.new_id()}"
+        parsed = [
+            Turn.parse(number, turn, max_bytes=self.settings.max_content_bytes)
+            for number, turn in enumerate(turns, start=1)
+        ]
+        if not parsed:
+            raise InvalidInput("turns is empty; give at least one turn")
+        default_time = v.parse_time(observed_at, field="observed_at")
+        before = [Turn.parse_context(item) for item in preceding or []]
+        with self.db.read() as conn:
+            last = self.store_.session_tail(conn, namespace, session, context_turns)
+        rows = plan_turns(
+            parsed,
+            namespace=namespace,
+            session_id=session,
+            default_time=default_time,
+            context_turns=context_turns,
+            stored_tail=last,
+            preceding=before,
+            source=source,
+        )
+        return self._write_rows(rows)
+
     def _write_rows(self, rows: list[NewRow]) -> list[str]:
         screened = self.trust.screen_rows(rows)  # refuses secrets, holds suspect rows
+        vectors = self._encode(rows)
         ids: list[str] = []
+        previous_id: str | None = None
         try:
             with self.db.write() as tx:
+                stamp = clock.format_time(clock.now())
+                pending: list[tuple[int, str, Any]] = []
+                sessions: dict[tuple[str, str], list[int]] = {}
                 for index, row in enumerate(rows):
+                    if row.reply_to == REPLY_TO_PREVIOUS:
+                        row.reply_to = previous_id
                     existing = self.store_.find_exact(
                         tx, row.namespace, row.content, row.kind, row.session_id, row.position
                     )
                     if existing is not None:
                         ids.append(existing)
+                        previous_id = existing
                         continue
-                    _, memory_id = self.store_.insert(tx, row)
+                    is_turn = row.session_id is not None and row.position is not None
+                    rowid, memory_id = self.store_.insert(tx, row, index=not is_turn)
+                    if is_turn:
+                        sessions.setdefault((row.namespace, str(row.session_id)), []).append(
+                            int(row.position)  # type: ignore[arg-type]
+                        )
                     self.trust.record_write(tx, memory_id, row, screened[index])
                     ids.append(memory_id)
+                    previous_id = memory_id
+                    if vectors is not None:
+                        pending.append((rowid, row.namespace, vectors[index]))
+                for (namespace, session_id), positions in sessions.items():
+                    self.store_.index_turns(tx, namespace, session_id, positions)
+                if pending and self.embedder.space is not None:
+                    self.vector_tables.insert(tx, self.embedder.space, pending, stamp)
         except self.db.driver.Error as exc:
             raise self.db.translate(exc) from exc
         log.debug("stored", count=len(rows))
         return ids
+
+    def _encode(self, rows: Sequence[NewRow | MemoryRecord]) -> Any:
+        """Vectors for the rows, or None when dense recall is not live here."""
+        if not rows or not self.recaller.dense_live() or not self.embedder.wait():
+            return None
+        return self.embedder.encode([dense_text(indexed(row)) for row in rows])
 
     def update(
         self,
@@ -196,8 +316,19 @@ class Memory(TrustAPI):
             record = self.store_.get_by_rowid(tx, rowid)
             assert record is not None
             record = self.trust.record_update(tx, rowid, record, list(fields), screening)
-        assert record is not None
+            if "content" in fields and self._reencode(tx, rowid, record):
+                log.debug("reencoded", id=memory_id)
         return record
+
+    def _reencode(self, tx: Any, rowid: int, record: MemoryRecord) -> bool:
+        vectors = self._encode([record])
+        if vectors is None or self.embedder.space is None:
+            return False
+        stamp = clock.format_time(clock.now())
+        self.vector_tables.insert(
+            tx, self.embedder.space, [(rowid, record.namespace, vectors[0])], stamp
+        )
+        return True
 
     def forget(self, memory_id: str, *, namespace: str) -> bool:
         """Delete a memory from the rows and every index. False if there was none."""
@@ -279,11 +410,7 @@ class Memory(TrustAPI):
         counts = self.store_.namespace_counts(conn)
         stages = [
             Stage(name="keyword", live=True, detail="FTS5 BM25 over every row of the namespace"),
-            Stage(
-                name="dense",
-                live=False,
-                detail="not available in this version: keyword recall only",
-            ),
+            self._dense_stage(),
         ]
         return Status(
             version=__version__,
@@ -297,6 +424,27 @@ class Memory(TrustAPI):
             memories=sum(counts.values()),
             namespaces=counts,
             stages=stages,
+        )
+
+    def _dense_stage(self) -> Stage:
+        if self.db.vec_version is None:
+            return Stage(name="dense", live=False, detail=f"keyword-only: {self.db.vec_error}")
+        if not self.embedder.enabled:
+            return Stage(name="dense", live=False, detail=f"keyword-only: {self.embedder.error}")
+        if not self.embedder.check():
+            return Stage(name="dense", live=False, detail=f"keyword-only: {self.embedder.error}")
+        space = self.embedder.space
+        if space is None:
+            state = "loading" if self.embedder.loading else "loads on first use"
+            return Stage(
+                name="dense",
+                live=True,
+                detail=f"model {self.embedder.spec} ({state}); sqlite-vec {self.db.vec_version}",
+            )
+        return Stage(
+            name="dense",
+            live=True,
+            detail=f"model {space.model} ({space.dim}-d, loaded); sqlite-vec {self.db.vec_version}",
         )
 
     # -- export and import -------------------------------------------------------------

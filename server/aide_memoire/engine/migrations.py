@@ -19,7 +19,7 @@ __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Migration"]
 APPLICATION_ID = 0x41494D45
 
 # FTS5 columns, in order. bm25() weights in retrieval follow this order.
-FTS_COLUMNS = ("content", "context", "speaker", "tags", "dates")
+FTS_COLUMNS = ("content", "speaker", "context", "after", "window", "tags", "dates")
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ CREATE INDEX memories_ns_created ON memories (namespace, created_at);
 CREATE INDEX memories_ns_hash ON memories (namespace, content_hash);
 CREATE INDEX memories_ns_session ON memories (namespace, session_id, position);
 CREATE VIRTUAL TABLE memory_fts USING fts5(
-    content, context, speaker, tags, dates,
+    content, speaker, context, after, window, tags, dates,
     content='', contentless_delete=1,
     tokenize='porter unicode61 remove_diacritics 2'
 )

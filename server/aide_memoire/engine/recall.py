@@ -22,23 +22,31 @@ from .vectors import VectorCache, VectorTables
 
 __all__ = ["KEYWORD_WEIGHTS", "Recaller", "RecallRequest", "RecallTuning"]
 
-# bm25() column weights, in FTS_COLUMNS order: content, context, speaker, tags, dates.
+# bm25() column weights, in FTS_COLUMNS order. A turn's neighbours count for less than
+# the turn itself (measured on the LOCOMO development split: docs/benchmarks.md).
 KEYWORD_WEIGHTS: dict[str, float] = {
     "content": 1.0,
+    "speaker": 1.0,
     "context": 0.5,
-    "speaker": 0.5,
+    "after": 0.25,
+    "window": 0.3,
     "tags": 1.0,
-    "dates": 0.5,
+    "dates": 1.0,
 }
 
 
 @dataclass(frozen=True)
 class RecallTuning:
-    """The fusion's constants (measured on the LOCOMO development split: docs/benchmarks.md)."""
+    """The fusion's constants (measured on the LOCOMO development split: docs/benchmarks.md).
 
-    depth: int = 200
-    keyword_weight: float = 0.5
-    speaker_boost: float = 0.1
+    fused = keyword_weight * bm25 / best bm25
+          + (1 - keyword_weight) * min-max of the dense cosine over every row
+          + speaker_boost if the query names exactly one speaker and the memory is theirs
+    """
+
+    depth: int = 300
+    keyword_weight: float = 0.4
+    speaker_boost: float = 0.2
     keyword_weights: dict[str, float] = field(default_factory=lambda: dict(KEYWORD_WEIGHTS))
 
 
@@ -72,16 +80,6 @@ def to_hit(
     )
 
 
-def _minmax(values: dict[int, float]) -> dict[int, float]:
-    if not values:
-        return {}
-    low, high = min(values.values()), max(values.values())
-    span = high - low
-    if span <= 0:
-        return {key: 1.0 for key in values}
-    return {key: (value - low) / span for key, value in values.items()}
-
-
 class Recaller:
     """Hybrid recall; degrades to keyword-only when the dense side is not live."""
 
@@ -99,7 +97,15 @@ class Recaller:
         self.tables = tables
         self.cache = cache or VectorCache()
         self.tuning = tuning or RecallTuning()
-        self.weights: Sequence[float] = [self.tuning.keyword_weights[c] for c in FTS_COLUMNS]
+
+    @property
+    def tuning(self) -> RecallTuning:
+        return self._tuning
+
+    @tuning.setter
+    def tuning(self, value: RecallTuning) -> None:
+        self._tuning = value
+        self.weights: Sequence[float] = [value.keyword_weights[c] for c in FTS_COLUMNS]
 
     def dense_live(self) -> bool:
         return bool(
@@ -109,27 +115,27 @@ class Recaller:
             and self.tables.vec_available
         )
 
-    def _dense(
-        self, conn: Any, request: RecallRequest, depth: int
-    ) -> tuple[dict[int, float], Any, tuple[Any, str] | None]:
+    def _dense(self, conn: Any, request: RecallRequest) -> tuple[np.ndarray, np.ndarray] | None:
+        """Every row's dense score, min-max scaled over the namespace, or None."""
         if not self.dense_live():
-            return {}, None, None
+            return None
         assert self.embedder is not None
         if not self.embedder.wait():
-            return {}, None, None
+            return None
         space = self.embedder.space
         assert space is not None
         found = conn.execute(
             "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
         ).fetchone()
         if not found:
-            return {}, None, None
-        table = str(found[0])
+            return None
         query_vector = self.embedder.encode([request.query])[0]
-        ranked = self.cache.search(
-            conn, space, table, request.where.namespaces, query_vector, depth
+        rowids, scores = self.cache.scores(
+            conn, space, str(found[0]), request.where.namespaces, query_vector
         )
-        return dict(ranked), query_vector, (space, table)
+        if not len(rowids):
+            return None
+        return rowids, scores
 
     def recall(self, conn: Any, request: RecallRequest) -> list[Hit]:
         tuning = self.tuning
@@ -140,57 +146,71 @@ class Recaller:
             keyword = dict(
                 self.store.keyword_search(conn, match, request.where, depth, self.weights)
             )
-        dense, query_vector, space_table = self._dense(conn, request, depth)
-        if dense:
-            dense = self._allowed(conn, dense, request.where)
+        dense_all = self._dense(conn, request)
+        dense: dict[int, float] = {}
+        dense_norm: dict[int, float] = {}
+        if dense_all is not None:
+            rowids, scores = dense_all
+            low, high = float(scores.min()), float(scores.max())
+            span = high - low or 1.0
+            top = np.argpartition(-scores, min(depth, len(scores)) - 1)[:depth]
+            picked = {int(rowids[i]): float(scores[i]) for i in top}
+            picked = self._allowed(conn, picked, request.where)
+            if keyword:
+                index = {int(r): i for i, r in enumerate(rowids)}
+                for rowid in keyword:
+                    if rowid not in picked and rowid in index:
+                        picked[rowid] = float(scores[index[rowid]])
+            dense = picked
+            dense_norm = {r: (s - low) / span for r, s in dense.items()}
         candidates = set(keyword) | set(dense)
         if not candidates:
             return []
-        keyword_rank = {r: i for i, r in enumerate(sorted(keyword, key=lambda r: -keyword[r]), 1)}
-        dense_rank = {r: i for i, r in enumerate(sorted(dense, key=lambda r: -dense[r]), 1)}
-        if dense:
-            fused = self._fuse(keyword, dense, tuning.keyword_weight)
-        else:
-            fused = _minmax(keyword)
-        records = self.store.records(conn, candidates)
-        fused = self._boost_speaker(request.query, fused, records, tuning.speaker_boost)
+        best = max(keyword.values(), default=0.0)
+        alpha = tuning.keyword_weight if dense_all is not None else 1.0
+        fused = {
+            r: alpha * (keyword.get(r, 0.0) / best if best > 0 else 0.0)
+            + (1.0 - alpha) * dense_norm.get(r, 0.0)
+            for r in candidates
+        }
+        speakers = self.store.speakers(conn, candidates)
+        self._boost_speaker(request.query, fused, speakers, tuning.speaker_boost)
         order = sorted(fused, key=lambda r: (-fused[r], r))[: request.limit]
+        records = self.store.records(conn, order)
+        keyword_rank = _ranks(keyword)
+        dense_rank = _ranks(dense)
         hits: list[Hit] = []
         for rowid in order:
             record = records.get(rowid)
             if record is None:
                 continue
-            scores: dict[str, float] = {}
+            scores_out: dict[str, float] = {}
             ranks: dict[str, int] = {}
             if rowid in keyword:
-                scores["bm25"], ranks["bm25"] = keyword[rowid], keyword_rank[rowid]
+                scores_out["bm25"], ranks["bm25"] = keyword[rowid], keyword_rank[rowid]
             if rowid in dense:
-                scores["dense"], ranks["dense"] = dense[rowid], dense_rank[rowid]
-            hits.append(to_hit(record, fused[rowid], scores, ranks))
+                scores_out["dense"], ranks["dense"] = dense[rowid], dense_rank[rowid]
+            hits.append(to_hit(record, fused[rowid], scores_out, ranks))
         return hits
 
     @staticmethod
-    def _fuse(keyword: dict[int, float], dense: dict[int, float], alpha: float) -> dict[int, float]:
-        k_norm, d_norm = _minmax(keyword), _minmax(dense)
-        return {
-            r: alpha * k_norm.get(r, 0.0) + (1.0 - alpha) * d_norm.get(r, 0.0)
-            for r in set(keyword) | set(dense)
-        }
-
-    @staticmethod
     def _boost_speaker(
-        query: str, fused: dict[int, float], records: dict[int, MemoryRecord], boost: float
-    ) -> dict[int, float]:
-        if boost <= 0:
-            return fused
+        query: str, fused: dict[int, float], speakers: dict[int, str], boost: float
+    ) -> None:
+        """Favour the turns of the one speaker a query names ("What did Melanie paint?")."""
+        if boost <= 0 or not speakers:
+            return
         words = set(query_terms(query))
-        out = dict(fused)
-        for rowid, record in records.items():
-            if record.speaker and rowid in out:
-                names = set(query_terms(record.speaker))
-                if names and names <= words:
-                    out[rowid] += boost
-        return out
+        named = {
+            name for name in set(speakers.values())
+            if (parts := query_terms(name)) and parts[0] in words
+        }
+        if len(named) != 1:
+            return
+        (who,) = named
+        for rowid, name in speakers.items():
+            if name == who and rowid in fused:
+                fused[rowid] += boost
 
     def _allowed(self, conn: Any, dense: dict[int, float], where: RowFilter) -> dict[int, float]:
         clause, params = where.sql("m")
@@ -209,7 +229,5 @@ class Recaller:
         return {r: s for r, s in dense.items() if r in allowed}
 
 
-def unit(vector: Any) -> np.ndarray:
-    array = np.asarray(vector, dtype=np.float32)
-    norm = float(np.linalg.norm(array))
-    return array / norm if norm else array
+def _ranks(scores: dict[int, float]) -> dict[int, int]:
+    return {r: i for i, r in enumerate(sorted(scores, key=lambda r: -scores[r]), 1)}

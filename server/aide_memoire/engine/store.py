@@ -15,7 +15,7 @@ from typing import Any
 
 from . import clock
 from .models import MemoryRecord
-from .text import date_words
+from .compose import FtsDoc, IndexedTurn, fts_document, turn_line
 from .vectors import VectorTables
 
 __all__ = ["NewRow", "RowFilter", "Store", "StoredTurn", "content_hash"]
@@ -114,13 +114,14 @@ class RowFilter:
         return " AND ".join(clauses), params
 
 
-def _fts_document(row: NewRow | MemoryRecord) -> tuple[str, str, str, str, str]:
-    return (
-        row.content,
-        row.context or "",
-        row.speaker or "",
-        " ".join(row.tags),
-        date_words(row.observed_at),
+def indexed(row: NewRow | MemoryRecord) -> IndexedTurn:
+    return IndexedTurn(
+        kind=row.kind,
+        content=row.content,
+        speaker=row.speaker,
+        tags=list(row.tags),
+        observed_at=row.observed_at,
+        context=row.context,
     )
 
 
@@ -140,7 +141,10 @@ class Store:
     def __init__(self, vectors: VectorTables | None = None) -> None:
         self.vectors = vectors or VectorTables(vec_available=False)
 
-    def insert(self, tx: Any, row: NewRow, *, at: datetime | None = None) -> tuple[int, str]:
+    def insert(
+        self, tx: Any, row: NewRow, *, at: datetime | None = None, index: bool = True
+    ) -> tuple[int, str]:
+        """Insert a row (and, unless the caller re-indexes its session, its keyword doc)."""
         stamp = clock.format_time(at or clock.now())
         memory_id = row.id or clock.new_id()
         observed = clock.format_time(row.observed_at) if row.observed_at else None
@@ -175,7 +179,8 @@ class Store:
             ),
         )
         rowid = int(cursor.lastrowid)
-        self._index(tx, rowid, _fts_document(row))
+        if index:
+            self._index(tx, rowid, fts_document(indexed(row)))
         return rowid, memory_id
 
     def insert_record(self, tx: Any, record: MemoryRecord) -> bool:
@@ -196,21 +201,57 @@ class Store:
         cursor = tx.execute(
             f"INSERT INTO memories ({_SELECT}) VALUES ({','.join('?' * len(_COLUMNS))})", values
         )
-        self._index(tx, int(cursor.lastrowid), _fts_document(record))
+        rowid = int(cursor.lastrowid)
+        if record.session_id is not None and record.position is not None:
+            self.index_turns(tx, record.namespace, record.session_id, [record.position])
+        else:
+            self._index(tx, rowid, fts_document(indexed(record)))
         return True
 
-    def _index(self, tx: Any, rowid: int, doc: tuple[str, str, str, str, str]) -> None:
+    def _index(self, tx: Any, rowid: int, doc: FtsDoc) -> None:
         tx.execute(
-            "INSERT INTO memory_fts (rowid, content, context, speaker, tags, dates) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO memory_fts (rowid, content, speaker, context, after, window, tags, dates)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (rowid, *doc),
         )
 
+    def index_turns(
+        self, tx: Any, namespace: str, session_id: str, positions: Iterable[int]
+    ) -> None:
+        """(Re)build the keyword docs of a session's turns at ``positions`` and of the
+        turns up to three before and after them, whose docs quote these as neighbours."""
+        wanted = sorted(set(positions))
+        if not wanted:
+            return
+        low, high = wanted[0] - 3, wanted[-1] + 3
+        rows = tx.execute(
+            f"SELECT rowid, {_SELECT} FROM memories WHERE namespace = ? AND session_id = ? "
+            "AND position BETWEEN ? AND ?",
+            (namespace, session_id, low - 3, high + 3),
+        ).fetchall()
+        by_position: dict[int, tuple[int, MemoryRecord]] = {}
+        for values in rows:
+            record = record_from_row(values[1:])
+            if record.position is not None:
+                by_position[record.position] = (int(values[0]), record)
+        lines = {p: turn_line(r.speaker, r.content) for p, (_, r) in by_position.items()}
+        for position in range(low, high + 1):
+            if position not in by_position:
+                continue
+            rowid, record = by_position[position]
+            near = {o: lines[position + o] for o in (-3, -2, -1, 1, 2, 3) if position + o in lines}
+            tx.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
+            self._index(tx, rowid, fts_document(indexed(record), near))
+
     def reindex(self, tx: Any, rowid: int) -> None:
         record = self.get_by_rowid(tx, rowid)
-        tx.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
-        if record is not None:
-            self._index(tx, rowid, _fts_document(record))
+        if record is None:
+            tx.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
+        elif record.session_id is not None and record.position is not None:
+            self.index_turns(tx, record.namespace, record.session_id, [record.position])
+        else:
+            tx.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
+            self._index(tx, rowid, fts_document(indexed(record)))
 
     def find_exact(
         self,
@@ -271,6 +312,22 @@ class Store:
                 out[int(values[0])] = record_from_row(values[1:])
         return out
 
+    def speakers(self, conn: Any, rowids: Iterable[int]) -> dict[int, str]:
+        """Speaker of each given row that has one."""
+        ids = list(rowids)
+        out: dict[int, str] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            out.update(
+                (int(r), str(s))
+                for r, s in conn.execute(
+                    f"SELECT rowid, speaker FROM memories WHERE speaker IS NOT NULL AND rowid IN "
+                    f"({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        return out
+
     def update_fields(self, tx: Any, rowid: int, fields: dict[str, Any]) -> None:
         """Set columns by name; the keyword index follows in the same transaction."""
         encoded: dict[str, Any] = {}
@@ -291,12 +348,18 @@ class Store:
 
     def delete(self, tx: Any, rowid: int) -> None:
         """Remove a memory from the rows, the keyword index and every vector space."""
-        found = tx.execute("SELECT namespace FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+        found = tx.execute(
+            "SELECT namespace, session_id, position FROM memories WHERE rowid = ?", (rowid,)
+        ).fetchone()
         if found is None:
             return
-        self.vectors.delete(tx, rowid, str(found[0]))
+        namespace, session_id, position = found
+        self.vectors.delete(tx, rowid, str(namespace))
         tx.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
         tx.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
+        if session_id is not None and position is not None:
+            # Neighbours quoted this turn in their docs: rebuild them without it.
+            self.index_turns(tx, str(namespace), str(session_id), [int(position)])
 
     def list(self, conn: Any, where: RowFilter, limit: int) -> list[MemoryRecord]:
         clause, params = where.sql("m")

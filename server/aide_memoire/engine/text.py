@@ -62,8 +62,9 @@ def fts_query(terms: list[str]) -> str | None:
     return " OR ".join(quoted)
 
 
-def date_words(value: datetime | None) -> str:
-    """Words a question may use for a date: '8 May 2023 Monday', plus the year and month."""
+def date_words(value: datetime | None, *, weekday: bool = True) -> str:
+    """Words a question may use for a date: '8 May 2023 Monday'."""
     if value is None:
         return ""
-    return f"{value.day} {_MONTHS[value.month - 1]} {value.year} {_DAYS[value.weekday()]}"
+    words = f"{value.day} {_MONTHS[value.month - 1]} {value.year}"
+    return f"{words} {_DAYS[value.weekday()]}" if weekday else words

@@ -142,12 +142,74 @@ class VectorTables:
         return [int(r) for (r,) in conn.execute(sql, [*args, limit])]
 
 
-@dataclass
+# Free dense context for a turn: its vector plus a little of the turns around it in the
+# session (no extra encoding). Measured on LOCOMO: docs/benchmarks.md.
+NEIGHBOUR_WEIGHTS = {-1: 0.3, 1: 0.15}
+
+
 class _Slice:
-    epoch: int = -1
-    max_rowid: int = 0
-    rowids: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    matrix: np.ndarray | None = None
+    """The vectors of one (space, namespace): raw, and smoothed with session neighbours."""
+
+    def __init__(self, dim: int, epoch: int = -1) -> None:
+        self.dim = dim
+        self.epoch = epoch
+        self.max_rowid = 0
+        self.size = 0
+        self.rowids = np.zeros(0, dtype=np.int64)
+        self.raw = np.zeros((0, dim), dtype=np.float32)
+        self.smooth = np.zeros((0, dim), dtype=np.float32)
+        self.slot: dict[tuple[str, int], int] = {}
+        self.key: list[tuple[str, int] | None] = []
+
+    def _grow(self, extra: int) -> None:
+        need = self.size + extra
+        if need <= len(self.rowids):
+            return
+        capacity = max(need, 2 * len(self.rowids), 1024)
+        for name in ("raw", "smooth"):
+            bigger = np.zeros((capacity, self.dim), dtype=np.float32)
+            bigger[: self.size] = getattr(self, name)[: self.size]
+            setattr(self, name, bigger)
+        ids = np.zeros(capacity, dtype=np.int64)
+        ids[: self.size] = self.rowids[: self.size]
+        self.rowids = ids
+
+    def append(
+        self, rowids: np.ndarray, vectors: np.ndarray, keys: list[tuple[str, int] | None]
+    ) -> None:
+        self._grow(len(rowids))
+        start, end = self.size, self.size + len(rowids)
+        self.rowids[start:end] = rowids
+        self.raw[start:end] = vectors
+        self.smooth[start:end] = vectors
+        self.size = end
+        touched: set[int] = set()
+        for offset, key in enumerate(keys):
+            self.key.append(key)
+            if key is None:
+                continue
+            self.slot[key] = start + offset
+            session, position = key
+            touched.add(start + offset)
+            for delta in NEIGHBOUR_WEIGHTS:
+                near = self.slot.get((session, position - delta))
+                if near is not None:
+                    touched.add(near)
+        for index in touched:
+            self._smooth(index)
+
+    def _smooth(self, index: int) -> None:
+        key = self.key[index]
+        if key is None:
+            return
+        session, position = key
+        vector = self.raw[index].copy()
+        for delta, weight in NEIGHBOUR_WEIGHTS.items():
+            near = self.slot.get((session, position + delta))
+            if near is not None:
+                vector += weight * self.raw[near]
+        norm = float(np.linalg.norm(vector))
+        self.smooth[index] = vector / norm if norm else vector
 
 
 class VectorCache:
@@ -160,72 +222,51 @@ class VectorCache:
     def _refresh(self, conn: Any, space: EmbeddingSpace, table: str, namespace: str) -> _Slice:
         key = (space.key, namespace)
         state = conn.execute(
-            "SELECT max_rowid, epoch FROM vector_state WHERE space = ? AND namespace = ?",
-            key,
+            "SELECT max_rowid, epoch FROM vector_state WHERE space = ? AND namespace = ?", key
         ).fetchone()
-        cached = self._slices.get(key) or _Slice()
+        cached = self._slices.get(key)
         if state is None:
-            self._slices[key] = _Slice(epoch=0)
-            return self._slices[key]
+            fresh = _Slice(space.dim, epoch=0)
+            self._slices[key] = fresh
+            return fresh
         max_rowid, epoch = int(state[0]), int(state[1])
-        if epoch == cached.epoch and max_rowid == cached.max_rowid:
+        if cached is not None and epoch == cached.epoch and max_rowid == cached.max_rowid:
             return cached
-        if epoch != cached.epoch or cached.matrix is None:
-            since = 0
-            base_ids = np.zeros(0, dtype=np.int64)
-            base = np.zeros((0, space.dim), dtype=np.float32)
-        else:
-            since = cached.max_rowid
-            base_ids, base = cached.rowids, cached.matrix
+        if cached is None or epoch != cached.epoch:
+            cached = _Slice(space.dim, epoch=epoch)
         rows = conn.execute(
-            f"SELECT rowid, embedding FROM {table} WHERE namespace = ? AND rowid > ?",
-            (namespace, since),
+            f"SELECT v.rowid, v.embedding, m.session_id, m.position FROM {table} v "
+            "JOIN memories m ON m.rowid = v.rowid "
+            "WHERE v.namespace = ? AND v.rowid > ? ORDER BY v.rowid",
+            (namespace, cached.max_rowid),
         ).fetchall()
         if rows:
-            ids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
-            mat = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
-            mat = mat.reshape(len(rows), space.dim)
-            base_ids = np.concatenate([base_ids, ids])
-            base = np.concatenate([base, mat]) if len(base) else mat.copy()
-        fresh = _Slice(epoch=epoch, max_rowid=max_rowid, rowids=base_ids, matrix=base)
-        self._slices[key] = fresh
-        return fresh
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            keys = [(str(r[2]), int(r[3])) if r[2] is not None and r[3] is not None else None
+                    for r in rows]
+            cached.append(ids, mat.reshape(len(rows), space.dim), keys)
+        cached.max_rowid = max(max_rowid, cached.max_rowid)
+        self._slices[key] = cached
+        return cached
 
-    def search(
+    def scores(
         self,
         conn: Any,
         space: EmbeddingSpace,
         table: str,
         namespaces: Sequence[str],
         query: np.ndarray,
-        k: int,
-    ) -> list[tuple[int, float]]:
-        """(rowid, cosine) of the k nearest vectors over every row of the namespaces."""
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every row of the namespaces and its cosine to ``query`` (context-smoothed)."""
         with self._lock:
             slices = [self._refresh(conn, space, table, ns) for ns in namespaces]
-        ids = [s.rowids for s in slices if s.matrix is not None and len(s.rowids)]
-        if not ids:
-            return []
-        mats = [s.matrix for s in slices if s.matrix is not None and len(s.rowids)]
-        rowids = ids[0] if len(ids) == 1 else np.concatenate(ids)
-        scores = mats[0] @ query if len(mats) == 1 else np.concatenate([m @ query for m in mats])
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top])]
-        return [(int(rowids[i]), float(scores[i])) for i in top]
-
-    def scores_for(
-        self, conn: Any, space: EmbeddingSpace, table: str, namespace: str, query: np.ndarray,
-        rowids: Sequence[int],
-    ) -> dict[int, float]:
-        """Cosine of given rows (used to score keyword candidates on the dense side)."""
-        with self._lock:
-            s = self._refresh(conn, space, table, namespace)
-        if s.matrix is None or not len(s.rowids):
-            return {}
-        index = {int(r): i for i, r in enumerate(s.rowids)}
-        wanted = [(r, index[r]) for r in rowids if r in index]
-        if not wanted:
-            return {}
-        sims = s.matrix[[i for _, i in wanted]] @ query
-        return {r: float(x) for (r, _), x in zip(wanted, sims, strict=True)}
+            parts = [(s.rowids[: s.size], s.smooth[: s.size] @ query) for s in slices if s.size]
+        if not parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        if len(parts) == 1:
+            return parts[0]
+        return (
+            np.concatenate([p[0] for p in parts]),
+            np.concatenate([p[1] for p in parts]),
+        )

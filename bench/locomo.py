@@ -1,0 +1,178 @@
+"""LOCOMO evidence retrieval, LLM-free: is a gold evidence turn among the top k recalled?
+
+    python bench/locomo.py PATH/locomo-dev.json [--json bench/results/locomo.json]
+
+One namespace per conversation; turns stored with ``store_conversation`` (session dates
+from the file, photo captions appended to their turn's text); every question of
+categories 1-4 with evidence is recalled with limit 50. Prints hit@1/5/10/50,
+recall@10 and MRR overall and per category, ingest turns/s and recall p50/p95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import machine, percentile, progress, table, write_json  # noqa: E402
+
+from aide_memoire import Memory, Settings  # noqa: E402
+
+KS = (1, 5, 10, 50)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+def parse_evidence(items: list[Any]) -> list[str]:
+    """Lenient, as the dataset's README says: 'D:11:26' -> 'D11:26', 'D30:05' -> 'D30:5'."""
+    out = []
+    for item in items:
+        for part in re.split(r"[;\s]+", str(item)):
+            match = re.match(r"^D:?(\d+):0*(\d+)$", part.strip())
+            if match:
+                out.append(f"D{int(match.group(1))}:{int(match.group(2))}")
+    return out
+
+
+def parse_date(text: str) -> datetime | None:
+    try:
+        return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+    except ValueError:
+        return None
+
+
+def sessions(conversation: dict[str, Any]) -> list[tuple[int, str, list[dict[str, Any]]]]:
+    numbers = sorted(int(k.split("_")[1]) for k in conversation if re.fullmatch(r"session_\d+", k))
+    return [
+        (n, conversation.get(f"session_{n}_date_time", ""), conversation[f"session_{n}"])
+        for n in numbers
+    ]
+
+
+def turn_text(turn: dict[str, Any]) -> str:
+    caption = turn.get("blip_caption")
+    return f"{turn['text']} [shared a photo: {caption}]" if caption else turn["text"]
+
+
+def ingest(memory: Memory, sample: dict[str, Any]) -> tuple[str, int, dict[str, str]]:
+    namespace = f"locomo:{sample['sample_id']}"
+    count = 0
+    by_id: dict[str, str] = {}
+    for number, date, turns in sessions(sample["conversation"]):
+        batch = [
+            {
+                "speaker": t["speaker"],
+                "content": turn_text(t),
+                "metadata": {"dia_id": t["dia_id"]},
+            }
+            for t in turns
+        ]
+        if not batch:
+            continue
+        ids = memory.store_conversation(
+            batch, namespace=namespace, session_id=f"session_{number}", observed_at=parse_date(date)
+        )
+        for turn, memory_id in zip(turns, ids, strict=True):
+            by_id[memory_id] = turn["dia_id"]
+        count += len(batch)
+    return namespace, count, by_id
+
+
+def score(ranked: list[str], evidence: set[str]) -> dict[str, float]:
+    out = {f"hit@{k}": float(any(x in evidence for x in ranked[:k])) for k in KS}
+    out["recall@10"] = len(set(ranked[:10]) & evidence) / len(evidence)
+    out["mrr"] = next((1.0 / (i + 1) for i, x in enumerate(ranked) if x in evidence), 0.0)
+    return out
+
+
+def run(path: Path, home: Path, *, mode: str) -> dict[str, Any]:
+    samples = json.loads(path.read_text(encoding="utf-8"))
+    settings = Settings(home=home, embedding_model="none" if mode == "bm25" else Settings().embedding_model)
+    rows: list[dict[str, Any]] = []
+    latencies: list[float] = []
+    turns_total = 0
+    ingest_seconds = 0.0
+    with Memory(settings=settings) as memory:
+        if mode == "dense":
+            memory.recaller.tuning = replace(memory.recaller.tuning, keyword_weight=0.0)
+        memory.embedder.wait()
+        for sample in progress(samples, desc="conversations"):
+            started = time.perf_counter()
+            namespace, count, by_id = ingest(memory, sample)
+            ingest_seconds += time.perf_counter() - started
+            turns_total += count
+            known = set(by_id.values())
+            for qa in sample["qa"]:
+                category = qa.get("category")
+                if category not in CATEGORIES:
+                    continue
+                evidence = {e for e in parse_evidence(qa.get("evidence", [])) if e in known}
+                if not evidence:
+                    continue
+                started = time.perf_counter()
+                hits = memory.recall(qa["question"], namespace=namespace, limit=50)
+                latencies.append((time.perf_counter() - started) * 1000)
+                ranked = [by_id.get(h.id, "") for h in hits]
+                rows.append({"category": category, **score(ranked, evidence)})
+    return summarise(rows, latencies, turns_total, ingest_seconds, mode)
+
+
+def summarise(
+    rows: list[dict[str, Any]], latencies: list[float], turns: int, seconds: float, mode: str
+) -> dict[str, Any]:
+    metrics = [f"hit@{k}" for k in KS] + ["recall@10", "mrr"]
+
+    def mean(subset: list[dict[str, Any]]) -> dict[str, float]:
+        return {m: sum(r[m] for r in subset) / len(subset) for m in metrics} | {"n": len(subset)}
+
+    return {
+        "mode": mode,
+        "overall": mean(rows),
+        "by_category": {
+            CATEGORIES[c]: mean([r for r in rows if r["category"] == c])
+            for c in CATEGORIES
+            if any(r["category"] == c for r in rows)
+        },
+        "ingest_turns": turns,
+        "ingest_turns_per_s": turns / seconds if seconds else 0.0,
+        "recall_ms_p50": percentile(latencies, 50),
+        "recall_ms_p95": percentile(latencies, 95),
+        "machine": machine(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path", type=Path, help="a LOCOMO-format JSON file")
+    parser.add_argument("--mode", choices=["hybrid", "bm25", "dense"], default="hybrid")
+    parser.add_argument("--home", type=Path, default=None, help="store folder (default: a temp dir)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the result here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        result = run(args.path, args.home or Path(tmp), mode=args.mode)
+    metrics = [f"hit@{k}" for k in KS] + ["recall@10", "mrr"]
+    lines = [["overall", result["overall"]["n"], *(result["overall"][m] for m in metrics)]]
+    lines += [
+        [name, data["n"], *(data[m] for m in metrics)]
+        for name, data in result["by_category"].items()
+    ]
+    print(f"LOCOMO evidence retrieval ({result['mode']})")
+    print(table(["split", "n", *metrics], lines))
+    print(
+        f"ingest {result['ingest_turns']} turns at {result['ingest_turns_per_s']:.1f} turns/s; "
+        f"recall p50 {result['recall_ms_p50']:.1f} ms, p95 {result['recall_ms_p95']:.1f} ms"
+    )
+    print(json.dumps(result))
+    write_json(args.json, result)
+
+
+if __name__ == "__main__":
+    main()
