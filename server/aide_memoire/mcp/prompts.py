@@ -50,7 +50,15 @@ def load_prompts() -> list[PromptFile]:
     return found
 
 
+# Claude Code replaces this in a slash command with what the person typed after it; the
+# MCP prompt replaces it with its ``namespace`` argument. One text serves both.
+ARGUMENTS = "$ARGUMENTS"
+
+
 def render_prompt(prompt: PromptFile, namespace: str = "") -> str:
+    if ARGUMENTS in prompt.body:
+        given = f"`{namespace}`" if namespace else "(none)"
+        return prompt.body.replace(ARGUMENTS, given).rstrip() + "\n"
     scope = (
         f"Namespace: `{namespace}`."
         if namespace

@@ -1,0 +1,63 @@
+"""Fixtures for the plugin tests: paths of the repository's client files, and the real
+Claude Code CLI (installed by `make test` into .tools/; skipped when missing, except in
+CI, where a missing CLI fails)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "plugin"
+LAUNCHER = PLUGIN / "bin" / "aide-memoire-mcp"
+CLAUDE = REPO / ".tools" / "node_modules" / ".bin" / "claude"
+# The venv's bin folder: where `aide-memoire` is installed for the tests.
+VENV_BIN = Path(sys.executable).parent
+# A PATH with the shell and coreutils but no `aide-memoire`.
+BARE_PATH = "/usr/bin:/bin"
+
+Claude = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def front_matter(path: Path) -> dict[str, object]:
+    """The YAML front matter of a Markdown file (what Claude Code parses)."""
+    import yaml
+
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("---\n"), f"{path} has no front matter"
+    head = text[4:].split("\n---\n", 1)[0]
+    data = yaml.safe_load(head)
+    assert isinstance(data, dict), f"{path}: front matter is not a mapping"
+    return data
+
+
+@pytest.fixture
+def claude(tmp_path: Path) -> Claude:
+    """Run the real Claude Code CLI in a throwaway HOME; extra env vars as keywords."""
+    if not CLAUDE.exists():
+        message = f"Claude Code CLI not installed at {CLAUDE}; run `make test`"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    home = tmp_path / "claude-home"
+    home.mkdir()
+
+    def run(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+        full = {
+            "HOME": str(home),
+            "PATH": BARE_PATH,
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "MCP_TIMEOUT": "60000",
+        }
+        full.update(env)
+        return subprocess.run([str(CLAUDE), *args], env=full, cwd=cwd, capture_output=True,
+                              text=True, timeout=180, check=False)
+
+    return run

@@ -1,0 +1,59 @@
+"""The plugin and the marketplace as the real Claude Code CLI sees them: they validate
+(strict), install from a checkout, expose every command and skill, and the plugin's
+server connects."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .conftest import BARE_PATH, REPO, VENV_BIN, Claude
+
+
+def test_plugin_and_marketplace_validate(claude: Claude) -> None:
+    plugin = claude("plugin", "validate", "plugin", "--strict", cwd=REPO)
+    assert plugin.returncode == 0, plugin.stdout + plugin.stderr
+    assert "Validating plugin manifest" in plugin.stdout and "✔ Validation passed" in plugin.stdout
+    market = claude("plugin", "validate", ".", "--strict", cwd=REPO)
+    assert market.returncode == 0, market.stdout + market.stderr
+    assert "Validating marketplace manifest" in market.stdout
+    assert "✔ Validation passed" in market.stdout
+
+
+def test_install_from_the_checkout_and_connect(claude: Claude, tmp_path: Path) -> None:
+    project = tmp_path / "shop"
+    project.mkdir()
+    store = tmp_path / "store"
+    added = claude("plugin", "marketplace", "add", str(REPO), cwd=project)
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert "Successfully added marketplace: aide-memoire" in added.stdout
+    installed = claude("plugin", "install", "aide-memoire@aide-memoire", cwd=project)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    details = claude("plugin", "details", "aide-memoire@aide-memoire", cwd=project)
+    assert details.returncode == 0, details.stderr
+    line = next(x for x in details.stdout.splitlines() if x.strip().startswith("Skills ("))
+    seen = {name.strip() for name in line.split(")", 1)[1].split(",")}
+    commands = {p.stem for p in (REPO / "plugin" / "commands").glob("*.md")}
+    prompts = {p.stem for p in (REPO / "plugin" / "prompts").glob("*.md")}
+    skills = {p.parent.name for p in (REPO / "skills").glob("*/SKILL.md")}
+    assert {"review-memory", "memory-status"} <= commands | prompts
+    assert commands | prompts | skills == seen
+
+    listed = claude("mcp", "list", cwd=project, PATH=f"{VENV_BIN}:{BARE_PATH}",
+                    AIDE_MEMOIRE_HOME=str(store), AIDE_MEMOIRE_EMBEDDING_MODEL="none")
+    line = next((x for x in listed.stdout.splitlines() if x.startswith("plugin:aide-memoire:")),
+                "")
+    assert line.startswith("plugin:aide-memoire:aide-memoire:"), listed.stdout + listed.stderr
+    assert "✔ Connected" in line, listed.stdout + listed.stderr
+    # The health check ran the real server on the store the environment named.
+    assert (store / "memory.db").exists()
+
+    # Without the command installed, the server does not connect (the launcher's message
+    # is in Claude Code's MCP log; tests/plugin/test_launcher.py checks its text).
+    missing = claude("mcp", "list", cwd=project, AIDE_MEMOIRE_HOME=str(store))
+    assert "plugin:aide-memoire:aide-memoire:" in missing.stdout
+    assert "✘ Failed to connect" in missing.stdout, missing.stdout
+
+    settings = json.loads((tmp_path / "claude-home" / ".claude" / "settings.json").read_text())
+    assert settings["enabledPlugins"]["aide-memoire@aide-memoire"] is True
