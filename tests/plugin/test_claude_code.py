@@ -55,5 +55,15 @@ def test_install_from_the_checkout_and_connect(claude: Claude, tmp_path: Path) -
     assert "plugin:aide-memoire:aide-memoire:" in missing.stdout
     assert "✘ Failed to connect" in missing.stdout, missing.stdout
 
-    settings = json.loads((tmp_path / "claude-home" / ".claude" / "settings.json").read_text())
+    # What docs/clients.md tells a user whose PATH lacks the command, or who wants another
+    # store: the `env` block of ~/.claude/settings.json reaches the plugin's server.
+    settings_file = tmp_path / "claude-home" / ".claude" / "settings.json"
+    settings = json.loads(settings_file.read_text())
     assert settings["enabledPlugins"]["aide-memoire@aide-memoire"] is True
+    other = tmp_path / "other-store"
+    settings["env"] = {"AIDE_MEMOIRE_BIN": str(VENV_BIN / "aide-memoire"),
+                       "AIDE_MEMOIRE_HOME": str(other), "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
+    settings_file.write_text(json.dumps(settings))
+    configured = claude("mcp", "list", cwd=project)
+    assert "✔ Connected" in configured.stdout, configured.stdout + configured.stderr
+    assert (other / "memory.db").exists()
