@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -256,17 +257,30 @@ def status(ctx: click.Context, as_json: bool) -> None:
     help="File to write (default: stdout).",
 )
 @click.option("--reveal-pii", is_flag=True, help="Keep personal data unmasked in the export.")
+@click.option("--with-vectors", is_flag=True,
+              help="Include vectors (base64 float32): an import in the same model skips encoding.")
 @click.pass_context
 def export_cmd(
-    ctx: click.Context, namespace: str | None, output: Path | None, reveal_pii: bool
+    ctx: click.Context, namespace: str | None, output: Path | None, reveal_pii: bool,
+    with_vectors: bool,
 ) -> None:
     """Export memories as JSON Lines (personal data masked unless --reveal-pii)."""
+    from .ops import progress_lines
+
     with open_memory(ctx) as memory:
-        if output is None:
-            count = memory.export(sys.stdout, namespace=namespace, reveal_pii=reveal_pii)
-        else:
-            with output.open("w", encoding="utf-8") as fh:
-                count = memory.export(fh, namespace=namespace, reveal_pii=reveal_pii)
+        counts = memory.status().namespaces
+        total = sum(counts.values()) if namespace is None else counts.get(namespace, 0)
+        lines = progress_lines(
+            memory.export_lines(namespace, reveal_pii=reveal_pii, with_vectors=with_vectors),
+            total=total + 1, desc="export", as_json=False, size=lambda _: 1,
+        )
+        with contextlib.ExitStack() as stack:
+            fh = sys.stdout if output is None else stack.enter_context(
+                output.open("w", encoding="utf-8"))
+            count = -1
+            for line in lines:
+                fh.write(line + "\n")
+                count += 1
     click.echo(f"exported {count} memories", err=True)
 
 
@@ -276,8 +290,12 @@ def export_cmd(
 @click.pass_context
 def import_cmd(ctx: click.Context, source: Path, as_json: bool) -> None:
     """Import a JSON Lines export; memories already present are skipped."""
+    from .ops import progress_lines
+
     with open_memory(ctx) as memory, source.open(encoding="utf-8") as fh:
-        report = memory.import_(fh)
+        report = memory.import_(progress_lines(
+            fh, total=source.stat().st_size, desc="import", as_json=as_json, size=len, unit="B"
+        ))
     emit(
         report,
         as_json=as_json,
@@ -295,6 +313,10 @@ from .trust import register as _register_trust  # noqa: E402 - review and audit 
 _register_trust(cli, open_memory)
 
 cli.add_command(_serve)
+
+from .ops import register as _register_ops  # noqa: E402 - snapshot, doctor, reembed
+
+_register_ops(cli, open_memory)
 
 
 def main() -> None:

@@ -187,7 +187,9 @@ class Database:
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite has already rolled back after some errors (disk full, I/O).
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             try:
                 self._execute_guarded(conn, "COMMIT")

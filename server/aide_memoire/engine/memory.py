@@ -23,6 +23,11 @@ from .embed import Embedder
 from .errors import InvalidInput, NotFound
 from .code.models import CodeHit, CodeIndexReport, SymbolHit
 from .models import Hit, ImportReport, MemoryRecord, Stage, Status
+from .ops import doctor as ops_doctor
+from .ops import reembed as ops_reembed
+from .ops import snapshot as ops_snapshot
+from .ops import transfer
+from .ops.models import DoctorReport, ReembedReport, RestoreReport, SnapshotInfo
 from .recall import Recaller, RecallRequest
 from .settings import Settings
 from .store import NewRow, RowFilter, Store, indexed
@@ -450,11 +455,14 @@ class Memory(TrustAPI):
     # -- export and import -------------------------------------------------------------
 
     def export_lines(
-        self, namespace: str | None = None, *, reveal_pii: bool = False
+        self, namespace: str | None = None, *, reveal_pii: bool = False,
+        with_vectors: bool = False,
     ) -> Iterator[str]:
-        """JSON Lines: a header line, then one memory per line, oldest first.
+        """JSON Lines: a header line, then one memory per line, oldest first, streamed.
 
         Personal data is masked (``[EMAIL]``...) unless ``reveal_pii`` is true.
+        ``with_vectors`` adds each memory's vector of the configured model (base64
+        float32) so that an import into the same embedding space need not encode again.
         """
         if namespace is not None:
             namespace = v.validate_namespace(namespace)
@@ -462,27 +470,44 @@ class Memory(TrustAPI):
             counts = self.store_.namespace_counts(tx)
             total = sum(counts.values()) if namespace is None else counts.get(namespace, 0)
             self.trust.record_export(tx, namespace, total, reveal_pii)
-        yield json.dumps(
-            {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "namespace": namespace}
-        )
+        header: dict[str, Any] = {
+            "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "namespace": namespace
+        }
         with self.db.read() as conn:
+            space = transfer.stored_space(conn, self.vector_tables, self.embedder)
+            lookup = None
+            if with_vectors and space is not None:
+                header["vectors"] = {"model": space.model, "dim": space.dim, "key": space.key}
+                lookup = transfer.vector_lookup(conn, self.vector_tables, space)
+            yield json.dumps(header)
             for record in self.store_.iter_namespace(conn, namespace):
-                yield (record if reveal_pii else self.trust.masked(record)).model_dump_json()
+                line = (record if reveal_pii else self.trust.masked(record)).model_dump_json()
+                vector = lookup(record.id) if lookup else None
+                yield f'{line[:-1]},"vector":"{vector}"}}' if vector else line
 
     def export(
-        self, fp: IO[str], *, namespace: str | None = None, reveal_pii: bool = False
+        self, fp: IO[str], *, namespace: str | None = None, reveal_pii: bool = False,
+        with_vectors: bool = False,
     ) -> int:
         """Write the export to a text stream; returns how many memories were written."""
         count = -1
-        for line in self.export_lines(namespace, reveal_pii=reveal_pii):
+        for line in self.export_lines(
+            namespace, reveal_pii=reveal_pii, with_vectors=with_vectors
+        ):
             fp.write(line + "\n")
             count += 1
         return count
 
     def import_(self, lines: Iterable[str], *, batch: int = 500) -> ImportReport:
-        """Add exported memories as they were; ids already present are skipped."""
+        """Add exported memories as they were; ids already present are skipped.
+
+        Added memories get vectors when dense recall is live: the export's own when it
+        was made in the same embedding space, else encoded here.
+        """
         read = added = 0
         pending: list[MemoryRecord] = []
+        vectors: dict[str, Any] = {}
+        space: dict[str, Any] = {}
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
@@ -496,7 +521,9 @@ class Memory(TrustAPI):
                         f"import file is {data.get('format')!r} v{data.get('version')}, "
                         f"expected {EXPORT_FORMAT!r} v{EXPORT_VERSION}"
                     )
+                space = data.get("vectors") or {}
                 continue
+            vector = data.pop("vector", None) if isinstance(data, dict) else None
             try:
                 record = MemoryRecord.model_validate(data)
             except ValueError as exc:
@@ -504,22 +531,96 @@ class Memory(TrustAPI):
             v.validate_namespace(record.namespace)
             v.validate_content(record.content, max_bytes=self.settings.max_content_bytes)
             pending.append(self.trust.screen_import(record, number))
+            if vector is not None and space.get("dim"):
+                vectors[record.id] = transfer.decode_vector(vector, int(space["dim"]), number)
             read += 1
             if len(pending) >= batch:
-                added += self._import_batch(pending)
-                pending = []
+                added += self._import_batch(pending, vectors, space.get("key"))
+                pending, vectors = [], {}
         if pending:
-            added += self._import_batch(pending)
+            added += self._import_batch(pending, vectors, space.get("key"))
         return ImportReport(read=read, added=added, skipped=read - added)
 
-    def _import_batch(self, records: list[MemoryRecord]) -> int:
+    def _import_batch(
+        self, records: list[MemoryRecord], given: dict[str, Any], given_key: str | None
+    ) -> int:
+        ids = [r.id for r in records]
+        with self.db.read() as conn:  # encode only what is new, outside the write lock
+            present = {str(i) for (i,) in conn.execute(
+                f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)}
+        new = [r for r in records if r.id not in present]
+        found: dict[str, Any] = {}
+        if new and self.recaller.dense_live() and self.embedder.wait():
+            space = self.embedder.space
+            reuse = space is not None and space.key == given_key
+            found = {r.id: given[r.id] for r in new if reuse and r.id in given}
+            todo = [r for r in new if r.id not in found]
+            encoded = self._encode(todo)
+            found.update({r.id: encoded[i] for i, r in enumerate(todo)} if todo else {})
         added = 0
         with self.db.write() as tx:
+            pending: list[tuple[int, str, Any]] = []
             for record in records:
                 if self.store_.insert_record(tx, record):
                     self.trust.record_import(tx, record)
                     added += 1
+                    rowid = self.store_.rowid_of(tx, record.id, record.namespace)
+                    if record.id in found and rowid is not None:
+                        pending.append((rowid, record.namespace, found[record.id]))
+            if pending and self.embedder.space is not None:
+                stamp = clock.format_time(clock.now())
+                self.vector_tables.insert(tx, self.embedder.space, pending, stamp)
         return added
+
+    # -- operations --------------------------------------------------------------------
+
+    def snapshot(self) -> SnapshotInfo:
+        """A consistent copy of the store in ``<home>/snapshots``, safe while others write."""
+        return ops_snapshot.create(self.db, self.settings.home, actor=self.actor)
+
+    def snapshots(self) -> list[SnapshotInfo]:
+        """The snapshots of this home, newest first."""
+        return ops_snapshot.list_snapshots(self.settings.home)
+
+    def snapshot_rotate(self, keep: int = ops_snapshot.DEFAULT_KEEP) -> list[str]:
+        """Delete all but the ``keep`` newest snapshots; returns the names deleted."""
+        return ops_snapshot.rotate(self.db, self.settings.home, keep=keep, actor=self.actor)
+
+    @staticmethod
+    def restore(
+        snapshot: str | os.PathLike[str], *, home: str | os.PathLike[str] | None = None,
+        settings: Settings | None = None, actor: str = "python",
+    ) -> RestoreReport:
+        """Replace a home's store by a verified snapshot, moving the live file aside.
+
+        A static method: the store being replaced may be too damaged to open. Refused
+        while another process (or an open ``Memory``) has the store open.
+        """
+        settings = settings or Settings.from_env(home=Path(home) if home is not None else None)
+        return ops_snapshot.restore(
+            settings.home, snapshot, load_driver(settings.sqlite_driver), actor=actor
+        )
+
+    def doctor(self, *, repair: bool = False) -> DoctorReport:
+        """Check the store, its indexes, model, permissions and audit chain; optionally
+        rebuild what is derived from the rows (keyword index, vectors, permissions)."""
+        checks = ops_doctor.Checks(
+            self.db, self.store_, self.vector_tables, self.embedder, self.settings.home
+        )
+        return ops_doctor.diagnose(checks, repair=repair, reembed=self.reembed, actor=self.actor)
+
+    def reembed(
+        self, namespace: str | None = None, batch: int = 256,
+        progress: ops_reembed.Progress | None = None,
+    ) -> ReembedReport:
+        """Encode a vector for every row lacking one in the active space (after a model
+        change, or for rows stored keyword-only); resumable, one transaction per batch."""
+        if namespace is not None:
+            namespace = v.validate_namespace(namespace)
+        return ops_reembed.reembed(
+            self.db, self.store_, self.vector_tables, self.embedder, namespace=namespace,
+            batch=batch, progress=progress, actor=self.actor,
+        )
 
     # -- code index --------------------------------------------------------------------
 

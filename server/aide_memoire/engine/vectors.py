@@ -125,18 +125,20 @@ class VectorTables:
                     (key, namespace),
                 )
 
-    def missing(self, conn: Any, space: EmbeddingSpace, namespace: str | None, limit: int) -> list[int]:
-        """Rowids with no vector in ``space`` (for re-embedding), oldest first."""
+    def missing(
+        self, conn: Any, space: EmbeddingSpace, namespace: str | None, limit: int, after: int = 0
+    ) -> list[int]:
+        """Rowids above ``after`` with no vector in ``space`` (for re-embedding), oldest first."""
         found = conn.execute("SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)).fetchone()
-        where = "WHERE m.namespace = ?" if namespace else ""
-        args: list[Any] = [namespace] if namespace else []
+        # A cursor (rowid > after) keeps a long re-embedding pass linear, not quadratic.
+        where = "WHERE m.rowid > ?" + (" AND m.namespace = ?" if namespace else "")
+        args: list[Any] = [after, namespace] if namespace else [after]
         if not found:
             sql = f"SELECT m.rowid FROM memories m {where} ORDER BY m.rowid LIMIT ?"
         else:
             self._require_vec()
-            joiner = "AND" if namespace else "WHERE"
             sql = (
-                f"SELECT m.rowid FROM memories m {where} {joiner} NOT EXISTS "
+                f"SELECT m.rowid FROM memories m {where} AND NOT EXISTS "
                 f"(SELECT 1 FROM {found[0]} v WHERE v.rowid = m.rowid) ORDER BY m.rowid LIMIT ?"
             )
         return [int(r) for (r,) in conn.execute(sql, [*args, limit])]

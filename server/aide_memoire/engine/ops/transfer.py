@@ -1,0 +1,71 @@
+"""Vectors in exports: which stored space to write, and base64 float32 in and out.
+
+An export made ``with_vectors`` names its embedding space in the header and carries
+each memory's vector as base64 of little-endian float32; an import into a store whose
+active space is the same uses them instead of encoding again. Any other space is ignored
+and the rows are encoded (or left to ``reembed`` when the model is off).
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..embed import PACKAGED_MODEL, Embedder, EmbeddingSpace, resolve_model
+from ..errors import InvalidInput, ModelUnavailable
+from ..vectors import VectorTables
+
+__all__ = ["decode_vector", "encode_vector", "model_name", "stored_space", "vector_lookup"]
+
+
+def model_name(embedder: Embedder) -> str | None:
+    """The name the configured model's vectors are recorded under, without loading it."""
+    if embedder.space is not None:
+        return embedder.space.model
+    if embedder.spec == PACKAGED_MODEL:
+        return PACKAGED_MODEL
+    try:
+        return Path(resolve_model(embedder.spec)).name
+    except ModelUnavailable:
+        return None
+
+
+def stored_space(conn: Any, tables: VectorTables, embedder: Embedder) -> EmbeddingSpace | None:
+    """The stored space of the configured model (None if it has no vectors here)."""
+    if not embedder.enabled:
+        return None
+    name = model_name(embedder)
+    for key, model, dim, _ in reversed(tables.spaces(conn)):
+        if model == name and (embedder.space is None or embedder.space.key == key):
+            return EmbeddingSpace(model=model, dim=dim)
+    return None
+
+
+def vector_lookup(conn: Any, tables: VectorTables, space: EmbeddingSpace) -> Any:
+    """A function from memory id to its base64 vector (None if it has none)."""
+    table = tables.table_name(space)
+
+    def lookup(memory_id: str) -> str | None:
+        found = conn.execute(
+            f"SELECT v.embedding FROM memories m JOIN {table} v ON v.rowid = m.rowid "
+            "WHERE m.id = ?", (memory_id,)).fetchone()
+        return base64.b64encode(bytes(found[0])).decode("ascii") if found else None
+
+    return lookup
+
+
+def encode_vector(vector: Any) -> str:
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
+
+
+def decode_vector(text: object, dim: int, line: int) -> Any:
+    try:
+        raw = base64.b64decode(str(text), validate=True)
+    except ValueError:
+        raise InvalidInput(f"import line {line}: 'vector' is not base64") from None
+    if len(raw) != 4 * dim:
+        raise InvalidInput(f"import line {line}: 'vector' has {len(raw) // 4} values, not {dim}")
+    return np.frombuffer(raw, dtype="<f4")
