@@ -59,7 +59,7 @@ def sessions(conversation: dict[str, Any]) -> list[tuple[int, str, list[dict[str
 
 def turn_text(turn: dict[str, Any]) -> str:
     caption = turn.get("blip_caption")
-    return f"{turn['text']} [shared a photo: {caption}]" if caption else turn["text"]
+    return f"{turn['text']} [shares a photo of {caption}]" if caption else turn["text"]
 
 
 def ingest(memory: Memory, sample: dict[str, Any]) -> tuple[str, int, dict[str, str]]:

@@ -148,3 +148,35 @@ async def test_async_memory(home: Path) -> None:
         assert (await m.get(memory_id, namespace="n")).content == "async stored text"
         assert await m.forget(memory_id, namespace="n")
         assert (await m.status()).memories == 0
+
+
+def test_access_statistics_are_batched_and_flushed_on_close(home: Path) -> None:
+    with Memory(home) as m:
+        memory_id = m.store("the staging database password rotates monthly", namespace="n")
+        m.recall("staging database", namespace="n")
+        m.recall("database rotation", namespace="n")
+        # Not yet written: a recall does not pay for a write of its own.
+        assert m.get(memory_id, namespace="n").access_count == 0
+    with Memory(home) as m:
+        record = m.get(memory_id, namespace="n")
+        assert record.access_count == 2
+        assert record.last_accessed_at is not None
+
+
+def test_recall_as_of_answers_from_what_was_valid_then(memory: Memory) -> None:
+    old = memory.store("The team deploys with Jenkins", namespace="n")
+    before = memory.get(old, namespace="n").created_at
+    new = memory.store("The team deploys with GitHub Actions", namespace="n")
+    # Close the old memory as a later supersession would (the facts issue automates this).
+    with memory.db.write() as tx:
+        tx.execute(
+            "UPDATE memories SET status = 'superseded', valid_to = ?, superseded_by = ? "
+            "WHERE id = ?",
+            (memory.get(new, namespace="n").created_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+             new, old),
+        )
+    now_ids = [h.id for h in memory.recall("how does the team deploy", namespace="n")]
+    assert now_ids == [new]
+    then_ids = [h.id for h in memory.recall("how does the team deploy", namespace="n",
+                                             as_of=before)]
+    assert then_ids == [old]

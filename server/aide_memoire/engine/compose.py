@@ -57,7 +57,7 @@ def fts_document(item: IndexedTurn, neighbours: Mapping[int, str] | None = None)
 
 
 def dense_text(item: IndexedTurn) -> str:
-    """One encoding per memory: when, who, and what was said (a turn); the text and tags otherwise."""
+    """One encoding per memory: for a turn, when, who and what was said; else text and tags."""
     if item.kind == "turn" and item.speaker:
         when = f"On {date_words(item.observed_at, weekday=False)}, " if item.observed_at else ""
         return f"{when}{item.speaker} said: {item.content}"

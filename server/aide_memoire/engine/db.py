@@ -101,7 +101,9 @@ class Database:
         try:
             conn = self.driver.connect(uri, uri=True, isolation_level=None)
         except self.driver.Error as exc:
-            raise ForeignDatabase(f"{self.path} cannot be opened: {exc}; it was left untouched")
+            raise ForeignDatabase(
+                f"{self.path} cannot be opened: {exc}; it was left untouched"
+            ) from None
         try:
             app_id = conn.execute("PRAGMA application_id").fetchone()[0]
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -261,6 +263,10 @@ class Database:
                     (step.version, step.name, clock.format_time(clock.now())),
                 )
                 tx.execute(f"PRAGMA user_version = {step.version}")
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def schema_version(self) -> int:
         version: int = self.conn().execute("PRAGMA user_version").fetchone()[0]

@@ -90,7 +90,9 @@ class Embedder:
         self.max_seq_length = max_seq_length
         self.enabled = spec.strip().lower() not in _DISABLED
         self._model: Any = None
-        self._error: str | None = None if self.enabled else "dense recall is disabled (model 'none')"
+        self._error: str | None = (
+            None if self.enabled else "dense recall is disabled (model 'none')"
+        )
         self._space: EmbeddingSpace | None = None
         self._lock = threading.Lock()
         self._loaded = threading.Event()
@@ -111,7 +113,9 @@ class Embedder:
             return
         with self._lock:
             if self._thread is None and not self._loaded.is_set():
-                self._thread = threading.Thread(target=self._load, name="embedder-load", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._load, name="embedder-load", daemon=True
+                )
                 self._thread.start()
 
     def _load(self) -> None:
@@ -137,8 +141,9 @@ class Embedder:
         torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
         model = SentenceTransformer(path, device="cpu")
         model.max_seq_length = min(self.max_seq_length, model.max_seq_length or 512)
-        size = getattr(model, "get_embedding_dimension", None) or getattr(
-            model, "get_sentence_embedding_dimension"
+        size = (
+            getattr(model, "get_embedding_dimension", None)
+            or model.get_sentence_embedding_dimension
         )
         dim = int(size() or 0)
         name = self.spec if self.spec == PACKAGED_MODEL else Path(path).name

@@ -13,15 +13,16 @@ import structlog
 
 from .._version import __version__
 from ..logs import ensure_logging
-from . import validate as v
 from . import clock
+from . import validate as v
+from .access import AccessLog
+from .code.models import CodeHit, CodeIndexReport, SymbolHit
 from .compose import dense_text
 from .conversation import REPLY_TO_PREVIOUS, Turn, plan_turns
 from .db import Database
 from .driver import load_driver
 from .embed import Embedder
-from .errors import InvalidInput, NotFound
-from .code.models import CodeHit, CodeIndexReport, SymbolHit
+from .errors import AideMemoireError, InvalidInput, NotFound
 from .models import Hit, ImportReport, MemoryRecord, Stage, Status
 from .ops import doctor as ops_doctor
 from .ops import reembed as ops_reembed
@@ -65,7 +66,9 @@ class Memory(TrustAPI):
     ...     memory.store("The deploy script lives in ops/deploy.sh", namespace="project:x")
     """
 
-    def __init__(self, home: str | os.PathLike[str] | None = None, *, settings: Settings | None = None):
+    def __init__(
+        self, home: str | os.PathLike[str] | None = None, *, settings: Settings | None = None
+    ) -> None:
         ensure_logging()
         if settings is None:
             settings = Settings.from_env(home=Path(home) if home is not None else None)
@@ -83,6 +86,7 @@ class Memory(TrustAPI):
         self.embedder = Embedder(
             settings.embedding_model, batch_size=settings.embedding_batch_size
         )
+        self.access = AccessLog()
         self.recaller = Recaller(
             self.store_, embedder=self.embedder, tables=self.vector_tables, cache=VectorCache()
         )
@@ -102,6 +106,8 @@ class Memory(TrustAPI):
         self.close()
 
     def close(self) -> None:
+        if not self.db.closed:
+            self._flush_access()
         self.db.close()
 
     # -- writing -----------------------------------------------------------------------
@@ -265,6 +271,7 @@ class Memory(TrustAPI):
                         pending.append((rowid, row.namespace, vectors[index]))
                 for (namespace, session_id), positions in sessions.items():
                     self.store_.index_turns(tx, namespace, session_id, positions)
+                    self.recaller.names.forget(namespace)
                 if pending and self.embedder.space is not None:
                     self.vector_tables.insert(tx, self.embedder.space, pending, stamp)
         except self.db.driver.Error as exc:
@@ -381,14 +388,29 @@ class Memory(TrustAPI):
         tags: Sequence[str] | None = None,
         since: datetime | str | None = None,
         until: datetime | str | None = None,
+        as_of: datetime | str | None = None,
     ) -> list[Hit]:
-        """The memories most relevant to ``query``, best first, searching every row."""
+        """The memories most relevant to ``query``, best first, searching every row.
+
+        ``as_of`` answers from what was valid at that time (superseded memories included
+        if they were current then; later ones left out).
+        """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty; say what to recall")
-        where = self._filter(namespace, tags, kinds, None, since, until)
+        where = self._filter(namespace, tags, kinds, None, since, until, as_of)
         request = RecallRequest(query=query, where=where, limit=_limit(limit))
         with self.db.read() as conn:
-            return self.recaller.recall(conn, request)
+            hits = self.recaller.recall(conn, request)
+        self.access.note(hit.id for hit in hits)
+        if self.access.due():
+            self._flush_access()
+        return hits
+
+    def _flush_access(self) -> None:
+        try:
+            self.access.flush(self.db)
+        except AideMemoireError as exc:  # statistics must never fail a recall
+            log.warning("access_stats_not_written", error=str(exc))
 
     def _filter(
         self,
@@ -398,7 +420,9 @@ class Memory(TrustAPI):
         min_importance: float | None,
         since: datetime | str | None,
         until: datetime | str | None,
+        as_of: datetime | str | None = None,
     ) -> RowFilter:
+        moment = v.parse_time(as_of, field="as_of")
         return RowFilter(
             namespaces=_namespaces(namespace),
             kinds=[v.validate_kind(k) for k in kinds] if kinds else None,
@@ -408,6 +432,9 @@ class Memory(TrustAPI):
             ),
             since=v.parse_time(since, field="since"),
             until=v.parse_time(until, field="until"),
+            as_of=moment,
+            # Back then, a memory superseded or archived since was still current.
+            statuses=("active", "superseded", "archived") if moment else ("active",),
         )
 
     def status(self) -> Status:

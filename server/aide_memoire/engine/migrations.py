@@ -80,6 +80,7 @@ CREATE TABLE memories (
 CREATE INDEX memories_ns_created ON memories (namespace, created_at);
 CREATE INDEX memories_ns_hash ON memories (namespace, content_hash);
 CREATE INDEX memories_ns_session ON memories (namespace, session_id, position);
+CREATE INDEX memories_ns_speaker ON memories (namespace, speaker) WHERE speaker IS NOT NULL;
 CREATE VIRTUAL TABLE memory_fts USING fts5(
     content, speaker, context, after, window, tags, dates,
     content='', contentless_delete=1,

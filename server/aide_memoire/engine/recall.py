@@ -7,6 +7,8 @@ retriever's score and rank so a user can see why it came back.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,14 +41,22 @@ KEYWORD_WEIGHTS: dict[str, float] = {
 class RecallTuning:
     """The fusion's constants (measured on the LOCOMO development split: docs/benchmarks.md).
 
-    fused = keyword_weight * bm25 / best bm25
+    Every candidate is scored on both sides: a dense candidate outside the keyword list
+    scores 0 there, so the keyword list is taken deep (its scores are cheap: FTS5 ranks
+    every match anyway) and the dense side scores every row.
+
+    fused = keyword_weight * min-max of bm25 over the keyword matches
           + (1 - keyword_weight) * min-max of the dense cosine over every row
           + speaker_boost if the query names exactly one speaker and the memory is theirs
     """
 
     depth: int = 300
+    keyword_depth: int = 2000
     keyword_weight: float = 0.4
     speaker_boost: float = 0.2
+    # A speaker's name matches nearly every turn of their conversation (and, store-wide,
+    # only that conversation): the boost above handles it, BM25 gets the other words.
+    names_in_keyword_query: bool = False
     keyword_weights: dict[str, float] = field(default_factory=lambda: dict(KEYWORD_WEIGHTS))
 
 
@@ -97,6 +107,7 @@ class Recaller:
         self.tables = tables
         self.cache = cache or VectorCache()
         self.tuning = tuning or RecallTuning()
+        self.names = SpeakerNames()
 
     @property
     def tuning(self) -> RecallTuning:
@@ -140,11 +151,19 @@ class Recaller:
     def recall(self, conn: Any, request: RecallRequest) -> list[Hit]:
         tuning = self.tuning
         depth = max(tuning.depth, request.limit)
-        match = fts_query(query_terms(request.query))
+        terms = query_terms(request.query)
+        names = self.names.lookup(conn, self.store, request.where.namespaces)
+        named = {names[t] for t in terms if t in names}
+        keyword_terms = terms
+        if not tuning.names_in_keyword_query and named:
+            keyword_terms = [t for t in terms if t not in names] or terms
+        match = fts_query(keyword_terms)
         keyword: dict[int, float] = {}
         if match is not None:
             keyword = dict(
-                self.store.keyword_search(conn, match, request.where, depth, self.weights)
+                self.store.keyword_search(
+                    conn, match, request.where, max(tuning.keyword_depth, depth), self.weights
+                )
             )
         dense_all = self._dense(conn, request)
         dense: dict[int, float] = {}
@@ -166,15 +185,17 @@ class Recaller:
         candidates = set(keyword) | set(dense)
         if not candidates:
             return []
-        best = max(keyword.values(), default=0.0)
+        keyword_norm = _minmax(keyword)
         alpha = tuning.keyword_weight if dense_all is not None else 1.0
         fused = {
-            r: alpha * (keyword.get(r, 0.0) / best if best > 0 else 0.0)
-            + (1.0 - alpha) * dense_norm.get(r, 0.0)
+            r: alpha * keyword_norm.get(r, 0.0) + (1.0 - alpha) * dense_norm.get(r, 0.0)
             for r in candidates
         }
-        speakers = self.store.speakers(conn, candidates)
-        self._boost_speaker(request.query, fused, speakers, tuning.speaker_boost)
+        if len(named) == 1 and tuning.speaker_boost > 0:
+            (who,) = named
+            for rowid, name in self.store.speakers(conn, candidates).items():
+                if name == who:
+                    fused[rowid] += tuning.speaker_boost
         order = sorted(fused, key=lambda r: (-fused[r], r))[: request.limit]
         records = self.store.records(conn, order)
         keyword_rank = _ranks(keyword)
@@ -193,25 +214,6 @@ class Recaller:
             hits.append(to_hit(record, fused[rowid], scores_out, ranks))
         return hits
 
-    @staticmethod
-    def _boost_speaker(
-        query: str, fused: dict[int, float], speakers: dict[int, str], boost: float
-    ) -> None:
-        """Favour the turns of the one speaker a query names ("What did Melanie paint?")."""
-        if boost <= 0 or not speakers:
-            return
-        words = set(query_terms(query))
-        named = {
-            name for name in set(speakers.values())
-            if (parts := query_terms(name)) and parts[0] in words
-        }
-        if len(named) != 1:
-            return
-        (who,) = named
-        for rowid, name in speakers.items():
-            if name == who and rowid in fused:
-                fused[rowid] += boost
-
     def _allowed(self, conn: Any, dense: dict[int, float], where: RowFilter) -> dict[int, float]:
         clause, params = where.sql("m")
         ids = list(dense)
@@ -227,6 +229,46 @@ class Recaller:
                 )
             )
         return {r: s for r, s in dense.items() if r in allowed}
+
+
+class SpeakerNames:
+    """Name tokens of each namespace's speakers ("melanie" -> "Melanie"), cached briefly."""
+
+    def __init__(self, ttl_s: float = 10.0) -> None:
+        self.ttl_s = ttl_s
+        self._cache: dict[str, tuple[float, dict[str, str]]] = {}
+        self._lock = threading.Lock()
+
+    def lookup(self, conn: Any, store: Store, namespaces: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        now = time.monotonic()
+        for namespace in namespaces:
+            with self._lock:
+                cached = self._cache.get(namespace)
+            if cached is None or now - cached[0] > self.ttl_s:
+                tokens: dict[str, str] = {}
+                for speaker in store.speaker_names(conn, namespace):
+                    for token in query_terms(speaker):
+                        tokens.setdefault(token, speaker)
+                cached = (now, tokens)
+                with self._lock:
+                    self._cache[namespace] = cached
+            out.update(cached[1])
+        return out
+
+    def forget(self, namespace: str) -> None:
+        with self._lock:
+            self._cache.pop(namespace, None)
+
+
+def _minmax(values: dict[int, float]) -> dict[int, float]:
+    if not values:
+        return {}
+    low, high = min(values.values()), max(values.values())
+    span = high - low
+    if span <= 0:
+        return {key: 1.0 for key in values}
+    return {key: (value - low) / span for key, value in values.items()}
 
 
 def _ranks(scores: dict[int, float]) -> dict[int, int]:

@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from . import clock
-from .models import MemoryRecord
 from .compose import FtsDoc, IndexedTurn, fts_document, turn_line
+from .models import MemoryRecord
 from .vectors import VectorTables
 
 __all__ = ["NewRow", "RowFilter", "Store", "StoredTurn", "content_hash"]
@@ -30,11 +30,34 @@ class StoredTurn:
     speaker: str | None
     content: str
 
-_COLUMNS = (
-    "id namespace kind content content_hash tags importance source metadata created_at "
-    "updated_at observed_at valid_from valid_to superseded_by status access_count "
-    "last_accessed_at utility session_id speaker role position reply_to context"
-).split()
+
+_COLUMNS = [
+    "id",
+    "namespace",
+    "kind",
+    "content",
+    "content_hash",
+    "tags",
+    "importance",
+    "source",
+    "metadata",
+    "created_at",
+    "updated_at",
+    "observed_at",
+    "valid_from",
+    "valid_to",
+    "superseded_by",
+    "status",
+    "access_count",
+    "last_accessed_at",
+    "utility",
+    "session_id",
+    "speaker",
+    "role",
+    "position",
+    "reply_to",
+    "context",
+]
 _SELECT = ", ".join(_COLUMNS)
 _TIME_FIELDS = (
     "created_at",
@@ -83,6 +106,7 @@ class RowFilter:
     since: datetime | None = None
     until: datetime | None = None
     statuses: Sequence[str] = ("active",)
+    as_of: datetime | None = None
 
     def sql(self, alias: str = "m") -> tuple[str, list[Any]]:
         """A WHERE fragment (without WHERE) and its parameters."""
@@ -105,6 +129,13 @@ class RowFilter:
             clauses.append(f"{alias}.importance >= ?")
             params.append(self.min_importance)
         when = f"COALESCE({alias}.observed_at, {alias}.created_at)"
+        if self.as_of is not None:
+            # What was valid at that moment: written by then, not yet closed.
+            moment = clock.format_time(self.as_of)
+            clauses.append(f"{alias}.created_at <= ?")
+            clauses.append(f"COALESCE({alias}.valid_from, {alias}.created_at) <= ?")
+            clauses.append(f"({alias}.valid_to IS NULL OR {alias}.valid_to > ?)")
+            params.extend([moment, moment, moment])
         if self.since is not None:
             clauses.append(f"{when} >= ?")
             params.append(clock.format_time(self.since))
@@ -327,6 +358,16 @@ class Store:
                 )
             )
         return out
+
+    def speaker_names(self, conn: Any, namespace: str) -> list[str]:
+        """Distinct speakers of a namespace's turns."""
+        return [
+            str(s)
+            for (s,) in conn.execute(
+                "SELECT DISTINCT speaker FROM memories WHERE namespace = ? AND speaker IS NOT NULL",
+                (namespace,),
+            )
+        ]
 
     def update_fields(self, tx: Any, rowid: int, fields: dict[str, Any]) -> None:
         """Set columns by name; the keyword index follows in the same transaction."""
