@@ -297,7 +297,9 @@ class Store:
         found = conn.execute(
             "SELECT id FROM memories WHERE namespace = ? AND content_hash = ? AND kind = ? "
             "AND status IN ('active', 'quarantined') "
-            "AND session_id IS ? AND position IS ? LIMIT 1",
+            # '+' keeps the planner on the hash index: with session_id IS NULL it would
+            # take memories_ns_session and scan every non-turn row of the namespace.
+            "AND +session_id IS ? AND +position IS ? LIMIT 1",
             (namespace, content_hash(content), kind, session_id, position),
         ).fetchone()
         return str(found[0]) if found else None
