@@ -25,32 +25,57 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, percentile, table, write_json  # noqa: E402
-
 from aide_memoire import Memory  # noqa: E402
 from aide_memoire.engine.settings import Settings  # noqa: E402
 
-FIRST = ("Alice Bruno Chen Dana Emeka Farah Goran Hana Ines Jonas Kemal Lena Mateo Nadia Omar "
-         "Priya Quentin Rosa Sami Tanvi Ugo Vera Wei Ximena Yusuf Zoe").split()
-LAST = ("Adams Baptiste Castro Dubois Eriksen Fischer Garcia Haddad Ivanova Jensen Kowalski "
-        "Lambert Moreau Novak Okafor Petrov Quispe Rossi Silva Tanaka Ueda Varga Weber Xu "
-        "Yilmaz Zhang").split()
-PROJECTS = ("billing checkout search ingest gateway scheduler ledger inventory mobile-app "
-            "analytics notifications auth-service data-lake reporting onboarding").split()
-COMPONENTS = ("cache retry queue parser exporter migration index webhook cron-job connection-pool "
-              "rate-limiter serializer dashboard feature-flag load-balancer").split()
-TECH = ("PostgreSQL Redis Kafka SQLite gRPC GraphQL Terraform Kubernetes RabbitMQ DuckDB "
-        "ClickHouse Elasticsearch S3 nginx Celery").split()
-PROBLEMS = ("timeouts under load|a memory leak|duplicate events|stale reads|a race on startup|"
-            "slow cold starts|wrong time zones|dropped messages|a deadlock|rounding errors in "
-            "totals|unbounded retries|missing indexes").split("|")
-FIXES = ("adding jitter to the backoff|pinning the client version|batching the writes|"
-         "moving the lock outside the loop|adding a covering index|switching to UTC everywhere|"
-         "capping the queue length|making the handler idempotent|warming the cache at deploy|"
-         "using a read replica").split("|")
-CITIES = "Lisbon Nairobi Osaka Denver Tallinn Recife Lyon Pune Krakow Austin".split()
-PREFS = ("tabs over spaces|short standups|written design docs|pairing on hard bugs|dark mode|"
-         "trunk-based development|async reviews|small pull requests|typed Python|"
-         "feature flags over branches").split("|")
+
+def _words(text: str, sep: str | None = None) -> list[str]:
+    return text.split(sep)
+
+
+FIRST = _words(
+    "Alice Bruno Chen Dana Emeka Farah Goran Hana Ines Jonas Kemal Lena Mateo Nadia "
+    "Omar Priya Quentin Rosa Sami Tanvi Ugo Vera Wei Ximena Yusuf Zoe "
+)
+LAST = _words(
+    "Adams Baptiste Castro Dubois Eriksen Fischer Garcia Haddad Ivanova Jensen "
+    "Kowalski Lambert Moreau Novak Okafor Petrov Quispe Rossi Silva Tanaka Ueda Varga "
+    "Weber Xu Yilmaz Zhang "
+)
+PROJECTS = _words(
+    "billing checkout search ingest gateway scheduler ledger inventory mobile-app "
+    "analytics notifications auth-service data-lake reporting onboarding "
+)
+COMPONENTS = _words(
+    "cache retry queue parser exporter migration index webhook cron-job "
+    "connection-pool rate-limiter serializer dashboard feature-flag load-balancer "
+)
+TECH = _words(
+    "PostgreSQL Redis Kafka SQLite gRPC GraphQL Terraform Kubernetes RabbitMQ DuckDB "
+    "ClickHouse Elasticsearch S3 nginx Celery "
+)
+PROBLEMS = _words(
+    "timeouts under load|a memory leak|duplicate events|stale reads|"
+    "a race on startup|slow cold starts|wrong time zones|dropped messages|a deadlock|"
+    "rounding errors in totals|unbounded retries|missing indexes",
+    "|",
+)
+FIXES = _words(
+    "adding jitter to the backoff|pinning the client version|batching the writes|"
+    "moving the lock outside the loop|adding a covering index|"
+    "switching to UTC everywhere|capping the queue length|"
+    "making the handler idempotent|warming the cache at deploy|using a read replica",
+    "|",
+)
+CITIES = _words(
+    "Lisbon Nairobi Osaka Denver Tallinn Recife Lyon Pune Krakow Austin "
+)
+PREFS = _words(
+    "tabs over spaces|short standups|written design docs|pairing on hard bugs|"
+    "dark mode|trunk-based development|async reviews|small pull requests|"
+    "typed Python|feature flags over branches",
+    "|",
+)
 
 TEMPLATES = (
     "{who} fixed {problem} in the {project} {component} ({ticket}) by {fix}.",
@@ -137,7 +162,7 @@ def run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: i
                 added = size - (rows[-1]["size"] if rows else 0)
                 qrng = random.Random(seed + size)
                 targets = [stored[qrng.randrange(len(stored))] for _ in range(queries)]
-                for memory_id, ns, item in targets[:3]:  # warm the caches for this size
+                for _id, ns, item in targets[:3]:  # warm the caches for this size
                     memory.recall(make_query(qrng, item), namespace=ns)
                 times, hits, rr = [], 0, 0.0
                 for memory_id, ns, item in targets:
@@ -192,7 +217,8 @@ def main() -> None:
         mine = [r for r in results if r["layout"] == layout]
         if len(mine) > 1:
             ratio = mine[-1]["recall_p50_ms"] / mine[0]["recall_p50_ms"]
-            print(f"{layout}: recall p50 at {mine[-1]['size']} / at {mine[0]['size']} = {ratio:.2f}")
+            last, first = mine[-1]["size"], mine[0]["size"]
+            print(f"{layout}: recall p50 at {last} / at {first} = {ratio:.2f}")
     write_json(args.json_path, {"benchmark": "scale", "model": args.model, "sizes": sizes,
                                 "queries": args.queries, "machine": machine(),
                                 "results": results})

@@ -70,7 +70,8 @@ def progress_lines(
 
 def _doctor_text(report: DoctorReport) -> str:
     lines = [
-        f"{'ok ' if c.ok else 'BAD'} {c.name:<15} {c.detail}" + ("  (repaired)" if c.repaired else "")
+        f"{'ok ' if c.ok else 'BAD'} {c.name:<15} {c.detail}"
+        + ("  (repaired)" if c.repaired else "")
         for c in report.checks
     ]
     lines.append("healthy" if report.healthy else "NOT healthy: see the lines marked BAD "
