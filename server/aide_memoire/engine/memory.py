@@ -657,7 +657,12 @@ class Memory(TrustAPI):
         if getattr(self, "_code", None) is None:
             from .code.index import CodeIndex
 
-            self._code = CodeIndex(self.db)
+            dense = None
+            if self.settings.code_dense and self.embedder.enabled and self.embedder.wait():
+                from .code.vectors import EmbeddedCodeRanker
+
+                dense = EmbeddedCodeRanker(self.embedder)
+            self._code = CodeIndex(self.db, dense=dense)
         return self._code
 
     def code_index(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .code.schema import SCHEMA_SQL as CODE_SCHEMA_SQL
+from .code.schema import VECTORS_SQL as CODE_VECTORS_SQL
 from .trust import schema as trust_schema
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Migration"]
@@ -110,6 +111,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "dense vector spaces", _run(_V2)),
     Migration(3, trust_schema.MIGRATION_NAME, trust_schema.apply),
     Migration(4, "code index", _run(CODE_SCHEMA_SQL)),
+    Migration(5, "code vectors", _run(CODE_VECTORS_SQL)),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

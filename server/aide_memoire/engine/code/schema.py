@@ -9,7 +9,7 @@ split words (``get user name``) are added to the indexed text in Python.
 
 from __future__ import annotations
 
-__all__ = ["FTS_COLUMNS", "SCHEMA_SQL"]
+__all__ = ["FTS_COLUMNS", "SCHEMA_SQL", "VECTORS_SQL"]
 
 # bm25() weights in search.py follow this order.
 FTS_COLUMNS = ("name", "signature", "doc", "body", "path")
@@ -67,4 +67,16 @@ CREATE VIRTUAL TABLE code_fts USING fts5(
     content='', contentless_delete=1,
     tokenize="porter unicode61 remove_diacritics 2 tokenchars '_'"
 )
+"""
+
+# Dense vectors of chunks (engine/code/vectors.py), one per chunk, tagged with the
+# embedding space that made them. Deleted explicitly with their chunks, like code_fts.
+VECTORS_SQL = """
+CREATE TABLE code_vectors (
+    chunk_id INTEGER PRIMARY KEY,
+    root_id INTEGER NOT NULL,
+    space TEXT NOT NULL,
+    embedding BLOB NOT NULL
+);
+CREATE INDEX code_vectors_root_space ON code_vectors (root_id, space)
 """
