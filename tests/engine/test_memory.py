@@ -180,3 +180,21 @@ def test_recall_as_of_answers_from_what_was_valid_then(memory: Memory) -> None:
     then_ids = [h.id for h in memory.recall("how does the team deploy", namespace="n",
                                              as_of=before)]
     assert then_ids == [old]
+
+
+def test_very_common_words_do_not_hide_the_rare_one(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    with Memory(tmp_path / "h", settings=None) as m:
+        m.recaller.tuning = replace(m.recaller.tuning, common_floor=50, common_share=0.05)
+        m.store_many(
+            [{"content": f"deploy report {i}: the deploy went fine"} for i in range(200)],
+            namespace="n",
+        )
+        target = m.store("deploy report for ticket ZX-77: rollback needed", namespace="n")
+        hits = m.recall("deploy report ZX-77 rollback", namespace="n", limit=3)
+        assert hits[0].id == target
+        # "deploy" and "report" are in every memory: only the rarer words were ranked.
+        keyword_hits = m.recall("deploy report ZX-77 rollback", namespace="n", limit=200)
+        matched = [h.content for h in keyword_hits if "bm25" in h.ranks]
+        assert matched and all("77" in c or "rollback" in c for c in matched)

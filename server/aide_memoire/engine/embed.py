@@ -84,7 +84,7 @@ def resolve_model(spec: str) -> str:
 class Embedder:
     """Loads a sentence-transformers model once and encodes normalised float32 vectors."""
 
-    def __init__(self, spec: str, *, batch_size: int = 64, max_seq_length: int = 256) -> None:
+    def __init__(self, spec: str, *, batch_size: int = 16, max_seq_length: int = 256) -> None:
         self.spec = spec
         self.batch_size = batch_size
         self.max_seq_length = max_seq_length

@@ -57,6 +57,11 @@ class RecallTuning:
     # A speaker's name matches nearly every turn of their conversation (and, store-wide,
     # only that conversation): the boost above handles it, BM25 gets the other words.
     names_in_keyword_query: bool = False
+    # A word found in more than this share of the store (and at least common_floor
+    # memories) adds little to BM25 but makes FTS5 rank every row holding it: it is left
+    # out of the keyword query while two rarer words remain (see _keyword_match).
+    common_share: float = 0.05
+    common_floor: int = 5000
     keyword_weights: dict[str, float] = field(default_factory=lambda: dict(KEYWORD_WEIGHTS))
 
 
@@ -108,6 +113,7 @@ class Recaller:
         self.cache = cache or VectorCache()
         self.tuning = tuning or RecallTuning()
         self.names = SpeakerNames()
+        self.common = CommonTerms()
 
     @property
     def tuning(self) -> RecallTuning:
@@ -157,7 +163,7 @@ class Recaller:
         keyword_terms = terms
         if not tuning.names_in_keyword_query and named:
             keyword_terms = [t for t in terms if t not in names] or terms
-        match = fts_query(keyword_terms)
+        match = self._keyword_match(conn, keyword_terms)
         keyword: dict[int, float] = {}
         if match is not None:
             keyword = dict(
@@ -214,6 +220,24 @@ class Recaller:
             hits.append(to_hit(record, fused[rowid], scores_out, ranks))
         return hits
 
+    def _keyword_match(self, conn: Any, terms: list[str]) -> str | None:
+        """The FTS5 query: an OR of the words, minus the very common ones in a big store.
+
+        Ranking every memory that holds a very common word costs as much as the store is
+        large and adds little; such words are left out while two others remain.
+        """
+        tuning = self.tuning
+        size = self.store.size_hint(conn)
+        # Rounded so that cached answers survive a few writes.
+        threshold = max(tuning.common_floor, int(tuning.common_share * size) // 1000 * 1000)
+        if len(terms) <= 2 or size <= threshold:
+            return fts_query(terms)
+        common = self.common.check(conn, self.store, terms, threshold)
+        kept = [t for t in terms if t not in common]
+        if len(kept) < 2:
+            kept += [t for t in terms if t in common][: 2 - len(kept)]
+        return fts_query(kept)
+
     def _allowed(self, conn: Any, dense: dict[int, float], where: RowFilter) -> dict[int, float]:
         clause, params = where.sql("m")
         ids = list(dense)
@@ -229,6 +253,42 @@ class Recaller:
                 )
             )
         return {r: s for r, s in dense.items() if r in allowed}
+
+
+class CommonTerms:
+    """Which words are too common to rank by, remembered for a minute per threshold.
+
+    A word's document frequency moves slowly; a stale answer only shifts which words
+    the keyword side ranks by, never what is searched.
+    """
+
+    def __init__(self, ttl_s: float = 60.0, size: int = 4096) -> None:
+        self.ttl_s = ttl_s
+        self.size = size
+        self._seen: dict[tuple[str, int], tuple[float, bool]] = {}
+        self._lock = threading.Lock()
+
+    def check(self, conn: Any, store: Store, terms: Sequence[str], threshold: int) -> set[str]:
+        now = time.monotonic()
+        common: set[str] = set()
+        unknown: list[str] = []
+        with self._lock:
+            for term in terms:
+                seen = self._seen.get((term, threshold))
+                if seen is not None and now - seen[0] <= self.ttl_s:
+                    if seen[1]:
+                        common.add(term)
+                else:
+                    unknown.append(term)
+        if unknown:
+            found = store.common_terms(conn, unknown, threshold)
+            common |= found
+            with self._lock:
+                if len(self._seen) > self.size:
+                    self._seen.clear()
+                for term in unknown:
+                    self._seen[(term, threshold)] = (now, term in found)
+        return common
 
 
 class SpeakerNames:

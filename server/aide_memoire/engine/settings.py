@@ -61,7 +61,12 @@ class Settings(BaseSettings):
         "sentence-transformers model, or a model name present in the local Hugging Face "
         "cache. 'none' disables dense recall.",
     )
-    embedding_batch_size: int = Field(default=64, ge=1, le=4096, description="Encoding batch.")
+    embedding_batch_size: int = Field(
+        default=16,
+        ge=1,
+        le=4096,
+        description="Texts per encoding batch (16 measured fastest on 2 CPU cores).",
+    )
     code_dense: bool = Field(
         default=False,
         description="Also rank code chunks by meaning with the embedding model (encodes "

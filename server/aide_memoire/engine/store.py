@@ -16,6 +16,7 @@ from typing import Any
 from . import clock
 from .compose import FtsDoc, IndexedTurn, fts_document, turn_line
 from .models import MemoryRecord
+from .text import fts_query
 from .vectors import VectorTables
 
 __all__ = ["NewRow", "RowFilter", "Store", "StoredTurn", "content_hash"]
@@ -360,6 +361,31 @@ class Store:
                 )
             )
         return out
+
+    def common_terms(self, conn: Any, terms: Sequence[str], threshold: int) -> set[str]:
+        """Terms found in more than ``threshold`` memories (store-wide).
+
+        Counting stops at threshold + 1 and reads rowids only (no ranking), so the check
+        costs little however common a term is; the FTS tokenizer stems as it would in
+        the search itself.
+        """
+        common: set[str] = set()
+        for term in terms:
+            match = fts_query([term])
+            if match is None:
+                continue
+            (count,) = conn.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
+                "LIMIT ?)",
+                (match, threshold + 1),
+            ).fetchone()
+            if int(count) > threshold:
+                common.add(term)
+        return common
+
+    def size_hint(self, conn: Any) -> int:
+        """An upper bound on the number of memories, in O(1)."""
+        return int(conn.execute("SELECT COALESCE(max(rowid), 0) FROM memories").fetchone()[0])
 
     def speaker_names(self, conn: Any, namespace: str) -> list[str]:
         """Distinct speakers of a namespace's turns."""
