@@ -30,11 +30,10 @@ WRITER = textwrap.dedent(
 )
 
 
-def test_two_processes_store_500_each(home: Path) -> None:
-    Memory(home).close()  # create the store first so both writers open an existing file
-    procs = [
+def _writers(home: Path, count: int) -> list[subprocess.Popen[str]]:
+    return [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(home), tag, "500"],
+            [sys.executable, "-c", WRITER, str(home), tag, str(count)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -42,6 +41,11 @@ def test_two_processes_store_500_each(home: Path) -> None:
         )
         for tag in ("a", "b")
     ]
+
+
+def test_two_processes_store_500_each(home: Path) -> None:
+    Memory(home).close()  # create the store first so both writers open an existing file
+    procs = _writers(home, 500)
     outputs = [p.communicate(timeout=300) for p in procs]
     for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
@@ -56,16 +60,7 @@ def test_two_processes_store_500_each(home: Path) -> None:
 
 def test_two_processes_create_the_store_at_once(tmp_path: Path) -> None:
     home = tmp_path / "fresh"
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(home), tag, "20"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=ENV,
-        )
-        for tag in ("a", "b")
-    ]
+    procs = _writers(home, 20)
     for proc in procs:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err

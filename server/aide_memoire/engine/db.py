@@ -47,7 +47,16 @@ def _check_header(path: Path) -> None:
     page_size = 65536 if page_size == 1 else page_size
     change_counter, page_count = struct.unpack(">II", header[24:32])
     valid_for = struct.unpack(">I", header[92:96])[0]
-    if valid_for == change_counter and page_count and size < page_count * page_size:
+    wal = path.with_name(path.name + "-wal")
+    # With a WAL beside it, a checkpoint cut short (a crash) can leave the header ahead of
+    # the file; SQLite finishes it from the WAL on open. Only a file on its own is judged.
+    pending_wal = wal.exists() and wal.stat().st_size > 0
+    if (
+        not pending_wal
+        and valid_for == change_counter
+        and page_count
+        and size < page_count * page_size
+    ):
         raise ForeignDatabase(
             f"{path} is truncated ({size} bytes, its header says {page_count * page_size}); "
             "it was left untouched. Restore it from a snapshot or move it away"
