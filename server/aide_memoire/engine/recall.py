@@ -182,10 +182,12 @@ class Recaller:
             picked = {int(rowids[i]): float(scores[i]) for i in top}
             picked = self._allowed(conn, picked, request.where)
             if keyword:
-                index = {int(r): i for i, r in enumerate(rowids)}
-                for rowid in keyword:
-                    if rowid not in picked and rowid in index:
-                        picked[rowid] = float(scores[index[rowid]])
+                # rowids come sorted: look the keyword rows up without a per-row dict.
+                wanted = np.fromiter(keyword, dtype=np.int64, count=len(keyword))
+                at = np.minimum(np.searchsorted(rowids, wanted), len(rowids) - 1)
+                for rowid, i in zip(wanted.tolist(), at.tolist(), strict=True):
+                    if rowid not in picked and int(rowids[i]) == rowid:
+                        picked[rowid] = float(scores[i])
             dense = picked
             dense_norm = {r: (s - low) / span for r, s in dense.items()}
         candidates = set(keyword) | set(dense)

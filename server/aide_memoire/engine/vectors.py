@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -43,7 +42,9 @@ class VectorTables:
 
     def ensure_space(self, tx: Any, space: EmbeddingSpace, stamp: str) -> str:
         table = self.table_name(space)
-        found = tx.execute("SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)).fetchone()
+        found = tx.execute(
+            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
+        ).fetchone()
         if found:
             return str(found[0])
         self._require_vec()
@@ -81,13 +82,17 @@ class VectorTables:
         table = self.ensure_space(tx, space, stamp)
         self._require_vec()
         rowids = [rowid for rowid, _, _ in items]
-        existing = {
-            int(r)
-            for (r,) in tx.execute(
-                f"SELECT rowid FROM {table} WHERE rowid IN ({','.join('?' * len(rowids))})",
-                rowids,
-            )
-        } if len(rowids) <= 900 else None
+        existing = (
+            {
+                int(r)
+                for (r,) in tx.execute(
+                    f"SELECT rowid FROM {table} WHERE rowid IN ({','.join('?' * len(rowids))})",
+                    rowids,
+                )
+            }
+            if len(rowids) <= 900
+            else None
+        )
         replaced = set()
         for rowid, namespace, vector in items:
             if existing is None or rowid in existing:
@@ -129,7 +134,9 @@ class VectorTables:
         self, conn: Any, space: EmbeddingSpace, namespace: str | None, limit: int, after: int = 0
     ) -> list[int]:
         """Rowids above ``after`` with no vector in ``space`` (for re-embedding), oldest first."""
-        found = conn.execute("SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)).fetchone()
+        found = conn.execute(
+            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
+        ).fetchone()
         # A cursor (rowid > after) keeps a long re-embedding pass linear, not quadratic.
         where = "WHERE m.rowid > ?" + (" AND m.namespace = ?" if namespace else "")
         args: list[Any] = [after, namespace] if namespace else [after]
@@ -245,8 +252,10 @@ class VectorCache:
         if rows:
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-            keys = [(str(r[2]), int(r[3])) if r[2] is not None and r[3] is not None else None
-                    for r in rows]
+            keys = [
+                (str(r[2]), int(r[3])) if r[2] is not None and r[3] is not None else None
+                for r in rows
+            ]
             cached.append(ids, mat.reshape(len(rows), space.dim), keys)
         cached.max_rowid = max(max_rowid, cached.max_rowid)
         self._slices[key] = cached
@@ -260,7 +269,7 @@ class VectorCache:
         namespaces: Sequence[str],
         query: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Every row of the namespaces and its cosine to ``query`` (context-smoothed)."""
+        """Every row of the namespaces (rowids ascending) and its cosine to ``query``."""
         with self._lock:
             slices = [self._refresh(conn, space, table, ns) for ns in namespaces]
             parts = [(s.rowids[: s.size], s.smooth[: s.size] @ query) for s in slices if s.size]
@@ -268,7 +277,6 @@ class VectorCache:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         if len(parts) == 1:
             return parts[0]
-        return (
-            np.concatenate([p[0] for p in parts]),
-            np.concatenate([p[1] for p in parts]),
-        )
+        rowids = np.concatenate([p[0] for p in parts])
+        order = np.argsort(rowids, kind="stable")
+        return rowids[order], np.concatenate([p[1] for p in parts])[order]
