@@ -24,7 +24,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, percentile, progress, table, write_json  # noqa: E402
-
 from aide_memoire import Memory, Settings  # noqa: E402
 
 KS = (1, 5, 10, 50)
@@ -95,7 +94,9 @@ def score(ranked: list[str], evidence: set[str]) -> dict[str, float]:
 
 def run(path: Path, home: Path, *, mode: str) -> dict[str, Any]:
     samples = json.loads(path.read_text(encoding="utf-8"))
-    settings = Settings(home=home, embedding_model="none" if mode == "bm25" else Settings().embedding_model)
+    settings = Settings(
+        home=home, embedding_model="none" if mode == "bm25" else Settings().embedding_model
+    )
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
     turns_total = 0
@@ -150,10 +151,14 @@ def summarise(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("path", type=Path, help="a LOCOMO-format JSON file")
     parser.add_argument("--mode", choices=["hybrid", "bm25", "dense"], default="hybrid")
-    parser.add_argument("--home", type=Path, default=None, help="store folder (default: a temp dir)")
+    parser.add_argument(
+        "--home", type=Path, default=None, help="store folder (default: a temp dir)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the result here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

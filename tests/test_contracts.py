@@ -13,11 +13,27 @@ PACKAGE = Path(aide_memoire.__file__).parent
 def test_public_names() -> None:
     assert sorted(aide_memoire.__all__) == sorted(
         [
-            "AideMemoireError", "AsyncMemory", "ForeignDatabase", "Hit", "ImportReport",
-            "InvalidContent", "InvalidInput", "InvalidNamespace", "InvalidQuery", "Memory",
-            "MemoryRecord", "ModelUnavailable", "NewerSchema", "NotFound", "SecretRefused",
+            "AideMemoireError",
+            "AsyncMemory",
+            "ForeignDatabase",
+            "Hit",
+            "ImportReport",
+            "InvalidContent",
+            "InvalidInput",
+            "InvalidNamespace",
+            "InvalidQuery",
+            "Memory",
+            "MemoryRecord",
+            "ModelUnavailable",
+            "NewerSchema",
+            "NotFound",
+            "SecretRefused",
             "Settings",
-            "Stage", "Status", "StoreError", "StoreFull", "__version__",
+            "Stage",
+            "Status",
+            "StoreError",
+            "StoreFull",
+            "__version__",
         ]
     )
     for name in aide_memoire.__all__:
@@ -40,9 +56,9 @@ def test_engine_imports_nothing_from_mcp_or_cli() -> None:
     for path in (PACKAGE / "engine").rglob("*.py"):
         for name in _imports(path):
             stripped = name.lstrip(".")
-            assert not stripped.startswith(("mcp", "cli", "aide_memoire.mcp", "aide_memoire.cli")), (
-                f"{path.relative_to(PACKAGE)} imports {name}"
-            )
+            assert not stripped.startswith(
+                ("mcp", "cli", "aide_memoire.mcp", "aide_memoire.cli")
+            ), f"{path.relative_to(PACKAGE)} imports {name}"
             assert not (name.startswith("..") and stripped.split(".")[0] in {"mcp", "cli"}), (
                 f"{path.relative_to(PACKAGE)} imports {name}"
             )

@@ -126,7 +126,10 @@ def test_old_row_found_among_ten_thousand(tmp_path: Path) -> None:
         target = memory.store("The vault combination is kept by Ingrid Oyelaran", namespace="big")
         for start in range(0, 10_000, 2_000):
             memory.store_many(
-                [{"content": f"log line {i}: job {i % 97} finished"} for i in range(start, start + 2_000)],
+                [
+                    {"content": f"log line {i}: job {i % 97} finished"}
+                    for i in range(start, start + 2_000)
+                ],
                 namespace="big",
             )
         assert memory.status().namespaces["big"] == 10_001

@@ -80,7 +80,9 @@ def _read_content(text: str) -> str | bytes:
 @cli.command()
 @click.argument("text")
 @namespace_option
-@click.option("--kind", default="note", show_default=True, help="note, learning, turn, fact or summary.")
+@click.option(
+    "--kind", default="note", show_default=True, help="note, learning, turn, fact or summary."
+)
 @click.option("--tags", default="", help="Comma-separated tags.")
 @click.option("--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
 @click.option("--source", default="cli", show_default=True, help="Where the memory came from.")

@@ -53,7 +53,8 @@ class VectorTables:
             f"namespace text partition key, embedding float[{int(space.dim)}])"
         )
         tx.execute(
-            "INSERT INTO vector_spaces (key, model, dim, table_name, created_at) VALUES (?,?,?,?,?)",
+            "INSERT INTO vector_spaces (key, model, dim, table_name, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
             (space.key, space.model, space.dim, table, stamp),
         )
         return table
