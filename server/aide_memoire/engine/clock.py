@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import time
 from datetime import UTC, datetime
@@ -30,7 +29,3 @@ def new_id() -> str:
     """A 32-hex-digit id that sorts by creation time (48-bit ms clock + 80 random bits)."""
     millis = time.time_ns() // 1_000_000
     return f"{millis:012x}{secrets.token_hex(10)}"
-
-
-def pid_tag() -> str:
-    return f"pid{os.getpid()}"
