@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,7 @@ from .store import RowFilter, Store
 from .text import fts_query, query_terms
 from .vectors import VectorCache, VectorTables
 
-__all__ = ["KEYWORD_WEIGHTS", "Recaller", "RecallRequest", "RecallTuning"]
+__all__ = ["KEYWORD_WEIGHTS", "Adjuster", "Recaller", "RecallRequest", "RecallTuning"]
 
 # bm25() column weights, in FTS_COLUMNS order. A turn's neighbours count for less than
 # the turn itself (measured on the LOCOMO development split: docs/benchmarks.md).
@@ -70,6 +70,13 @@ class RecallRequest:
     query: str
     where: RowFilter
     limit: int
+    # Benchmark mode: pure relevance, no adjuster runs (lifecycle scoring, supersession).
+    pure: bool = False
+
+
+# A stage after fusion: (conn, request, fused scores by rowid) -> the scores to rank by.
+# It may change scores and add candidates (a rowid it adds must pass request.where).
+Adjuster = Callable[[Any, RecallRequest, dict[int, float]], dict[int, float]]
 
 
 def to_hit(
@@ -114,6 +121,8 @@ class Recaller:
         self.tuning = tuning or RecallTuning()
         self.names = SpeakerNames()
         self.common = CommonTerms()
+        # Run in order after fusion unless the request is pure (see Adjuster).
+        self.adjusters: list[tuple[str, Adjuster]] = []
 
     @property
     def tuning(self) -> RecallTuning:
@@ -204,6 +213,9 @@ class Recaller:
             for rowid, name in self.store.speakers(conn, candidates).items():
                 if name == who:
                     fused[rowid] += tuning.speaker_boost
+        if not request.pure:
+            for _name, adjust in self.adjusters:
+                fused = adjust(conn, request, fused)
         order = sorted(fused, key=lambda r: (-fused[r], r))[: request.limit]
         records = self.store.records(conn, order)
         keyword_rank = _ranks(keyword)
