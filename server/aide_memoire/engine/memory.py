@@ -31,7 +31,7 @@ from .ops import transfer
 from .ops.models import DoctorReport, ReembedReport, RestoreReport, SnapshotInfo
 from .recall import Recaller, RecallRequest
 from .settings import Settings
-from .store import NewRow, RowFilter, Store, indexed
+from .store import NewRow, RowFilter, Store, WriteHook, Written, indexed
 from .trust.api import TrustAPI
 from .trust.forget import purge
 from .trust.guard import Trust
@@ -91,6 +91,8 @@ class Memory(TrustAPI):
             self.store_, embedder=self.embedder, tables=self.vector_tables, cache=VectorCache()
         )
         self.trust = Trust(self.db, self.store_, mode=settings.screen_mode)
+        # Run in the writing transaction after new rows and their vectors are in.
+        self.after_write: list[tuple[str, WriteHook]] = []
 
     def warm(self) -> None:
         """Start loading the embedding model in the background (servers call this at start)."""
@@ -247,6 +249,7 @@ class Memory(TrustAPI):
             with self.db.write() as tx:
                 stamp = clock.format_time(clock.now())
                 pending: list[tuple[int, str, Any]] = []
+                written: list[Written] = []
                 sessions: dict[tuple[str, str], list[int]] = {}
                 for index, row in enumerate(rows):
                     if row.reply_to == REPLY_TO_PREVIOUS:
@@ -267,6 +270,7 @@ class Memory(TrustAPI):
                     self.trust.record_write(tx, memory_id, row, screened[index])
                     ids.append(memory_id)
                     previous_id = memory_id
+                    written.append(Written(rowid, memory_id, row, index))
                     if vectors is not None:
                         pending.append((rowid, row.namespace, vectors[index]))
                 for (namespace, session_id), positions in sessions.items():
@@ -274,6 +278,8 @@ class Memory(TrustAPI):
                     self.recaller.names.forget(namespace)
                 if pending and self.embedder.space is not None:
                     self.vector_tables.insert(tx, self.embedder.space, pending, stamp)
+                for _name, hook in self.after_write:
+                    hook(tx, written, vectors)
         except self.db.driver.Error as exc:
             raise self.db.translate(exc) from exc
         log.debug("stored", count=len(rows))

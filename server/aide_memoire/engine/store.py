@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -19,7 +19,23 @@ from .models import MemoryRecord
 from .text import fts_query
 from .vectors import VectorTables
 
-__all__ = ["NewRow", "RowFilter", "Store", "StoredTurn", "content_hash"]
+__all__ = [
+    "NewRow", "RowFilter", "Store", "StoredTurn", "WriteHook", "Written", "content_hash",
+]
+
+
+@dataclass(frozen=True)
+class Written:
+    """A row just inserted: its rowid, id, what was asked, and its index in the batch."""
+
+    rowid: int
+    id: str
+    row: NewRow
+    index: int
+
+
+# (tx, rows just inserted, the batch's vectors or None) -> None; see Memory.after_write.
+WriteHook = Callable[[Any, list[Written], Any], None]
 
 
 @dataclass(frozen=True)
