@@ -20,6 +20,7 @@ from typing import Any
 import structlog
 
 from .errors import ModelUnavailable
+from .onnx_encoder import OnnxEncoder, cached_export, pooling_of
 
 __all__ = ["PACKAGED_MODEL", "Embedder", "EmbeddingSpace"]
 
@@ -82,12 +83,31 @@ def resolve_model(spec: str) -> str:
 
 
 class Embedder:
-    """Loads a sentence-transformers model once and encodes normalised float32 vectors."""
+    """Loads a sentence-transformers model once and encodes normalised float32 vectors.
 
-    def __init__(self, spec: str, *, batch_size: int = 16, max_seq_length: int = 256) -> None:
+    ``backend`` "auto" runs an ONNX Runtime copy of the model when onnxruntime is
+    installed and the model's layout allows (see onnx_encoder), else sentence-transformers;
+    "onnx" and "torch" force one. ``int8`` quantises the ONNX copy (a separate embedding
+    space); sentence-transformers always gives float32.
+    """
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        batch_size: int = 16,
+        max_seq_length: int = 256,
+        backend: str = "auto",
+        int8: bool = False,
+        cache_dir: Path | None = None,
+    ) -> None:
         self.spec = spec
         self.batch_size = batch_size
         self.max_seq_length = max_seq_length
+        self.backend = backend
+        self.int8 = int8
+        self.cache_dir = cache_dir
+        self.runtime: str | None = None  # "onnx", "onnx-int8" or "torch" once loaded
         self.enabled = spec.strip().lower() not in _DISABLED
         self._model: Any = None
         self._error: str | None = (
@@ -120,10 +140,14 @@ class Embedder:
 
     def _load(self) -> None:
         try:
+            key = f"{self.spec}|{self.backend}|{self.int8}|{self.cache_dir}"
             with _LOAD_LOCK:
-                if self.spec not in _LOADED:
-                    _LOADED[self.spec] = self._load_model()
-                self._model, self._space = _LOADED[self.spec]
+                if key not in _LOADED:
+                    _LOADED[key] = self._load_model()
+                self._model, self._space = _LOADED[key]
+            self.runtime = "torch" if not isinstance(self._model, OnnxEncoder) else (
+                "onnx-int8" if self.int8 else "onnx"
+            )
         except ModelUnavailable as exc:
             self._error = str(exc)
         except Exception as exc:  # noqa: BLE001 - a broken model means keyword-only, said in status
@@ -135,6 +159,13 @@ class Embedder:
     def _load_model(self) -> tuple[Any, EmbeddingSpace]:
         _offline()
         path = resolve_model(self.spec)
+        name = self.spec if self.spec == PACKAGED_MODEL else Path(path).name
+        onnx = self._load_onnx(path, name)
+        if onnx is not None:
+            # float32 ONNX vectors equal the torch ones (to 1e-6): the same space.
+            model_name = f"{name}+int8" if self.int8 else name
+            log.info("embedder_loaded", model=model_name, dim=onnx.dim, runtime="onnx")
+            return onnx, EmbeddingSpace(model=model_name, dim=onnx.dim)
         import torch
         from sentence_transformers import SentenceTransformer
 
@@ -146,9 +177,38 @@ class Embedder:
             or model.get_sentence_embedding_dimension
         )
         dim = int(size() or 0)
-        name = self.spec if self.spec == PACKAGED_MODEL else Path(path).name
-        log.info("embedder_loaded", model=name, dim=dim)
+        log.info("embedder_loaded", model=name, dim=dim, runtime="torch")
         return model, EmbeddingSpace(model=name, dim=dim)
+
+    def _load_onnx(self, path: str, name: str) -> OnnxEncoder | None:
+        """The ONNX Runtime encoder, or None to use sentence-transformers (float32).
+
+        "auto" falls back to sentence-transformers when the copy cannot be made (its
+        vectors then live in the float32 space; status names the runtime).
+        """
+        if self.backend == "torch":
+            return None
+        missing = [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
+        pooling = pooling_of(path)
+        problem = (
+            f"{' and '.join(missing)} not installed" if missing
+            else "no cache folder" if self.cache_dir is None
+            else "the model is not Transformer + mean/CLS Pooling" if pooling is None
+            else None
+        )
+        if problem is None:
+            assert self.cache_dir is not None and pooling is not None
+            try:
+                onnx_path = cached_export(path, self.cache_dir, int8=self.int8, name=name)
+                return OnnxEncoder(
+                    onnx_path, path, pooling, max_seq_length=self.max_seq_length
+                )
+            except Exception as exc:  # noqa: BLE001 - export needs torch+onnx; say why, fall back
+                problem = f"export failed: {exc}"
+        if self.backend == "onnx":
+            raise ModelUnavailable(f"the ONNX encoder cannot run: {problem}")
+        log.warning("onnx_encoder_unavailable", reason=problem, fallback="sentence-transformers")
+        return None
 
     def check(self) -> bool:
         """Whether the model can be found here, without loading it (for status)."""
@@ -197,6 +257,8 @@ class Embedder:
 
         if not texts:
             return np.zeros((0, self._space.dim if self._space else 0), dtype=np.float32)
+        if isinstance(self._model, OnnxEncoder):
+            return self._model.encode(texts, batch_size=self.batch_size)
         vectors = self._model.encode(
             texts,
             batch_size=self.batch_size,

@@ -84,7 +84,11 @@ class Memory(TrustAPI):
         self.vector_tables = VectorTables(vec_available=self.db.vec_version is not None)
         self.store_ = Store(self.vector_tables)
         self.embedder = Embedder(
-            settings.embedding_model, batch_size=settings.embedding_batch_size
+            settings.embedding_model,
+            batch_size=settings.embedding_batch_size,
+            backend=settings.embedding_backend,
+            int8=settings.embedding_int8,
+            cache_dir=settings.model_cache_dir,
         )
         self.access = AccessLog()
         self.recaller = Recaller(
@@ -482,7 +486,8 @@ class Memory(TrustAPI):
         return Stage(
             name="dense",
             live=True,
-            detail=f"model {space.model} ({space.dim}-d, loaded); sqlite-vec {self.db.vec_version}",
+            detail=f"model {space.model} ({space.dim}-d, loaded, {self.embedder.runtime}); "
+            f"sqlite-vec {self.db.vec_version}",
         )
 
     # -- export and import -------------------------------------------------------------

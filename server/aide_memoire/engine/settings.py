@@ -15,9 +15,14 @@ import platformdirs
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["DB_FILENAME", "Settings", "default_home"]
+__all__ = ["DB_FILENAME", "Settings", "default_home", "default_model_cache"]
 
 DB_FILENAME = "memory.db"
+
+
+def default_model_cache() -> Path:
+    """Where exported model copies live (e.g. ``~/.cache/aide-memoire/models``)."""
+    return Path(platformdirs.user_cache_dir("aide-memoire", appauthor=False)) / "models"
 
 
 def default_home() -> Path:
@@ -66,6 +71,25 @@ class Settings(BaseSettings):
         ge=1,
         le=4096,
         description="Texts per encoding batch (16 measured fastest on 2 CPU cores).",
+    )
+    embedding_backend: Literal["auto", "onnx", "torch"] = Field(
+        default="auto",
+        description="How the dense model runs: 'onnx' (an ONNX Runtime copy exported once "
+        "from the local model into model_cache_dir; same vectors, faster, no torch at start), "
+        "'torch' (sentence-transformers), or 'auto' (onnx when onnxruntime is installed and "
+        "the model's layout allows, else torch).",
+    )
+    model_cache_dir: Path = Field(
+        default_factory=default_model_cache,
+        description="Folder for model copies made on this machine (the ONNX export of the "
+        "dense model); shared by every store, safe to delete (rebuilt on next use).",
+    )
+    embedding_int8: bool = Field(
+        default=True,
+        description="Quantise the ONNX copy to int8 (per-channel): about twice as fast to "
+        "encode (LOCOMO ingest 244 vs 117 turns/s) at the same hit@10; the vectors differ "
+        "slightly, so they form a separate embedding space: run 'reembed' after changing "
+        "it. Needs onnxruntime; false keeps float32 vectors (torch or ONNX alike).",
     )
     code_dense: bool = Field(
         default=False,
