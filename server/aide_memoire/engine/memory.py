@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +31,7 @@ from .ops import snapshot as ops_snapshot
 from .ops import transfer
 from .ops.models import DoctorReport, ReembedReport, RestoreReport, SnapshotInfo
 from .recall import Recaller, RecallRequest
+from .rerank import Reranker, RerankTuning
 from .settings import Settings
 from .store import NewRow, RowFilter, Store, WriteHook, Written, indexed
 from .trust.api import TrustAPI
@@ -91,8 +93,16 @@ class Memory(TrustAPI):
             cache_dir=settings.model_cache_dir,
         )
         self.access = AccessLog()
+        self.reranker = Reranker(
+            settings.reranker_model,
+            tuning=RerankTuning(depth=settings.rerank_depth, base_floor=settings.rerank_floor),
+        )
         self.recaller = Recaller(
-            self.store_, embedder=self.embedder, tables=self.vector_tables, cache=VectorCache()
+            self.store_,
+            embedder=self.embedder,
+            tables=self.vector_tables,
+            cache=VectorCache(),
+            reranker=self.reranker if self.reranker.configured else None,
         )
         self.trust = Trust(self.db, self.store_, mode=settings.screen_mode)
         # Run in the writing transaction after new rows and their vectors are in.
@@ -102,6 +112,8 @@ class Memory(TrustAPI):
         """Start loading the embedding model in the background (servers call this at start)."""
         if self.recaller.dense_live():
             self.embedder.warm()
+        if self.reranker.configured and self.reranker.live():
+            threading.Thread(target=self.reranker.load, name="reranker-load", daemon=True).start()
 
     # -- context management ------------------------------------------------------------
 
@@ -453,6 +465,7 @@ class Memory(TrustAPI):
         stages = [
             Stage(name="keyword", live=True, detail="FTS5 BM25 over every row of the namespace"),
             self._dense_stage(),
+            self._rerank_stage(),
         ]
         return Status(
             version=__version__,
@@ -466,6 +479,18 @@ class Memory(TrustAPI):
             memories=sum(counts.values()),
             namespaces=counts,
             stages=stages,
+        )
+
+    def _rerank_stage(self) -> Stage:
+        reranker = self.reranker
+        if not reranker.configured or not reranker.live():
+            return Stage(name="rerank", live=False, detail=f"off: {reranker.error}")
+        tuning = reranker.tuning
+        return Stage(
+            name="rerank",
+            live=True,
+            detail=f"cross-encoder {reranker.path} over the best {tuning.depth}, floor "
+            f"{tuning.base_floor} at limit 10 (scaled by 10/limit above)",
         )
 
     def _dense_stage(self) -> Stage:

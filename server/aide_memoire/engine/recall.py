@@ -14,15 +14,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import structlog
 
 from .embed import Embedder
 from .migrations import FTS_COLUMNS
 from .models import Hit, MemoryRecord
+from .rerank import Reranker, floor_for
 from .store import RowFilter, Store
 from .text import fts_query, query_terms
 from .vectors import VectorCache, VectorTables
 
 __all__ = ["KEYWORD_WEIGHTS", "Adjuster", "Recaller", "RecallRequest", "RecallTuning"]
+
+log = structlog.get_logger(__name__)
+
+# Added to a re-ranked row's probability: above every fused score (at most ~1.2).
+RERANKED = 10.0
 
 # bm25() column weights, in FTS_COLUMNS order. A turn's neighbours count for less than
 # the turn itself (measured on the LOCOMO development split: docs/benchmarks.md).
@@ -113,8 +120,10 @@ class Recaller:
         tables: VectorTables | None = None,
         cache: VectorCache | None = None,
         tuning: RecallTuning | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self.store = store
+        self.reranker = reranker
         self.embedder = embedder
         self.tables = tables
         self.cache = cache or VectorCache()
@@ -213,6 +222,9 @@ class Recaller:
             for rowid, name in self.store.speakers(conn, candidates).items():
                 if name == who:
                     fused[rowid] += tuning.speaker_boost
+        reranked: dict[int, float] = {}
+        if self.reranker is not None and self.reranker.live():
+            fused, reranked = self._rerank(conn, request, fused)
         if not request.pure:
             for _name, adjust in self.adjusters:
                 fused = adjust(conn, request, fused)
@@ -220,6 +232,7 @@ class Recaller:
         records = self.store.records(conn, order)
         keyword_rank = _ranks(keyword)
         dense_rank = _ranks(dense)
+        rerank_rank = _ranks(reranked)
         hits: list[Hit] = []
         for rowid in order:
             record = records.get(rowid)
@@ -231,8 +244,36 @@ class Recaller:
                 scores_out["bm25"], ranks["bm25"] = keyword[rowid], keyword_rank[rowid]
             if rowid in dense:
                 scores_out["dense"], ranks["dense"] = dense[rowid], dense_rank[rowid]
+            if rowid in reranked:
+                scores_out["rerank"], ranks["rerank"] = reranked[rowid], rerank_rank[rowid]
             hits.append(to_hit(record, fused[rowid], scores_out, ranks))
         return hits
+
+    def _rerank(
+        self, conn: Any, request: RecallRequest, fused: dict[int, float]
+    ) -> tuple[dict[int, float], dict[int, float]]:
+        """Order the best candidates by the cross-encoder; drop those under the floor.
+
+        Re-ranked rows score RERANKED + probability, so they stay above the rest, which
+        keep their fused scores. A re-ranker failing here costs the stage, not the recall.
+        """
+        assert self.reranker is not None
+        tuning = self.reranker.tuning
+        top = sorted(fused, key=lambda r: (-fused[r], r))[: max(tuning.depth, request.limit)]
+        records = self.store.records(conn, top)
+        ids = [r for r in top if r in records]
+        try:
+            probabilities = self.reranker.probabilities(
+                request.query, [records[r].content for r in ids]
+            )
+        except Exception as exc:  # noqa: BLE001 - see docstring
+            log.warning("rerank_failed", error=str(exc))
+            return fused, {}
+        floor = floor_for(request.limit, tuning.base_floor)
+        read = dict(zip(ids, probabilities, strict=True))
+        out = {r: score for r, score in fused.items() if r not in read}
+        out.update({r: RERANKED + p for r, p in read.items() if p >= floor})
+        return out, read
 
     def _keyword_match(self, conn: Any, terms: list[str]) -> str | None:
         """The FTS5 query: an OR of the words, minus the very common ones in a big store.

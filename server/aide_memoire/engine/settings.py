@@ -100,7 +100,20 @@ class Settings(BaseSettings):
     reranker_model: str | None = Field(
         default=None,
         description="Optional cross-encoder re-ranker: a local folder of a "
-        "sentence-transformers CrossEncoder. Unset: no re-ranking.",
+        "sentence-transformers CrossEncoder (nothing is downloaded). Unset: no re-ranking.",
+    )
+    rerank_depth: int = Field(
+        default=30,
+        ge=1,
+        le=1000,
+        description="Fused candidates the re-ranker reads again (at least the limit asked).",
+    )
+    rerank_floor: float = Field(
+        default=0.05,
+        ge=0.0,
+        le=1.0,
+        description="Re-ranker probability under which a hit is dropped, at limit 10 or less; "
+        "scaled by 10/limit for larger limits (a caller asking for more wants breadth).",
     )
 
     screen_mode: Literal["enforce", "observe"] = Field(
