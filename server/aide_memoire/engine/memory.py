@@ -24,6 +24,7 @@ from .db import Database
 from .driver import load_driver
 from .embed import Embedder
 from .errors import AideMemoireError, InvalidInput, NotFound
+from .facts.api import FactsAPI
 from .models import Hit, ImportReport, MemoryRecord, Stage, Status
 from .ops import doctor as ops_doctor
 from .ops import reembed as ops_reembed
@@ -61,7 +62,7 @@ def _limit(limit: object, *, maximum: int = LIMIT_MAX) -> int:
     return limit
 
 
-class Memory(TrustAPI):
+class Memory(TrustAPI, FactsAPI):
     """Persistent memory in one local SQLite file. Thread-safe; use as a context manager.
 
     >>> with Memory(home=tmp) as memory:                          # doctest: +SKIP
@@ -107,6 +108,7 @@ class Memory(TrustAPI):
         self.trust = Trust(self.db, self.store_, mode=settings.screen_mode)
         # Run in the writing transaction after new rows and their vectors are in.
         self.after_write: list[tuple[str, WriteHook]] = []
+        self._init_facts()  # extraction hook, supersession and bridge adjusters
 
     def warm(self) -> None:
         """Start loading the embedding model in the background (servers call this at start)."""
@@ -164,8 +166,13 @@ class Memory(TrustAPI):
         metadata: Mapping[str, Any] | None = None,
         observed_at: datetime | str | None = None,
         source: str | None = None,
+        supersedes: str | None = None,
     ) -> str:
-        """Store one memory and return its id; the same text again returns the first id."""
+        """Store one memory and return its id; the same text again returns the first id.
+
+        ``supersedes`` names a memory this one replaces: it is closed (valid until this
+        one's observed time, status superseded) in the same transaction.
+        """
         row = self._new_row(
             content,
             namespace=namespace,
@@ -176,7 +183,12 @@ class Memory(TrustAPI):
             observed_at=observed_at,
             source=source,
         )
-        return self._write_rows([row])[0]
+        then = None
+        if supersedes is not None:
+            if not isinstance(supersedes, str) or not supersedes.strip():
+                raise InvalidInput("supersedes must be the id of the memory this one replaces")
+            then = self._supersedes_hook(row.namespace, supersedes)
+        return self._write_rows([row], then=then)[0]
 
     def store_many(
         self, items: Iterable[Mapping[str, Any]], *, namespace: str = "default"
@@ -256,7 +268,7 @@ class Memory(TrustAPI):
         )
         return self._write_rows(rows)
 
-    def _write_rows(self, rows: list[NewRow]) -> list[str]:
+    def _write_rows(self, rows: list[NewRow], then: WriteHook | None = None) -> list[str]:
         screened = self.trust.screen_rows(rows)  # refuses secrets, holds suspect rows
         vectors = self._encode(rows)
         ids: list[str] = []
@@ -296,6 +308,8 @@ class Memory(TrustAPI):
                     self.vector_tables.insert(tx, self.embedder.space, pending, stamp)
                 for _name, hook in self.after_write:
                     hook(tx, written, vectors)
+                if then is not None:
+                    then(tx, written, vectors)
         except self.db.driver.Error as exc:
             raise self.db.translate(exc) from exc
         log.debug("stored", count=len(rows))
@@ -395,9 +409,15 @@ class Memory(TrustAPI):
         since: datetime | str | None = None,
         until: datetime | str | None = None,
         limit: int = 50,
+        as_of: datetime | str | None = None,
+        include_superseded: bool = False,
     ) -> list[MemoryRecord]:
-        """List memories matching every filter, newest first (no query text)."""
-        where = self._filter(namespace, tags, kinds, min_importance, since, until)
+        """List memories matching every filter, newest first (no query text).
+
+        ``as_of`` lists what was valid then; ``include_superseded`` adds replaced memories.
+        """
+        where = self._filter(namespace, tags, kinds, min_importance, since, until, as_of,
+                             include_superseded=include_superseded)
         return self.store_.list(self.db.conn(), where, _limit(limit))
 
     def recall(
@@ -411,15 +431,19 @@ class Memory(TrustAPI):
         since: datetime | str | None = None,
         until: datetime | str | None = None,
         as_of: datetime | str | None = None,
+        include_superseded: bool = False,
     ) -> list[Hit]:
         """The memories most relevant to ``query``, best first, searching every row.
 
         ``as_of`` answers from what was valid at that time (superseded memories included
-        if they were current then; later ones left out).
+        if they were current then; later ones left out). ``include_superseded`` adds
+        replaced memories (history); each ranks just below what replaced it and names it
+        in ``superseded_by``.
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty; say what to recall")
-        where = self._filter(namespace, tags, kinds, None, since, until, as_of)
+        where = self._filter(namespace, tags, kinds, None, since, until, as_of,
+                             include_superseded=include_superseded)
         request = RecallRequest(query=query, where=where, limit=_limit(limit))
         with self.db.read() as conn:
             hits = self.recaller.recall(conn, request)
@@ -443,6 +467,8 @@ class Memory(TrustAPI):
         since: datetime | str | None,
         until: datetime | str | None,
         as_of: datetime | str | None = None,
+        *,
+        include_superseded: bool = False,
     ) -> RowFilter:
         moment = v.parse_time(as_of, field="as_of")
         return RowFilter(
@@ -456,7 +482,8 @@ class Memory(TrustAPI):
             until=v.parse_time(until, field="until"),
             as_of=moment,
             # Back then, a memory superseded or archived since was still current.
-            statuses=("active", "superseded", "archived") if moment else ("active",),
+            statuses=("active", "superseded", "archived") if moment
+            else ("active", *(("superseded",) if include_superseded else ())),
         )
 
     def status(self) -> Status:
@@ -466,6 +493,7 @@ class Memory(TrustAPI):
             Stage(name="keyword", live=True, detail="FTS5 BM25 over every row of the namespace"),
             self._dense_stage(),
             self._rerank_stage(),
+            self._facts_stage(),
         ]
         return Status(
             version=__version__,

@@ -12,6 +12,7 @@ from typing import Any
 
 from .code.schema import SCHEMA_SQL as CODE_SCHEMA_SQL
 from .code.schema import VECTORS_SQL as CODE_VECTORS_SQL
+from .facts import schema as facts_schema
 from .trust import schema as trust_schema
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Migration"]
@@ -112,6 +113,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, trust_schema.MIGRATION_NAME, trust_schema.apply),
     Migration(4, "code index", _run(CODE_SCHEMA_SQL)),
     Migration(5, "code vectors", _run(CODE_VECTORS_SQL)),
+    Migration(6, facts_schema.MIGRATION_NAME, facts_schema.apply),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -74,6 +74,9 @@ class Hit(BaseModel):
     observed_at: datetime | None = None
     created_at: datetime
     status: MemoryStatus = "active"
+    superseded_by: str | None = Field(
+        default=None, description="The memory that replaced this one, if any (newer first)."
+    )
     session_id: str | None = None
     speaker: str | None = None
     position: int | None = None

@@ -103,6 +103,7 @@ def to_hit(
         observed_at=record.observed_at,
         created_at=record.created_at,
         status=record.status,
+        superseded_by=record.superseded_by,
         session_id=record.session_id,
         speaker=record.speaker,
         position=record.position,

@@ -147,12 +147,12 @@ class RowFilter:
             params.append(self.min_importance)
         when = f"COALESCE({alias}.observed_at, {alias}.created_at)"
         if self.as_of is not None:
-            # What was valid at that moment: written by then, not yet closed.
+            # What was valid at that moment (valid time: a memory recorded later about
+            # an earlier event counts from its observed time), not yet closed.
             moment = clock.format_time(self.as_of)
-            clauses.append(f"{alias}.created_at <= ?")
             clauses.append(f"COALESCE({alias}.valid_from, {alias}.created_at) <= ?")
             clauses.append(f"({alias}.valid_to IS NULL OR {alias}.valid_to > ?)")
-            params.extend([moment, moment, moment])
+            params.extend([moment, moment])
         if self.since is not None:
             clauses.append(f"{when} >= ?")
             params.append(clock.format_time(self.since))

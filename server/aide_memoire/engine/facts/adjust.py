@@ -1,0 +1,146 @@
+"""Recall adjusters of the facts layer (see ``Recaller.adjusters``).
+
+``supersession``: a memory that names what replaced it ranks just below its replacement,
+which joins the candidates if the query missed it (and it passes the filters).
+``bridges``: the second hop. Memories that share a rare entity with the top hits gain a
+little, for questions whose evidence is spread over several memories.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..recall import RecallRequest
+
+__all__ = ["BridgeTuning", "bridges", "supersession"]
+
+_MARGIN = 1e-4
+
+
+def _passing(conn: Any, request: RecallRequest, rowids: list[int]) -> set[int]:
+    if not rowids:
+        return set()
+    clause, params = request.where.sql("m")
+    return {
+        int(r)
+        for (r,) in conn.execute(
+            f"SELECT m.rowid FROM memories m WHERE m.rowid IN ({','.join('?' * len(rowids))}) "
+            f"AND {clause}",
+            [*rowids, *params],
+        )
+    }
+
+
+def supersession(conn: Any, request: RecallRequest, fused: dict[int, float]) -> dict[int, float]:
+    if not fused:
+        return fused
+    window = max(request.limit * 3, 30)
+    top = sorted(fused, key=lambda r: -fused[r])[:window]
+    marks = ",".join("?" * len(top))
+    old = conn.execute(
+        f"SELECT m.rowid, r.rowid FROM memories m JOIN memories r ON r.id = m.superseded_by "
+        f"AND r.namespace = m.namespace WHERE m.rowid IN ({marks})",
+        top,
+    ).fetchall()
+    if not old:
+        return fused
+    allowed = _passing(conn, request, [int(r) for _, r in old])
+    out = dict(fused)
+    # Oldest replacement first, so that chains (A <- B <- C) settle in order.
+    for rowid, replacement in sorted(old, key=lambda x: x[1]):
+        rowid, replacement = int(rowid), int(replacement)
+        if replacement not in allowed:
+            continue  # as_of before the replacement, or filtered out: nothing to rank under
+        mine = out[rowid]
+        theirs = out.get(replacement)
+        if theirs is None:
+            out[replacement] = mine + _MARGIN
+        elif mine >= theirs:
+            out[rowid] = theirs - _MARGIN
+    return out
+
+
+@dataclass(frozen=True)
+class BridgeTuning:
+    seeds: int = 5  # top hits whose entities are followed
+    weight: float = 0.1  # most a bridged memory gains (fused scores run 0..~1.2)
+    max_share: float = 0.05  # entities in more memories than this share are too common
+    fanout: int = 200  # at most this many memories per entity
+
+
+def bridges(tuning: BridgeTuning) -> Any:
+    """An adjuster that adds the second hop with ``tuning``."""
+    sizes: dict[tuple[str, ...], tuple[float, int]] = {}
+
+    def adjust(conn: Any, request: RecallRequest, fused: dict[int, float]) -> dict[int, float]:
+        if not fused or tuning.weight <= 0:
+            return fused
+        seeds = sorted(fused, key=lambda r: -fused[r])[: tuning.seeds]
+        top = fused[seeds[0]] or 1.0
+        marks = ",".join("?" * len(seeds))
+        links = conn.execute(
+            f"SELECT me.memory_rowid, me.entity_id, e.mentions FROM memory_entities me "
+            f"JOIN entities e ON e.id = me.entity_id WHERE me.memory_rowid IN ({marks})",
+            seeds,
+        ).fetchall()
+        if not links:
+            return fused
+        size = max(2, _namespace_size(conn, request, sizes))
+        limit = max(3, int(tuning.max_share * size))
+        entity_weight: dict[int, float] = {}
+        for rowid, entity, mentions in links:
+            if int(mentions) > limit or int(mentions) < 2:
+                continue
+            idf = math.log(size / int(mentions)) / math.log(size)
+            seed = fused[int(rowid)] / top
+            entity_weight[int(entity)] = max(entity_weight.get(int(entity), 0.0), idf * seed)
+        if not entity_weight:
+            return fused
+        ids = list(entity_weight)
+        gain: dict[int, float] = {}
+        for rowid, entity in conn.execute(
+            f"SELECT memory_rowid, entity_id FROM memory_entities WHERE entity_id IN "
+            f"({','.join('?' * len(ids))})",
+            ids,
+        ):
+            rowid = int(rowid)
+            if rowid in seeds:
+                continue
+            gain[rowid] = max(gain.get(rowid, 0.0), entity_weight[int(entity)])
+        fresh = [r for r in gain if r not in fused]
+        allowed = _passing(conn, request, fresh) if fresh else set()
+        out = dict(fused)
+        for rowid, g in gain.items():
+            if rowid in out:
+                out[rowid] += tuning.weight * g
+            elif rowid in allowed:
+                out[rowid] = tuning.weight * g
+        return out
+
+    return adjust
+
+
+_SIZE_TTL_S = 30.0
+
+
+def _namespace_size(
+    conn: Any, request: RecallRequest, sizes: dict[tuple[str, ...], tuple[float, int]]
+) -> int:
+    """Memories in the request's namespaces; counted at most every 30 s (only the ratio of
+    an entity's mentions to it matters, which a few writes barely move)."""
+    names = tuple(sorted(request.where.namespaces))
+    now = time.monotonic()
+    cached = sizes.get(names)
+    if cached is not None and now - cached[0] < _SIZE_TTL_S:
+        return cached[1]
+    (count,) = conn.execute(
+        f"SELECT count(*) FROM memories WHERE namespace IN ({','.join('?' * len(names))})",
+        names,
+    ).fetchone()
+    if len(sizes) > 1024:
+        sizes.clear()
+    sizes[names] = (now, int(count))
+    return int(count)

@@ -1,0 +1,253 @@
+"""The facts half of ``Memory``'s public API: facts of a subject, a memory's facts, the
+entity graph, explicit supersession. ``Memory`` inherits these methods."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from .. import clock
+from .. import validate as v
+from ..errors import InvalidInput, NotFound
+from ..models import Stage
+from ..store import RowFilter, Written
+from . import graph
+from .adjust import BridgeTuning, bridges, supersession
+from .entities import normalise
+from .models import Fact, MemoryDetail, RelatedResult
+from .supersede import CONFLICT_KIND, rebuild_slot, settle_memories, supersede_memory
+from .write import FactWriter
+
+if TYPE_CHECKING:
+    from ..db import Database
+    from ..models import MemoryRecord
+    from ..recall import Recaller
+    from ..settings import Settings
+    from ..store import Store, WriteHook
+    from ..trust.guard import Trust
+    from ..trust.models import ReviewItem
+
+__all__ = ["FactsAPI"]
+
+_FACT_COLUMNS = (
+    "f.subject, f.predicate, f.object, f.subject_text, f.object_text, f.memory_id, "
+    "f.valid_from, f.valid_to, f.ended_by"
+)
+_MAX_DEPTH = 3
+
+
+def _fact(values: tuple[Any, ...], moment: datetime | None) -> Fact:
+    subject, predicate, obj, s_text, o_text, memory_id, start, end, by = values
+    valid_to = clock.parse_stored(end)
+    valid_from = clock.parse_stored(start)
+    assert valid_from is not None
+    current = valid_to is None if moment is None else (
+        valid_from <= moment and (valid_to is None or valid_to > moment)
+    )
+    return Fact(
+        subject=subject, predicate=predicate, object=obj, subject_text=s_text,
+        object_text=o_text, memory_id=memory_id, valid_from=valid_from, valid_to=valid_to,
+        superseded_by=by, current=current,
+    )
+
+
+class FactsAPI:
+    """Mixed into ``Memory``."""
+
+    db: Database
+    store_: Store
+    trust: Trust
+    settings: Settings
+    recaller: Recaller
+    after_write: list[tuple[str, WriteHook]]
+    proposal_handlers: dict[str, tuple[Any, Any]]
+    actor: str
+
+    def _init_facts(self) -> None:
+        """Register the write hook, the recall adjusters and the conflict handlers."""
+        if not hasattr(self, "proposal_handlers"):
+            self.proposal_handlers = {}
+        self._gliner: Any = None
+        if self.settings.gliner_model:
+            from .gliner import GlinerSpans
+
+            self._gliner = GlinerSpans(self.settings.gliner_model)
+        if self.settings.extract_facts:
+            spans = self._gliner if self._gliner is not None and self._gliner.available() else None
+            self.after_write.append(
+                ("facts", FactWriter(actor=lambda: self.actor, spans=spans))
+            )
+        self.recaller.adjusters.append(("supersession", supersession))
+        if self.settings.entity_bridges:
+            self.recaller.adjusters.append(("entity_bridges", bridges(BridgeTuning())))
+        self.proposal_handlers[CONFLICT_KIND] = (_keep_newer, _drop_newer)
+
+    def _facts_stage(self) -> Stage:
+        if not self.settings.extract_facts:
+            return Stage(name="extraction", live=False, detail="off (extract_facts is false)")
+        if self._gliner is None:
+            return Stage(name="extraction", live=True,
+                         detail="rules only (no GLiNER model configured)")
+        if not self._gliner.available():
+            return Stage(name="extraction", live=True,
+                         detail=f"rules only: {self._gliner.error}")
+        return Stage(name="extraction", live=True,
+                     detail=f"rules + GLiNER spans from {self._gliner.path}")
+
+    # -- reading -----------------------------------------------------------------------
+
+    def facts(
+        self, subject: str, *, namespace: str = "default", predicate: str | None = None,
+        as_of: datetime | str | None = None, include_history: bool = False, limit: int = 100,
+    ) -> list[Fact]:
+        """Facts about ``subject``: those holding now (or at ``as_of``), or every one with
+        ``include_history``; oldest first within each predicate."""
+        namespace = v.validate_namespace(namespace)
+        if not isinstance(subject, str) or not normalise(subject):
+            raise InvalidInput("subject must be a non-empty name, e.g. 'alice' or 'we'")
+        key = normalise(subject)
+        key = "user" if key in ("i", "me") else key
+        moment = v.parse_time(as_of, field="as_of")
+        clauses = ["f.namespace = ?", "f.subject = ?"]
+        params: list[Any] = [namespace, key]
+        if predicate:
+            clauses.append("(f.predicate = ? OR f.predicate LIKE ?)")
+            params += [predicate, f"{predicate}:%"]
+        if moment is not None and not include_history:
+            stamp = clock.format_time(moment)
+            clauses.append("f.valid_from <= ? AND (f.valid_to IS NULL OR f.valid_to > ?)")
+            params += [stamp, stamp]
+        elif not include_history:
+            clauses.append("f.valid_to IS NULL")
+        rows = self.db.conn().execute(
+            f"SELECT {_FACT_COLUMNS} FROM facts f WHERE {' AND '.join(clauses)} "
+            "ORDER BY f.predicate, f.valid_from, f.id LIMIT ?",
+            [*params, _bounded(limit)],
+        ).fetchall()
+        return [_fact(tuple(r), moment) for r in rows]
+
+    def memory_facts(self, memory_id: str, *, namespace: str) -> list[Fact]:
+        """The facts read from one memory (closed ones too)."""
+        namespace = v.validate_namespace(namespace)
+        rows = self.db.conn().execute(
+            f"SELECT {_FACT_COLUMNS} FROM facts f WHERE f.namespace = ? AND f.memory_id = ? "
+            "ORDER BY f.id",
+            (namespace, memory_id),
+        ).fetchall()
+        return [_fact(tuple(r), None) for r in rows]
+
+    def get_detail(self, memory_id: str, *, namespace: str) -> MemoryDetail:
+        """A memory with its facts (what ``get`` shows in the CLI and over MCP)."""
+        record: MemoryRecord = self.get(memory_id, namespace=namespace)  # type: ignore[attr-defined]
+        return MemoryDetail(
+            **record.model_dump(), facts=self.memory_facts(memory_id, namespace=namespace)
+        )
+
+    def related(
+        self, entity_or_id: str, *, namespace: str = "default", depth: int = 1,
+        limit: int = 20,
+    ) -> RelatedResult:
+        """Entities linked to an entity (by name) or to a memory's entities (by id), up to
+        ``depth`` edges away, with memories that mention them."""
+        namespace = v.validate_namespace(namespace)
+        if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= _MAX_DEPTH:
+            raise InvalidInput(f"depth must be a whole number from 1 to {_MAX_DEPTH}")
+        limit = _bounded(limit)
+        if not isinstance(entity_or_id, str) or not entity_or_id.strip():
+            raise InvalidInput("give an entity name or a memory id")
+        conn = self.db.conn()
+        start = self._start_entities(conn, namespace, entity_or_id)
+        found, walked = graph.related(conn, namespace, list(start), depth=depth, limit=limit)
+        if walked:
+            with self.db.write() as tx:
+                graph.refresh(tx, walked)
+        names = {eid: name for eid, name in self._entity_ids(conn, found, namespace).items()}
+        where = RowFilter(namespaces=[namespace])
+        memories = graph.memories_of(conn, namespace, names, where.sql("m"), limit)
+        return RelatedResult(
+            namespace=namespace, start=sorted(start.values()), entities=found,
+            memories=memories,
+        )
+
+    def _start_entities(self, conn: Any, namespace: str, entity_or_id: str) -> dict[int, str]:
+        rows = conn.execute(
+            "SELECT e.id, e.name FROM memories m JOIN memory_entities me ON "
+            "me.memory_rowid = m.rowid JOIN entities e ON e.id = me.entity_id "
+            "WHERE m.id = ? AND m.namespace = ?",
+            (entity_or_id, namespace),
+        ).fetchall()
+        if not rows:
+            rows = conn.execute(
+                "SELECT id, name FROM entities WHERE namespace = ? AND name = ?",
+                (namespace, normalise(entity_or_id)),
+            ).fetchall()
+        if not rows:
+            raise NotFound(
+                f"no entity or memory {entity_or_id!r} in namespace {namespace!r}; "
+                "names are matched case-insensitively, memory ids exactly"
+            )
+        return {int(i): str(n) for i, n in rows}
+
+    @staticmethod
+    def _entity_ids(conn: Any, found: list[Any], namespace: str) -> dict[int, str]:
+        names = [e.name for e in found]
+        if not names:
+            return {}
+        rows = conn.execute(
+            f"SELECT id, name FROM entities WHERE namespace = ? AND name IN "
+            f"({','.join('?' * len(names))})",
+            [namespace, *names],
+        )
+        return {int(i): str(n) for i, n in rows}
+
+    # -- writing -----------------------------------------------------------------------
+
+    def _supersedes_hook(self, namespace: str, old_id: str) -> Callable[..., None]:
+        """The step ``store(..., supersedes=old_id)`` runs in the writing transaction."""
+
+        def then(tx: Any, written: list[Written], vectors: Any) -> None:
+            if not written:
+                return  # the exact text was already stored: nothing new replaces anything
+            new = written[0]
+            if new.id == old_id:
+                raise InvalidInput("a memory cannot supersede itself")
+            if self.store_.rowid_of(tx, old_id, namespace) is None:
+                raise NotFound(
+                    f"supersedes: no memory {old_id!r} in namespace {namespace!r}"
+                )
+            at = new.row.observed_at or clock.now()
+            supersede_memory(tx, namespace, old_id, new.id, at, actor=self.actor)
+
+        return then
+
+
+def _bounded(limit: object) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+        raise InvalidInput(f"limit must be a whole number from 1 to 1000, got {limit!r}")
+    return limit
+
+
+def _keep_newer(tx: Any, item: ReviewItem, memory: Any) -> None:
+    """Approving a conflict confirms the provisional choice: the newer value stands."""
+
+
+def _drop_newer(tx: Any, item: ReviewItem, memory: Any) -> None:
+    """Rejecting drops the newer fact and restores the older value's timeline."""
+    kept = item.evidence.get("kept", {})
+    row = tx.execute(
+        "SELECT subject, predicate FROM facts WHERE id = ?", (kept.get("fact"),)
+    ).fetchone()
+    if row is None:
+        return
+    tx.execute("DELETE FROM facts WHERE id = ?", (kept.get("fact"),))
+    changed = rebuild_slot(tx, item.namespace, str(row[0]), str(row[1]))
+    closed = item.evidence.get("closed", {}).get("memory_id")
+    if closed:
+        tx.execute(
+            "UPDATE memories SET status = CASE WHEN status = 'superseded' THEN 'active' "
+            "ELSE status END, valid_to = NULL, superseded_by = NULL "
+            "WHERE id = ? AND namespace = ? AND superseded_by = ?",
+            (closed, item.namespace, kept.get("memory_id")),
+        )
+    settle_memories(tx, item.namespace, changed, actor=memory.actor)
