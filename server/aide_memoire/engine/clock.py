@@ -22,7 +22,10 @@ def format_time(value: datetime) -> str:
 def parse_stored(value: str | None) -> datetime | None:
     if value is None:
         return None
-    return datetime.strptime(value, _FORMAT).replace(tzinfo=UTC)
+    # fromisoformat reads our fixed format ('Z' included) ~100x faster than strptime,
+    # which matters where recall reads the times of hundreds of candidates.
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def new_id() -> str:
