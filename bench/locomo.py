@@ -92,10 +92,11 @@ def score(ranked: list[str], evidence: set[str]) -> dict[str, float]:
     return out
 
 
-def run(path: Path, home: Path, *, mode: str) -> dict[str, Any]:
+def run(path: Path, home: Path, *, mode: str, lifecycle: bool = True) -> dict[str, Any]:
     samples = json.loads(path.read_text(encoding="utf-8"))
     settings = Settings(
-        home=home, embedding_model="none" if mode == "bm25" else Settings().embedding_model
+        home=home, embedding_model="none" if mode == "bm25" else Settings().embedding_model,
+        lifecycle_scoring=lifecycle,
     )
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
@@ -123,7 +124,9 @@ def run(path: Path, home: Path, *, mode: str) -> dict[str, Any]:
                 latencies.append((time.perf_counter() - started) * 1000)
                 ranked = [by_id.get(h.id, "") for h in hits]
                 rows.append({"category": category, **score(ranked, evidence)})
-    return summarise(rows, latencies, turns_total, ingest_seconds, mode)
+    result = summarise(rows, latencies, turns_total, ingest_seconds, mode)
+    result["lifecycle"] = "on" if lifecycle else "off"
+    return result
 
 
 def summarise(
@@ -160,16 +163,23 @@ def main() -> None:
         "--home", type=Path, default=None, help="store folder (default: a temp dir)"
     )
     parser.add_argument("--json", type=Path, default=None, help="also write the result here")
+    parser.add_argument(
+        "--lifecycle", choices=["on", "off"], default="on",
+        help="lifecycle scoring at its default weights (on) or pure relevance (off); the "
+        "bench's own recalls leave access history, as a user's would",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        result = run(args.path, args.home or Path(tmp), mode=args.mode)
+        result = run(
+            args.path, args.home or Path(tmp), mode=args.mode, lifecycle=args.lifecycle == "on"
+        )
     metrics = [f"hit@{k}" for k in KS] + ["recall@10", "mrr"]
     lines = [["overall", result["overall"]["n"], *(result["overall"][m] for m in metrics)]]
     lines += [
         [name, data["n"], *(data[m] for m in metrics)]
         for name, data in result["by_category"].items()
     ]
-    print(f"LOCOMO evidence retrieval ({result['mode']})")
+    print(f"LOCOMO evidence retrieval ({result['mode']}, lifecycle {result['lifecycle']})")
     print(table(["split", "n", *metrics], lines))
     print(
         f"ingest {result['ingest_turns']} turns at {result['ingest_turns_per_s']:.1f} turns/s; "

@@ -320,6 +320,10 @@ from .ops import register as _register_ops  # noqa: E402 - snapshot, doctor, ree
 
 _register_ops(cli, open_memory)
 
+from .lifecycle import register as _register_lifecycle  # noqa: E402 - maintain, feedback...
+
+_register_lifecycle(cli, open_memory)
+
 
 def main() -> None:
     cli(prog_name="aide-memoire")

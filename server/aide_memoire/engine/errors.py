@@ -12,7 +12,8 @@
     ├── StoreError              the database file cannot be used as it is
     │   ├── ForeignDatabase     not an aide-memoire store (or corrupt): left untouched
     │   ├── NewerSchema         written by a newer aide-memoire: left untouched
-    │   └── StoreFull           the disk or the configured size limit is reached
+    │   ├── StoreFull           the disk or the configured size limit is reached
+    │   └── MaintenanceBusy     another maintenance runner holds the namespace's lease
     └── ModelUnavailable        a configured model is not present locally
 
 Every message names the problem and what to do next. Edges (CLI, MCP) map these to
@@ -28,6 +29,7 @@ __all__ = [
     "InvalidInput",
     "InvalidNamespace",
     "InvalidQuery",
+    "MaintenanceBusy",
     "ModelUnavailable",
     "NewerSchema",
     "NotFound",
@@ -88,6 +90,10 @@ class NewerSchema(StoreError):
 
 class StoreFull(StoreError):
     """The disk, or the configured size limit, is full."""
+
+
+class MaintenanceBusy(StoreError):
+    """Another maintenance runner is working the namespace (it holds the lease)."""
 
 
 class ModelUnavailable(AideMemoireError):

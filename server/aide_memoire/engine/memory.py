@@ -25,6 +25,7 @@ from .driver import load_driver
 from .embed import Embedder
 from .errors import AideMemoireError, InvalidInput, NotFound
 from .facts.api import FactsAPI
+from .lifecycle.api import LifecycleAPI
 from .models import Hit, ImportReport, MemoryRecord, Stage, Status
 from .ops import doctor as ops_doctor
 from .ops import reembed as ops_reembed
@@ -62,7 +63,7 @@ def _limit(limit: object, *, maximum: int = LIMIT_MAX) -> int:
     return limit
 
 
-class Memory(TrustAPI, FactsAPI):
+class Memory(TrustAPI, LifecycleAPI, FactsAPI):
     """Persistent memory in one local SQLite file. Thread-safe; use as a context manager.
 
     >>> with Memory(home=tmp) as memory:                          # doctest: +SKIP
@@ -108,6 +109,9 @@ class Memory(TrustAPI, FactsAPI):
         self.trust = Trust(self.db, self.store_, mode=settings.screen_mode)
         # Run in the writing transaction after new rows and their vectors are in.
         self.after_write: list[tuple[str, WriteHook]] = []
+        if not hasattr(self, "proposal_handlers"):
+            self.proposal_handlers = {}
+        self._init_lifecycle()  # scoring adjuster, near-duplicate hook, proposal handlers
         self._init_facts()  # extraction hook, supersession and bridge adjusters
 
     def warm(self) -> None:
@@ -409,6 +413,7 @@ class Memory(TrustAPI, FactsAPI):
         since: datetime | str | None = None,
         until: datetime | str | None = None,
         limit: int = 50,
+        include_archived: bool = False,
         as_of: datetime | str | None = None,
         include_superseded: bool = False,
     ) -> list[MemoryRecord]:
@@ -417,6 +422,7 @@ class Memory(TrustAPI, FactsAPI):
         ``as_of`` lists what was valid then; ``include_superseded`` adds replaced memories.
         """
         where = self._filter(namespace, tags, kinds, min_importance, since, until, as_of,
+                             include_archived=include_archived,
                              include_superseded=include_superseded)
         return self.store_.list(self.db.conn(), where, _limit(limit))
 
@@ -431,20 +437,24 @@ class Memory(TrustAPI, FactsAPI):
         since: datetime | str | None = None,
         until: datetime | str | None = None,
         as_of: datetime | str | None = None,
+        include_archived: bool = False,
+        pure: bool = False,
         include_superseded: bool = False,
     ) -> list[Hit]:
         """The memories most relevant to ``query``, best first, searching every row.
 
         ``as_of`` answers from what was valid at that time (superseded memories included
-        if they were current then; later ones left out). ``include_superseded`` adds
-        replaced memories (history); each ranks just below what replaced it and names it
-        in ``superseded_by``.
+        if they were current then; later ones left out). ``include_archived`` adds the
+        cold tier; ``pure`` ranks by relevance alone (no lifecycle scoring: benchmarks).
+        ``include_superseded`` adds replaced memories (history); each ranks just below
+        what replaced it and names it in ``superseded_by``.
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty; say what to recall")
         where = self._filter(namespace, tags, kinds, None, since, until, as_of,
+                             include_archived=include_archived,
                              include_superseded=include_superseded)
-        request = RecallRequest(query=query, where=where, limit=_limit(limit))
+        request = RecallRequest(query=query, where=where, limit=_limit(limit), pure=pure)
         with self.db.read() as conn:
             hits = self.recaller.recall(conn, request)
         self.access.note(hit.id for hit in hits)
@@ -468,6 +478,7 @@ class Memory(TrustAPI, FactsAPI):
         until: datetime | str | None,
         as_of: datetime | str | None = None,
         *,
+        include_archived: bool = False,
         include_superseded: bool = False,
     ) -> RowFilter:
         moment = v.parse_time(as_of, field="as_of")
@@ -483,7 +494,8 @@ class Memory(TrustAPI, FactsAPI):
             as_of=moment,
             # Back then, a memory superseded or archived since was still current.
             statuses=("active", "superseded", "archived") if moment
-            else ("active", *(("superseded",) if include_superseded else ())),
+            else ("active", *(("archived",) if include_archived else ()),
+                  *(("superseded",) if include_superseded else ())),
         )
 
     def status(self) -> Status:

@@ -13,6 +13,7 @@ from typing import Any
 from .code.schema import SCHEMA_SQL as CODE_SCHEMA_SQL
 from .code.schema import VECTORS_SQL as CODE_VECTORS_SQL
 from .facts import schema as facts_schema
+from .lifecycle import schema as lifecycle_schema
 from .trust import schema as trust_schema
 
 __all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Migration"]
@@ -114,6 +115,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "code index", _run(CODE_SCHEMA_SQL)),
     Migration(5, "code vectors", _run(CODE_VECTORS_SQL)),
     Migration(6, facts_schema.MIGRATION_NAME, facts_schema.apply),
+    Migration(7, lifecycle_schema.MIGRATION_NAME, _run(lifecycle_schema.SCHEMA_SQL)),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -140,6 +140,76 @@ class Settings(BaseSettings):
         "cases for review; 'observe' only flags them. Secrets are refused in both modes.",
     )
 
+    # -- lifecycle (docs/lifecycle.md) -----------------------------------------------
+    lifecycle_scoring: bool = Field(
+        default=True,
+        description="Blend utility (importance, forgetting curve, access recency, feedback) "
+        "into recall's ranking at query time. Off: pure relevance (benchmark mode).",
+    )
+    lifecycle_weight_importance: float = Field(
+        default=0.1, ge=0, le=1,
+        description="Recall multiplier per unit of (2 * importance - 1).",
+    )
+    lifecycle_weight_feedback: float = Field(
+        default=0.3, ge=0, le=1,
+        description="Recall multiplier per unit of the feedback estimate (-1 wrong .. +1 helpful).",
+    )
+    lifecycle_weight_retention: float = Field(
+        default=0.15, ge=0, le=1,
+        description="Most a stale memory loses on the forgetting curve (retention 0: -this).",
+    )
+    lifecycle_weight_access: float = Field(
+        default=0.02, ge=0, le=1,
+        description="Most a recently recalled memory gains (access recency 1: +this).",
+    )
+    lifecycle_half_life_days: float = Field(
+        default=30.0, gt=0,
+        description="Forgetting curve: days for an unused memory's retention to halve; each "
+        "successful recall (helpful feedback counts 3) stretches it by one more half-life.",
+    )
+    lifecycle_access_half_life_days: float = Field(
+        default=7.0, gt=0, description="Days for the access-recency bonus to halve."
+    )
+    near_duplicate_threshold: float = Field(
+        default=0.92, ge=0.5, le=1.0,
+        description="Cosine similarity (same namespace, same kind) from which a new memory "
+        "counts as a near duplicate of an existing one.",
+    )
+    near_duplicate_policy: Literal["link", "merge", "review", "off"] = Field(
+        default="link",
+        description="A near duplicate on write: 'link' keeps both and records the pair "
+        "(maintenance proposes the merge), 'merge' archives the new one into the existing "
+        "one at once, 'review' stages a merge proposal, 'off' does nothing.",
+    )
+    consolidation_threshold: float = Field(
+        default=0.72, ge=0.3, le=1.0,
+        description="Similarity (cosine plus a bonus for shared tags and names) from which "
+        "memories are clustered for a consolidated summary.",
+    )
+    demote_after_days: float = Field(
+        default=120.0, gt=0,
+        description="Maintenance proposes moving a memory to the cold tier when it was not "
+        "used for this long and has no importance or feedback keeping it warm.",
+    )
+    proposal_expiry_days: float = Field(
+        default=30.0, gt=0,
+        description="Maintenance proposals not decided within this time expire without effect.",
+    )
+    maintenance_max_proposals: int = Field(
+        default=50, ge=0, le=10_000,
+        description="At most this many proposals staged by one maintenance run.",
+    )
+    auto_maintenance: bool = Field(
+        default=False,
+        description="Run maintenance's safe band (exact duplicates, expired memories) in the "
+        "background when a namespace was not maintained for auto_maintenance_hours. Never "
+        "stages proposals.",
+    )
+    auto_maintenance_hours: float = Field(
+        default=24.0, gt=0, description="How stale a namespace's maintenance may get when "
+        "auto_maintenance is on."
+    )
+
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
         """Settings from the environment, with explicit overrides winning."""

@@ -10,6 +10,7 @@ from ..engine.models import MemoryRecord
 from . import handlers as h
 from . import models as m
 from .code import CODE_TOOLS
+from .lifecycle import LIFECYCLE_TOOLS
 from .render import render_memories
 from .spec import ToolSpec
 from .trust import TRUST_TOOLS
@@ -159,6 +160,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     *TRUST_TOOLS,
     *CODE_TOOLS,
+    *LIFECYCLE_TOOLS,
 )
 
 

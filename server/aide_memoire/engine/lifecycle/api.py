@@ -1,0 +1,246 @@
+"""The lifecycle half of ``Memory``'s public API: feedback, maintenance, consolidation, tiers.
+
+``Memory`` inherits these methods and calls :meth:`LifecycleAPI._init_lifecycle` once
+its parts exist; that registers the recall adjuster, the write hook, the proposal
+handlers and (opt-in) the background runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import clock
+from .. import validate as v
+from ..errors import InvalidInput, NotFound
+from ..trust import audit
+from . import consolidate as cons
+from . import lease, runner, tiers
+from .background import Background
+from .dedup import NearDuplicates
+from .models import (
+    ConsolidationReport,
+    FeedbackResult,
+    MaintenanceReport,
+    MaintenanceStatus,
+    NamespaceMaintenance,
+    RestoreResult,
+    SummaryPlan,
+)
+from .scoring import OUTCOME_VALUES, Weights, estimate, utility_adjuster
+from .summaries import approve_consolidate, write_summary
+
+if TYPE_CHECKING:
+    from ..db import Database
+    from ..embed import Embedder
+    from ..recall import Recaller
+    from ..settings import Settings
+    from ..store import Store, WriteHook
+    from ..trust.api import ProposalHandler
+    from ..trust.guard import Trust
+    from ..vectors import VectorTables
+
+__all__ = ["LifecycleAPI"]
+
+
+class LifecycleAPI:
+    """Mixed into ``Memory``."""
+
+    db: Database
+    store_: Store
+    trust: Trust
+    settings: Settings
+    embedder: Embedder
+    recaller: Recaller
+    vector_tables: VectorTables
+    after_write: list[tuple[str, WriteHook]]
+    proposal_handlers: dict[str, tuple[ProposalHandler, ProposalHandler]]
+    actor: str
+
+    def _init_lifecycle(self) -> None:
+        if self.settings.lifecycle_scoring:
+            weights = Weights.from_settings(self.settings)
+            self.recaller.adjusters.append(("lifecycle", utility_adjuster(weights)))
+        self.near_duplicates = NearDuplicates(
+            self.store_, self.settings, self._live_space, lambda: self.actor
+        )
+        self.after_write.append(("near_duplicates", self.near_duplicates))
+        self.proposal_handlers["merge"] = (runner.approve_merge, runner.reject_noop)
+        self.proposal_handlers["consolidate"] = (approve_consolidate, runner.reject_noop)
+        self.proposal_handlers["demote"] = (runner.approve_demote, runner.reject_noop)
+        self.background = Background(self) if self.settings.auto_maintenance else None
+        if self.background is not None:
+            self.background.start()
+
+    def _live_space(self) -> Any:
+        """The embedding space when dense vectors are being written, else None."""
+        return self.embedder.space if self.recaller.dense_live() else None
+
+    def vector_table(self, conn: Any) -> str | None:
+        """The vec0 table of the configured model, loading it if need be; None if off."""
+        if not self.recaller.dense_live() or not self.embedder.wait():
+            return None
+        space = self.embedder.space
+        found = conn.execute(
+            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
+        ).fetchone() if space is not None else None
+        return str(found[0]) if found else None
+
+    # -- feedback ----------------------------------------------------------------------
+
+    def feedback(
+        self, memory_id: str, outcome: str, *, namespace: str = "default"
+    ) -> FeedbackResult:
+        """Record whether a recalled memory helped: 'helpful', 'unhelpful' or 'wrong'.
+
+        Kept as a running estimate per memory that recall blends into its ranking;
+        helpful feedback also counts as successful recalls on the forgetting curve.
+        """
+        namespace = v.validate_namespace(namespace)
+        if outcome not in OUTCOME_VALUES:
+            raise InvalidInput(f"outcome must be helpful, unhelpful or wrong, not {outcome!r}")
+        column = outcome
+        stamp = clock.format_time(clock.now())
+        with self.db.write() as tx:
+            found = tx.execute(
+                "SELECT content_hash FROM memories WHERE id = ? AND namespace = ?",
+                (memory_id, namespace),
+            ).fetchone()
+            if found is None:
+                raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
+            tx.execute(
+                f"INSERT INTO memory_feedback (memory_id, {column}, last_at) VALUES (?, 1, ?) "
+                f"ON CONFLICT (memory_id) DO UPDATE SET {column} = {column} + 1, last_at = ?",
+                (memory_id, stamp, stamp),
+            )
+            h, u, w = tx.execute(
+                "SELECT helpful, unhelpful, wrong FROM memory_feedback WHERE memory_id = ?",
+                (memory_id,),
+            ).fetchone()
+            value = estimate(int(h), int(u), int(w))
+            # utility is read by recall's scoring; the text is never touched.
+            tx.execute("UPDATE memories SET utility = ? WHERE id = ?", (value, memory_id))
+            audit.append_event(tx, actor=self.actor, action="lifecycle.feedback",
+                               namespace=namespace, memory_id=memory_id,
+                               content_hash=str(found[0]), detail={"outcome": outcome})
+        return FeedbackResult(id=memory_id, namespace=namespace, outcome=outcome,  # type: ignore[arg-type]
+                              helpful=int(h), unhelpful=int(u), wrong=int(w),
+                              estimate=round(value, 4))
+
+    # -- maintenance -------------------------------------------------------------------
+
+    def maintain(
+        self, namespace: str = "default", *, apply: bool = False, auto_only: bool = False
+    ) -> MaintenanceReport:
+        """Plan maintenance of a namespace; with ``apply``, do the safe steps and stage
+        the judgement calls as review proposals (only the safe steps with ``auto_only``).
+
+        A dry run (the default) writes nothing. Raises MaintenanceBusy if another runner
+        is working the namespace.
+        """
+        namespace = v.validate_namespace(namespace)
+        return runner.maintain(self, namespace, apply=apply, auto_only=auto_only)
+
+    def maintenance_status(self, namespace: str | None = None) -> MaintenanceStatus:
+        """When maintenance last ran in each namespace, what waits for review, what is live."""
+        names: Sequence[str]
+        conn = self.db.conn()
+        if namespace is not None:
+            names = [v.validate_namespace(namespace)]
+        else:
+            names = [str(n) for (n,) in conn.execute(
+                "SELECT DISTINCT namespace FROM memories UNION "
+                "SELECT DISTINCT namespace FROM maintenance_runs ORDER BY 1")]
+        rows = []
+        for name in names:
+            last = conn.execute(
+                "SELECT started_at, mode, status FROM maintenance_runs WHERE namespace = ? "
+                "ORDER BY started_at DESC LIMIT 1", (name,),
+            ).fetchone()
+            (pending,) = conn.execute(
+                "SELECT count(*) FROM review_items WHERE namespace = ? AND status = 'pending' "
+                f"AND kind IN ({','.join('?' * len(runner.PROPOSAL_KINDS))}) "
+                "AND (expires_at IS NULL OR expires_at > ?)",
+                (name, *runner.PROPOSAL_KINDS, clock.format_time(clock.now())),
+            ).fetchone()
+            (archived,) = conn.execute(
+                "SELECT count(*) FROM memories WHERE namespace = ? AND status = 'archived'",
+                (name,),
+            ).fetchone()
+            rows.append(NamespaceMaintenance(
+                namespace=name, last_run_at=clock.parse_stored(last[0]) if last else None,
+                last_run_mode=last[1] if last else None, last_run_status=last[2] if last else None,
+                pending_proposals=int(pending), archived=int(archived),
+                lease_holder=lease.holder(conn, name),
+            ))
+        settings = self.settings
+        if settings.near_duplicate_policy == "off":
+            near = "off (near_duplicate_policy = off)"
+        elif not self.recaller.dense_live():
+            near = "off: no embedding model (keyword-only store)"
+        else:
+            near = (f"{settings.near_duplicate_policy} at cosine >= "
+                    f"{settings.near_duplicate_threshold} (same namespace and kind; not turns)")
+        consolidation = ("extractive, similarity >= "
+                         f"{settings.consolidation_threshold}" if self.recaller.dense_live()
+                         else "off: no embedding model (keyword-only store)")
+        auto = (f"on: safe band every {settings.auto_maintenance_hours} h"
+                if settings.auto_maintenance else "off")
+        return MaintenanceStatus(namespaces=rows, scoring=settings.lifecycle_scoring,
+                                 near_duplicates=near, consolidation=consolidation,
+                                 auto_maintenance=auto)
+
+    # -- consolidation -----------------------------------------------------------------
+
+    def consolidate(self, namespace: str = "default", *, dry_run: bool = False,
+                    limit: int = 20) -> ConsolidationReport:
+        """Cluster related memories and write an extractive summary for each cluster;
+        the sources are archived, linked from the summary, and stay readable.
+
+        ``dry_run`` returns the summaries it would write and changes nothing.
+        """
+        namespace = v.validate_namespace(namespace)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidInput("limit must be a whole number from 1 to 1000")
+        report = ConsolidationReport(namespace=namespace, dry_run=dry_run)
+        with self.db.read() as conn:
+            table = self.vector_table(conn)
+            if table is None:
+                report.notes.append("consolidation needs the embedding model; none here")
+                return report
+            clusters = [cons.summarise(conn, c, self.embedder.encode) for c in
+                        cons.find_clusters(conn, table, namespace,
+                                           self.settings.consolidation_threshold, limit=limit)]
+            contents = {str(i): str(c) for i, c in conn.execute(
+                "SELECT id, content FROM memories WHERE namespace = ?", (namespace,))
+                if str(i) in {m for cl in clusters for m in cl.ids}}
+        for cluster in clusters:
+            plan = SummaryPlan(source_ids=cluster.ids, similarity=cluster.similarity,
+                               tags=cluster.tags,
+                               text=cons.render(cluster.pieces, contents, len(cluster.ids)))
+            if not dry_run:
+                with self.db.write() as tx:
+                    plan.summary_id = write_summary(self, tx, namespace,
+                                                    cons.pieces_evidence(cluster),
+                                                    reason="consolidate")
+            report.summaries.append(plan)
+        return report
+
+    # -- tiers -------------------------------------------------------------------------
+
+    def promote(self, memory_id: str, *, namespace: str = "default") -> RestoreResult:
+        """Bring an archived (cold) memory back to the active tier; recall finds it again."""
+        namespace = v.validate_namespace(namespace)
+        with self.db.write() as tx:
+            done = tiers.restore(tx, self.store_, memory_id, namespace, actor=self.actor)
+            found = tx.execute("SELECT status FROM memories WHERE id = ? AND namespace = ?",
+                               (memory_id, namespace)).fetchone()
+        if found is None:
+            raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
+        return RestoreResult(id=memory_id, namespace=namespace, restored=done,
+                             status=str(found[0]))
+
+    def links(self, memory_id: str) -> list[dict[str, Any]]:
+        """The lifecycle links of a memory: duplicates, merges, summaries and their sources."""
+        return [{"source": s, "target": t, "kind": k, "score": sc}
+                for s, t, k, sc in tiers.links_of(self.db.conn(), memory_id)]

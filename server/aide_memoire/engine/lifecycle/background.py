@@ -1,0 +1,71 @@
+"""Opt-in background maintenance: the safe band only, for namespaces left unmaintained.
+
+Never stages proposals: a judgement call needs a person, and a person must ask for it
+(``maintain --apply``). The thread is a daemon and stops when the store closes.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+import structlog
+
+from .. import clock
+from ..errors import AideMemoireError
+
+if TYPE_CHECKING:
+    from .api import LifecycleAPI
+
+__all__ = ["Background"]
+
+log = structlog.get_logger(__name__)
+
+
+class Background:
+    def __init__(self, host: LifecycleAPI, *, poll_s: float = 60.0) -> None:
+        self.host = host
+        self.poll_s = poll_s
+        self.stop = threading.Event()
+        self.runs = 0
+        self._thread = threading.Thread(target=self._loop, name="aide-memoire-maintenance",
+                                        daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def due(self) -> list[str]:
+        """Namespaces whose last run is older than the configured interval (or never)."""
+        cutoff = clock.format_time(
+            clock.now() - timedelta(hours=self.host.settings.auto_maintenance_hours))
+        conn = self.host.db.conn()
+        return [str(n) for (n,) in conn.execute(
+            "SELECT DISTINCT m.namespace FROM memories m WHERE NOT EXISTS (SELECT 1 FROM "
+            "maintenance_runs r WHERE r.namespace = m.namespace AND r.started_at > ?)",
+            (cutoff,))]
+
+    def run_once(self) -> int:
+        count = 0
+        for namespace in self.due():
+            if self.stop.is_set() or self.host.db.closed:
+                break
+            with self.host.acting_as("auto-maintenance"):  # type: ignore[attr-defined]
+                from .runner import maintain
+
+                maintain(self.host, namespace, apply=True, auto_only=True, mode="auto")
+            count += 1
+        self.runs += 1
+        return count
+
+    def _loop(self) -> None:
+        while not self.stop.is_set() and not self.host.db.closed:
+            try:
+                self.run_once()
+            except AideMemoireError as exc:  # busy (another runner) or closed: try later
+                log.info("auto_maintenance_skipped", error=str(exc))
+            except Exception as exc:  # noqa: BLE001 - a background thread must not die loudly
+                if self.host.db.closed:
+                    return
+                log.warning("auto_maintenance_failed", error=str(exc))
+            self.stop.wait(self.poll_s)

@@ -1,0 +1,156 @@
+"""The lifecycle tools: outcome feedback, consolidation, the maintenance runner and its status.
+
+Maintenance never decides a judgement call: it stages proposals that a person clears
+through memory_review_queue / memory_review_decide.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from ..engine.lifecycle.models import (
+    ConsolidationReport,
+    FeedbackResult,
+    MaintenanceReport,
+    MaintenanceStatus,
+)
+from .models import MemoryId, Namespace, ToolInput
+from .spec import ToolSpec
+
+if TYPE_CHECKING:
+    from ..engine.memory import Memory
+
+__all__ = ["LIFECYCLE_TOOLS"]
+
+ACTOR = "mcp"
+
+
+class FeedbackInput(ToolInput):
+    id: MemoryId
+    outcome: Literal["helpful", "unhelpful", "wrong"] = Field(
+        description="helpful: the memory helped answer or act; unhelpful: recalled but of no "
+        "use here; wrong: it is incorrect or out of date."
+    )
+    namespace: Namespace = None
+
+
+class ConsolidateInput(ToolInput):
+    dry_run: bool = Field(default=True, description="Only show the summaries it would write "
+                          "(default). False writes them and archives their sources.")
+    limit: int = Field(default=20, ge=1, le=1000, description="At most this many summaries.")
+    namespace: Namespace = None
+
+
+class MaintenanceRunInput(ToolInput):
+    apply: bool = Field(default=False, description="False (default): a dry run, a report of "
+                        "what it would do, nothing written. True: do the safe steps and stage "
+                        "the judgement calls as review proposals.")
+    auto_only: bool = Field(default=False, description="Only the safe steps (exact duplicates, "
+                            "expired memories); stage no proposals.")
+    namespace: Namespace = None
+
+
+class MaintenanceStatusInput(ToolInput):
+    namespace: Namespace = None
+    all_namespaces: bool = Field(default=False, description="Every namespace, not just one.")
+
+
+def feedback(memory: Memory, args: FeedbackInput, default_ns: str) -> FeedbackResult:
+    with memory.acting_as(ACTOR):
+        return memory.feedback(args.id, args.outcome, namespace=args.namespace or default_ns)
+
+
+def consolidate(memory: Memory, args: ConsolidateInput, default_ns: str) -> ConsolidationReport:
+    with memory.acting_as(ACTOR):
+        return memory.consolidate(args.namespace or default_ns, dry_run=args.dry_run,
+                                  limit=args.limit)
+
+
+def maintenance_run(
+    memory: Memory, args: MaintenanceRunInput, default_ns: str
+) -> MaintenanceReport:
+    with memory.acting_as(ACTOR):
+        return memory.maintain(args.namespace or default_ns, apply=args.apply,
+                               auto_only=args.auto_only)
+
+
+def maintenance_status(
+    memory: Memory, args: MaintenanceStatusInput, default_ns: str
+) -> MaintenanceStatus:
+    return memory.maintenance_status(None if args.all_namespaces
+                                     else args.namespace or default_ns)
+
+
+LIFECYCLE_TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        name="memory_feedback",
+        title="Say whether a memory helped",
+        description=(
+            "Tell memory whether a recalled memory was helpful, unhelpful or wrong for the "
+            "task at hand. Recall ranks helpful memories higher and wrong ones lower from "
+            "then on (a running estimate per memory; the text is never changed). Use it "
+            "after acting on a recalled memory, or when the user corrects one. Do not use "
+            "it to delete or edit a memory (use memory_forget, or store the correction)."
+        ),
+        input=FeedbackInput,
+        output=FeedbackResult,
+        handler=feedback,
+        read_only=False,
+        destructive=False,
+        idempotent=False,
+    ),
+    ToolSpec(
+        name="memory_consolidate",
+        title="Consolidate related memories",
+        description=(
+            "Group closely related memories and summarise each group extractively (its most "
+            "central sentences, in date order, with dates; no text is invented). By default "
+            "a dry run that shows the summaries; with dry_run=false it writes each summary "
+            "and archives its sources (still readable, linked from the summary). Only write "
+            "when the user asked for it; otherwise run memory_maintenance_run, which stages "
+            "consolidations for review."
+        ),
+        input=ConsolidateInput,
+        output=ConsolidationReport,
+        handler=consolidate,
+        read_only=False,
+        destructive=False,
+        idempotent=False,
+    ),
+    ToolSpec(
+        name="memory_maintenance_run",
+        title="Run memory maintenance",
+        description=(
+            "Tidy a namespace. By default a dry run: a report of what it would do, nothing "
+            "written. With apply=true it does only provably safe steps itself (retires exact "
+            "duplicates, archives memories past their metadata.expires_at, expires overdue "
+            "proposals) and stages every judgement call (near-duplicate merges, summaries, "
+            "moving unused memories to the cold tier) as a proposal in the review queue, "
+            "with its evidence. Nothing is deleted; proposals expire unless a person decides."
+        ),
+        input=MaintenanceRunInput,
+        output=MaintenanceReport,
+        handler=maintenance_run,
+        read_only=False,
+        destructive=False,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="memory_maintenance_status",
+        title="Memory maintenance status",
+        description=(
+            "When maintenance last ran in a namespace (or every namespace), how many "
+            "proposals wait for review, how many memories are in the cold tier, and which "
+            "lifecycle parts are live (utility scoring, near-duplicate detection, "
+            "consolidation, background maintenance)."
+        ),
+        input=MaintenanceStatusInput,
+        output=MaintenanceStatus,
+        handler=maintenance_status,
+        read_only=True,
+        destructive=False,
+        idempotent=True,
+    ),
+)
