@@ -44,7 +44,7 @@ class Mention:
 _CAPS = re.compile(
     r"(?<![\w'’])([A-Z][\w&'’.-]*[\w&]|[A-Z])((?:\s+(?:of|de|la|von|van|the)?\s*[A-Z][\w&'’.-]*[\w&])*)"
 )
-_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n\s*|[\"“(]\s*)$")
+_OPENERS = frozenset(".!?\n\"“(:")
 # Capitalised words that are not names (sentence openers, pronouns, calendar words).
 _NOT_NAMES = frozenset(
     [
@@ -82,7 +82,8 @@ def find_names(text: str) -> list[Mention]:
     for match in _CAPS.finditer(text):
         span = match.group(0)
         words = span.split()
-        at_start = bool(_SENTENCE_START.search(text[: match.start()]))
+        before = text[max(0, match.start() - 8) : match.start()].rstrip()
+        at_start = not before or before[-1] in _OPENERS
         if at_start and len(words) == 1:
             continue
         if at_start and normalise(words[0]) in _NOT_NAMES:

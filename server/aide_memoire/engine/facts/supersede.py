@@ -100,10 +100,9 @@ def close_matching(
     ).fetchall()
     category = category_of(same_category_as) if same_category_as else None
     changed: set[str] = set()
-    for fid, fobj, fpred, fmemory in rows:
+    for fid, fobj, _pred, fmemory in rows:
         if obj is not None:
-            hit = fobj == obj and (fpred.split(":")[0] == base or base in ("uses", "likes")
-                                   or fpred.startswith("prefers:"))
+            hit = fobj == obj
         else:
             hit = category is not None and category_of(fobj) == category and fobj != (
                 same_category_as
@@ -119,18 +118,26 @@ def close_matching(
 
 
 def settle_memories(tx: Any, namespace: str, memory_ids: set[str], *, actor: str) -> None:
-    """Close each memory whose facts are now all closed by another memory."""
+    """Close each memory whose facts are now all closed by another memory; one partly
+    closed only names its replacement."""
     for memory_id in sorted(memory_ids):
         facts = tx.execute(
             "SELECT valid_to, ended_by FROM facts WHERE namespace = ? AND memory_id = ?",
             (namespace, memory_id),
         ).fetchall()
-        if not facts or any(end is None for end, _ in facts):
-            continue
         closers = [(str(end), str(by)) for end, by in facts if by and by != memory_id]
-        if len(closers) < len(facts):
+        if not closers:
             continue
         end, by = max(closers)
+        if len(closers) < len(facts):
+            # Partly out of date: it stays current but names what replaced a part of it,
+            # so recall ranks it below that.
+            tx.execute(
+                "UPDATE memories SET superseded_by = ? WHERE id = ? AND namespace = ? "
+                "AND superseded_by IS NULL",
+                (by, memory_id, namespace),
+            )
+            continue
         found = tx.execute(
             "SELECT kind, status, superseded_by FROM memories WHERE id = ? AND namespace = ?",
             (memory_id, namespace),
