@@ -41,7 +41,7 @@ class Weights:
     importance: float = 0.1
     feedback: float = 0.3
     retention: float = 0.15
-    access: float = 0.02
+    access: float = 0.0
     half_life_days: float = 30.0
     access_half_life_days: float = 7.0
 
