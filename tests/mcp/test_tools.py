@@ -225,6 +225,9 @@ BAD_ARGUMENTS = [
     ("memory_code_index", {}),
     ("memory_code_search", {"root": "/tmp", "query": "x", "limit": 0}),
     ("memory_code_symbol", {"root": "/tmp", "name": ""}),
+    ("memory_facts", {"subject": ""}),
+    ("memory_facts", {"subject": "alice", "as_of": "last spring"}),
+    ("memory_related", {"entity_or_id": "alice", "depth": 9}),
 ]
 
 
@@ -279,6 +282,8 @@ GOOD_ARGUMENTS = {
     "memory_code_index": {"root": "/tmp"},
     "memory_code_search": {"root": "/tmp", "query": "x"},
     "memory_code_symbol": {"root": "/tmp", "name": "x"},
+    "memory_facts": {"subject": "alice"},
+    "memory_related": {"entity_or_id": "alice"},
 }
 
 

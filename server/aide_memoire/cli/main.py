@@ -16,12 +16,20 @@ from ..engine.errors import AideMemoireError, InvalidInput, NotFound
 from ..engine.memory import Memory
 from ..engine.settings import Settings
 from ..logs import configure_logging
+from .facts import format_facts
 from .output import emit, fail, format_hit, format_record, format_records
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+
+
+def as_of_options(fn: F) -> F:
+    fn = click.option("--include-superseded", is_flag=True,
+                      help="Also show replaced memories (history), each below its replacement.")(fn)
+    return click.option("--as-of", default=None,
+                        help="Answer from what was valid at this time (ISO 8601).")(fn)
 
 
 def json_option(fn: F) -> F:
@@ -87,6 +95,8 @@ def _read_content(text: str) -> str | bytes:
 @click.option("--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
 @click.option("--source", default="cli", show_default=True, help="Where the memory came from.")
 @click.option("--observed-at", default=None, help="When it happened (ISO 8601).")
+@click.option("--supersedes", default=None,
+              help="Id of a memory this one replaces (kept as history, ranked below).")
 @json_option
 @click.pass_context
 def store(
@@ -98,6 +108,7 @@ def store(
     importance: float,
     source: str,
     observed_at: str | None,
+    supersedes: str | None,
     as_json: bool,
 ) -> None:
     """Store TEXT as a memory ('-' reads it from stdin). Prints its id."""
@@ -110,6 +121,7 @@ def store(
             importance=importance,
             source=source,
             observed_at=observed_at,
+            supersedes=supersedes,
         )
     emit({"id": memory_id, "namespace": namespace}, as_json=as_json, text=memory_id)
 
@@ -120,6 +132,7 @@ def store(
 @click.option("--limit", type=int, default=10, show_default=True, help="How many hits.")
 @click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
 @click.option("--tags", default="", help="Only memories with one of these tags (comma-separated).")
+@as_of_options
 @json_option
 @click.pass_context
 def recall(
@@ -129,6 +142,8 @@ def recall(
     limit: int,
     kinds: tuple[str, ...],
     tags: str,
+    as_of: str | None,
+    include_superseded: bool,
     as_json: bool,
 ) -> None:
     """Recall the memories most relevant to QUERY, best first."""
@@ -139,6 +154,8 @@ def recall(
             limit=limit,
             kinds=list(kinds) or None,
             tags=[t for t in tags.split(",") if t] or None,
+            as_of=as_of,
+            include_superseded=include_superseded,
         )
     text = "\n".join(format_hit(i, h) for i, h in enumerate(hits, 1)) or "no memories found"
     emit({"query": query, "hits": hits}, as_json=as_json, text=text)
@@ -152,6 +169,7 @@ def recall(
 @click.option("--since", default=None, help="Only observed at or after this time (ISO 8601).")
 @click.option("--until", default=None, help="Only observed at or before this time (ISO 8601).")
 @click.option("--limit", type=int, default=50, show_default=True, help="How many memories.")
+@as_of_options
 @json_option
 @click.pass_context
 def search(
@@ -163,6 +181,8 @@ def search(
     since: str | None,
     until: str | None,
     limit: int,
+    as_of: str | None,
+    include_superseded: bool,
     as_json: bool,
 ) -> None:
     """List memories by filters, newest first."""
@@ -175,6 +195,8 @@ def search(
             since=since,
             until=until,
             limit=limit,
+            as_of=as_of,
+            include_superseded=include_superseded,
         )
     emit({"memories": records}, as_json=as_json, text=format_records(records))
 
@@ -188,10 +210,15 @@ def get(ctx: click.Context, memory_id: str, namespace: str, as_json: bool) -> No
     """Show one memory by id."""
     with open_memory(ctx) as memory:
         try:
-            record = memory.get(memory_id, namespace=namespace)
+            record = memory.get_detail(memory_id, namespace=namespace)
         except NotFound as exc:
             fail(str(exc), EXIT_ERROR)
-    emit(record, as_json=as_json, text=format_record(record))
+    text = format_record(record)
+    if record.superseded_by:
+        text += f"\n    superseded by {record.superseded_by}"
+    if record.facts:
+        text += "\nfacts:\n" + format_facts(record.facts)
+    emit(record, as_json=as_json, text=text)
 
 
 @cli.command()
@@ -323,6 +350,10 @@ _register_ops(cli, open_memory)
 from .lifecycle import register as _register_lifecycle  # noqa: E402 - maintain, feedback...
 
 _register_lifecycle(cli, open_memory)
+
+from .facts import register as _register_facts  # noqa: E402 - facts, related
+
+_register_facts(cli, open_memory)
 
 
 def main() -> None:

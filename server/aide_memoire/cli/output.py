@@ -51,7 +51,8 @@ def format_record(record: MemoryRecord) -> str:
 def format_hit(rank: int, hit: Hit) -> str:
     why = ", ".join(f"{name} #{place}" for name, place in sorted(hit.ranks.items()))
     head = f"{rank:>3}. {hit.id}  {hit.kind}  {_when(hit)}  score {hit.score:.4f}  ({why})"
-    return f"{head}\n     {hit.content}"
+    replaced = f"  (superseded by {hit.superseded_by})" if hit.superseded_by else ""
+    return f"{head}{replaced}\n     {hit.content}"
 
 
 def format_records(records: Sequence[MemoryRecord]) -> str:

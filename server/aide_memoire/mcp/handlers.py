@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..engine.models import MemoryRecord
+from ..engine.facts.models import MemoryDetail
 from . import models as m
 from .render import estimate_tokens, render_memory
 
@@ -35,6 +35,7 @@ def store(memory: Memory, args: m.StoreInput, default_ns: str) -> m.StoreOutput:
         metadata=args.metadata,
         observed_at=args.observed_at,
         source=args.source,
+        supersedes=args.supersedes,
     )
     return m.StoreOutput(id=memory_id, namespace=namespace)
 
@@ -67,6 +68,8 @@ def recall(memory: Memory, args: m.RecallInput, default_ns: str) -> m.RecallOutp
         tags=args.tags or None,
         since=args.since,
         until=args.until,
+        as_of=args.as_of,
+        include_superseded=args.include_superseded,
     )
     omitted = 0
     if args.max_tokens is not None:
@@ -91,13 +94,15 @@ def search(memory: Memory, args: m.SearchInput, default_ns: str) -> m.SearchOutp
         min_importance=args.min_importance,
         since=args.since,
         until=args.until,
+        as_of=args.as_of,
+        include_superseded=args.include_superseded,
         limit=args.limit,
     )
     return m.SearchOutput(namespace=namespace, memories=records)
 
 
-def get(memory: Memory, args: m.GetInput, default_ns: str) -> MemoryRecord:
-    return memory.get(args.id, namespace=args.namespace or default_ns)
+def get(memory: Memory, args: m.GetInput, default_ns: str) -> MemoryDetail:
+    return memory.get_detail(args.id, namespace=args.namespace or default_ns)
 
 
 def forget(memory: Memory, args: m.ForgetInput, default_ns: str) -> m.ForgetOutput:

@@ -57,6 +57,16 @@ Since = Annotated[
 Until = Annotated[
     datetime | None, Field(description="Only memories observed at or before this time (ISO 8601).")
 ]
+AsOf = Annotated[
+    datetime | None,
+    Field(description="Answer from what was valid at this time (ISO 8601): memories "
+          "replaced since count, later ones do not. Default: now."),
+]
+IncludeSuperseded = Annotated[
+    bool,
+    Field(description="Also return memories that were replaced (history); each ranks below "
+          "what replaced it and names it in superseded_by."),
+]
 
 
 class ToolInput(BaseModel):
@@ -92,6 +102,11 @@ class StoreInput(ToolInput):
         min_length=1,
         max_length=200,
         description="Where it came from, e.g. a file path, URL or 'user'.",
+    )
+    supersedes: MemoryId | None = Field(
+        default=None,
+        description="The id of a memory this one replaces (e.g. a corrected or changed "
+        "fact): it is kept as history, valid until this one, and ranks below it.",
     )
     namespace: Namespace = None
 
@@ -160,6 +175,8 @@ class RecallInput(ToolInput):
     tags: Tags = Field(default_factory=list, description="Only memories with one of these tags.")
     since: Since = None
     until: Until = None
+    as_of: AsOf = None
+    include_superseded: IncludeSuperseded = False
     namespace: Namespace = None
 
 
@@ -180,6 +197,8 @@ class SearchInput(ToolInput):
     )
     since: Since = None
     until: Until = None
+    as_of: AsOf = None
+    include_superseded: IncludeSuperseded = False
     limit: int = Field(default=20, ge=1, le=200, description="At most this many memories.")
     namespace: Namespace = None
 

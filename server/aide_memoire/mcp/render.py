@@ -54,6 +54,8 @@ def render_memory(item: Hit | MemoryRecord) -> str:
         attrs["tags"] = ",".join(item.tags)
     if item.status != "active":
         attrs["status"] = item.status
+    if item.superseded_by:
+        attrs["superseded_by"] = item.superseded_by
     head = " ".join(f'{key}="{_attr(value)}"' for key, value in attrs.items())
     body = _TAG.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", item.content)
     return f"<memory {head}>\n{body}\n</memory>"

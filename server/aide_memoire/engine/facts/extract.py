@@ -120,8 +120,8 @@ _RULES: tuple[Rule, ...] = (
           r"(?:a\s+|an\s+|the\s+)?" + _OBJ, "role", kind="role"),
     _rule(_START + _POSS + r"\s+(?:new\s+)?(?:role|title|job title|position|job)\s+is\s+"
           r"(?:now\s+)?(?:a\s+|an\s+|the\s+)?" + _OBJ, "role", kind="role"),
-    _rule(_START + _SUBJ + _ADV + r"(?:\s+(?:am|is|are|became|becomes|become)|['’]m|['’]s)\s+(?:now\s+)?"
-          r"(?:the|our|a|an)\s+(?P<o>(?:[\w-]+\s+){0,2}(?:" + _ROLE_NOUNS + r"))\b",
+    _rule(_START + _SUBJ + _ADV + r"(?:\s+(?:am|is|are|became|becomes|become)|['’]m|['’]s)"
+          r"\s+(?:now\s+)?(?:the|our|a|an)\s+(?P<o>(?:[\w-]+\s+){0,2}(?:" + _ROLE_NOUNS + r"))\b",
           "role", kind="role"),
     _rule(_START + _SUBJ + _ADV + r"\s+(?:am|is|are|'m|’m|became|becomes|become|was hired as|"
           r"joined as|works as|work as)\s+(?:now\s+)?(?:the|our|a|an)\s+(?:[\w-]+\s+){0,3}?(?:"

@@ -76,18 +76,18 @@ def add_similar(tx: Any, new: Sequence[tuple[str, str, int]]) -> None:
 def _decayed(weight: float, used_at: str, now: datetime) -> float:
     used = clock.parse_stored(used_at) or now
     age = max(0.0, (now - used).total_seconds() / 86400.0)
-    return float(weight) * 0.5 ** (age / HALF_LIFE_DAYS)
+    return float(weight) * float(0.5 ** (age / HALF_LIFE_DAYS))
 
 
 def related(
     conn: Any, namespace: str, start: list[int], *, depth: int, limit: int
-) -> tuple[list[RelatedEntity], list[tuple[int, float]]]:
+) -> tuple[list[RelatedEntity], list[tuple[int, int]]]:
     """Entities within ``depth`` edges of ``start``, strongest path first; also the edges
     walked (to refresh their use)."""
     now = clock.now()
     best: dict[int, tuple[float, int]] = {e: (1.0, 0) for e in start}
     frontier = {e: 1.0 for e in start}
-    walked: list[tuple[int, float]] = []
+    walked: list[tuple[int, int]] = []
     for hop in range(1, depth + 1):
         if not frontier:
             break
@@ -107,7 +107,7 @@ def related(
                 if strength > best.get(there, (0.0, 0))[0] and there not in start:
                     best[there] = (strength, hop)
                     nxt[there] = max(nxt.get(there, 0.0), strength)
-                    walked.append((min(a, b), max(a, b)))  # type: ignore[arg-type]
+                    walked.append((min(here, there), max(here, there)))
         frontier = nxt
     found = [(e, s, h) for e, (s, h) in best.items() if e not in start]
     found.sort(key=lambda x: (-x[1], x[2], x[0]))
@@ -132,7 +132,7 @@ def _entity_info(conn: Any, ids: list[int]) -> dict[int, tuple[str, str, str, in
     return {int(i): (str(n), str(d), str(t), int(m)) for i, n, d, t, m in rows}
 
 
-def refresh(tx: Any, edges: Sequence[tuple[int, float]]) -> None:
+def refresh(tx: Any, edges: Sequence[tuple[int, int]]) -> None:
     """Walking an edge is a use: its decay clock restarts."""
     stamp = clock.format_time(clock.now())
     tx.executemany(
