@@ -53,6 +53,9 @@ def test_expired_memory_goes_cold_and_comes_back_when_promoted(
         assert "lifecycle.archive" in actions and "lifecycle.restore" in actions
         status = memory.maintenance_status(NS)
         assert status.near_duplicates.startswith("off: no embedding model")
+        stages = {s.name: s for s in memory.status().stages}
+        assert stages["lifecycle"].live and not stages["near-duplicates"].live
+        assert "no embedding model" in stages["near-duplicates"].detail
         assert status.namespaces[0].last_run_status == "done"
 
 

@@ -506,6 +506,7 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
             self._dense_stage(),
             self._rerank_stage(),
             self._facts_stage(),
+            *self.lifecycle_stages(),
         ]
         return Status(
             version=__version__,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .. import clock
 from .. import validate as v
 from ..errors import InvalidInput, NotFound
+from ..models import Stage
 from ..trust import audit
 from . import consolidate as cons
 from . import lease, runner, tiers
@@ -174,13 +175,7 @@ class LifecycleAPI:
                 lease_holder=lease.holder(conn, name),
             ))
         settings = self.settings
-        if settings.near_duplicate_policy == "off":
-            near = "off (near_duplicate_policy = off)"
-        elif not self.recaller.dense_live():
-            near = "off: no embedding model (keyword-only store)"
-        else:
-            near = (f"{settings.near_duplicate_policy} at cosine >= "
-                    f"{settings.near_duplicate_threshold} (same namespace and kind; not turns)")
+        near = self._near_detail()
         consolidation = ("extractive, similarity >= "
                          f"{settings.consolidation_threshold}" if self.recaller.dense_live()
                          else "off: no embedding model (keyword-only store)")
@@ -189,6 +184,27 @@ class LifecycleAPI:
         return MaintenanceStatus(namespaces=rows, scoring=settings.lifecycle_scoring,
                                  near_duplicates=near, consolidation=consolidation,
                                  auto_maintenance=auto)
+
+    def lifecycle_stages(self) -> list[Stage]:
+        """The lifecycle parts of recall and writing, for ``status()``."""
+        settings = self.settings
+        scoring = Stage(
+            name="lifecycle", live=settings.lifecycle_scoring,
+            detail="utility scoring at query time (importance, forgetting curve, feedback)"
+            if settings.lifecycle_scoring else "off: pure relevance (lifecycle_scoring=false)",
+        )
+        live = self.recaller.dense_live() and settings.near_duplicate_policy != "off"
+        return [scoring, Stage(name="near-duplicates", live=live,
+                               detail=self._near_detail())]
+
+    def _near_detail(self) -> str:
+        settings = self.settings
+        if settings.near_duplicate_policy == "off":
+            return "off (near_duplicate_policy = off)"
+        if not self.recaller.dense_live():
+            return "off: no embedding model (keyword-only store)"
+        return (f"{settings.near_duplicate_policy} at cosine >= "
+                f"{settings.near_duplicate_threshold} (same namespace and kind; not turns)")
 
     # -- consolidation -----------------------------------------------------------------
 
