@@ -92,11 +92,16 @@ def score(ranked: list[str], evidence: set[str]) -> dict[str, float]:
     return out
 
 
-def run(path: Path, home: Path, *, mode: str, lifecycle: bool = True) -> dict[str, Any]:
+def run(
+    path: Path, home: Path, *, mode: str, lifecycle: bool = True, extract: bool = True,
+    bridges: bool = False,
+) -> dict[str, Any]:
     samples = json.loads(path.read_text(encoding="utf-8"))
     settings = Settings(
         home=home, embedding_model="none" if mode == "bm25" else Settings().embedding_model,
         lifecycle_scoring=lifecycle,
+        extract_facts=extract,
+        entity_bridges=bridges,
     )
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
@@ -126,6 +131,8 @@ def run(path: Path, home: Path, *, mode: str, lifecycle: bool = True) -> dict[st
                 rows.append({"category": category, **score(ranked, evidence)})
     result = summarise(rows, latencies, turns_total, ingest_seconds, mode)
     result["lifecycle"] = "on" if lifecycle else "off"
+    result["extract"] = "on" if extract else "off"
+    result["bridges"] = "on" if bridges else "off"
     return result
 
 
@@ -164,6 +171,14 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, default=None, help="also write the result here")
     parser.add_argument(
+        "--extract", choices=["on", "off"], default="on",
+        help="fact and entity extraction on write (rules; the extract_facts setting)",
+    )
+    parser.add_argument(
+        "--bridges", choices=["on", "off"], default="off",
+        help="entity bridges in recall (the entity_bridges setting; off by default)",
+    )
+    parser.add_argument(
         "--lifecycle", choices=["on", "off"], default="on",
         help="lifecycle scoring at its default weights (on) or pure relevance (off); the "
         "bench's own recalls leave access history, as a user's would",
@@ -171,7 +186,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         result = run(
-            args.path, args.home or Path(tmp), mode=args.mode, lifecycle=args.lifecycle == "on"
+            args.path, args.home or Path(tmp), mode=args.mode, lifecycle=args.lifecycle == "on",
+            extract=args.extract == "on", bridges=args.bridges == "on",
         )
     metrics = [f"hit@{k}" for k in KS] + ["recall@10", "mrr"]
     lines = [["overall", result["overall"]["n"], *(result["overall"][m] for m in metrics)]]
@@ -179,7 +195,10 @@ def main() -> None:
         [name, data["n"], *(data[m] for m in metrics)]
         for name, data in result["by_category"].items()
     ]
-    print(f"LOCOMO evidence retrieval ({result['mode']}, lifecycle {result['lifecycle']})")
+    print(
+        f"LOCOMO evidence retrieval ({result['mode']}, lifecycle {result['lifecycle']}, "
+        f"extract {result['extract']}, bridges {result['bridges']})"
+    )
     print(table(["split", "n", *metrics], lines))
     print(
         f"ingest {result['ingest_turns']} turns at {result['ingest_turns_per_s']:.1f} turns/s; "
