@@ -22,7 +22,7 @@ import structlog
 
 from .. import clock
 from .. import validate as v
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotFound
 from ..trust import audit, review
 from . import consolidate as cons
 from . import lease, tiers
@@ -278,8 +278,6 @@ def approve_merge(tx: Any, item: Any, host: Any) -> None:
     into = str(item.evidence.get("into", ""))
     if not merge(tx, host.store_, str(item.memory_id), into, item.namespace, actor=host.actor,
                  score=item.evidence.get("similarity"), reason=f"review item {item.id}"):
-        from ..errors import NotFound
-
         raise NotFound(f"the memories of proposal {item.id} are no longer both active; "
                        "reject it (maintenance proposes again if still warranted)")
 
