@@ -60,6 +60,12 @@ _NOT_NAMES = frozenset(
         "who", "which", "there", "here", "it", "he", "she", "we", "they", "you", "me", "us", "them"
     ]
 )
+# A lone capitalised word opening a sentence is a name when a verb or "and" follows it
+# ("Alice joined", "Bob and I"), not when it is an opener ("Sounds good", "Wow").
+_NAME_NEXT = re.compile(
+    r"(?:['’]s\b|\s+(?:and|or|is|was|has|had|said|told|met|got|made|took|came|left|went|"
+    r"will|would|can|could|did|does|[a-z]+ed|[a-z]+[^s]s)\b)"
+)
 _TECH_TOKEN = re.compile(r"[\w.+#-]+")
 # Technology names that are also ordinary words: counted only when written capitalised.
 _PLAIN_WORDS = frozenset(
@@ -84,7 +90,7 @@ def find_names(text: str) -> list[Mention]:
         words = span.split()
         before = text[max(0, match.start() - 8) : match.start()].rstrip()
         at_start = not before or before[-1] in _OPENERS
-        if at_start and len(words) == 1:
+        if at_start and len(words) == 1 and not _NAME_NEXT.match(text, match.end()):
             continue
         if at_start and normalise(words[0]) in _NOT_NAMES:
             words = words[1:]
