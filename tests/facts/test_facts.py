@@ -222,3 +222,13 @@ def test_cli_facts_related_and_as_of(tmp_path: Path) -> None:
     assert [e["name"] for e in related["entities"]] == ["initech"]
     bad = run("related", "bob", "--depth", "9")
     assert bad.returncode == 2 and "depth" in bad.stderr
+
+
+async def test_async_memory_has_facts_and_related(tmp_path: Path) -> None:
+    from aide_memoire import AsyncMemory
+
+    async with AsyncMemory(settings=Settings(home=tmp_path, embedding_model="none")) as m:
+        await m.store("Hana works at Acme.", namespace="n", observed_at="2024-01-01")
+        new = await m.store("Hana joined Globex.", namespace="n", observed_at="2024-05-01")
+        assert [f.memory_id for f in await m.facts("hana", namespace="n")] == [new]
+        assert {e.name for e in (await m.related("hana", namespace="n")).entities} >= {"globex"}

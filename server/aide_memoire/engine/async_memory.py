@@ -10,6 +10,7 @@ from typing import Any, ParamSpec, TypeVar
 import anyio
 import anyio.to_thread
 
+from .facts.models import Fact, RelatedResult
 from .memory import Memory
 from .models import Hit, ImportReport, MemoryRecord, Status
 from .settings import Settings
@@ -82,6 +83,12 @@ class AsyncMemory:
 
     async def recall(self, query: str, **kwargs: Any) -> list[Hit]:
         return await self._run(self.sync.recall, query, **kwargs)
+
+    async def facts(self, subject: str, **kwargs: Any) -> list[Fact]:
+        return await self._run(self.sync.facts, subject, **kwargs)
+
+    async def related(self, entity_or_id: str, **kwargs: Any) -> RelatedResult:
+        return await self._run(self.sync.related, entity_or_id, **kwargs)
 
     async def status(self) -> Status:
         return await self._run(self.sync.status)
