@@ -186,15 +186,23 @@ def test_very_common_words_do_not_hide_the_rare_one(tmp_path: Path) -> None:
     from dataclasses import replace
 
     with Memory(tmp_path / "h", settings=None) as m:
-        m.recaller.tuning = replace(m.recaller.tuning, common_floor=50, common_share=0.05)
+        m.recaller.tuning = replace(
+            m.recaller.tuning, prune_above=100, common_floor=50, common_share=0.05
+        )
         m.store_many(
             [{"content": f"deploy report {i}: the deploy went fine"} for i in range(200)],
             namespace="n",
         )
+        lone = m.store("deploy checklist: check the dashboards first", namespace="n")
         target = m.store("deploy report for ticket ZX-77: rollback needed", namespace="n")
         hits = m.recall("deploy report ZX-77 rollback", namespace="n", limit=3)
         assert hits[0].id == target
-        # "deploy" and "report" are in every memory: only the rarer words were ranked.
-        keyword_hits = m.recall("deploy report ZX-77 rollback", namespace="n", limit=200)
+        # One very common word beside rarer ones is left out of the keyword query.
+        keyword_hits = m.recall("deploy ZX-77 rollback", namespace="n", limit=300)
         matched = [h.content for h in keyword_hits if "bm25" in h.ranks]
         assert matched and all("77" in c or "rollback" in c for c in matched)
+        # Two or more count only together: a row with one of them is not a keyword match.
+        keyword_hits = m.recall("deploy report ZX-77 rollback", namespace="n", limit=300)
+        matched_ids = {h.id for h in keyword_hits if "bm25" in h.ranks}
+        assert target in matched_ids and lone not in matched_ids
+        assert len(matched_ids) == 201  # the 200 "deploy report" rows and the target

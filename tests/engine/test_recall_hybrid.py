@@ -165,3 +165,40 @@ def test_driver_without_extensions_means_keyword_only(tmp_path: Path) -> None:
         else:
             assert hits[0].ranks == {"bm25": 1}
             assert not stage.live and "cannot load extensions" in stage.detail
+
+
+def test_a_big_namespace_is_shortlisted_by_sign_bits_then_scored_exactly(
+    hybrid: Memory,
+) -> None:
+    """Above shortlist_above rows, sign bits pick the rows that get an exact cosine; the
+    best hits and every keyword match must come out as the exact scan ranks them."""
+    ns = "shortlist"
+    topics = ["the build cache", "the payroll export", "a flaky login test", "the VPN",
+              "our on-call rota", "the invoice PDF", "the search index", "Kafka lag"]
+    people = ["Ana", "Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ivy", "Jo"]
+    hybrid.store_many(
+        [{"content": f"{p} looked into {t} on day {d} and wrote down what broke"}
+         for d in range(5) for p in people for t in topics],
+        namespace=ns,
+    )  # 400 rows
+    rare = hybrid.store("Zebra-7 token rotation is owned by the platform team", namespace=ns)
+    queries = ["who owns the token rotation", "problems with the payroll export",
+               "Kafka consumer lag on day 3", "Zebra-7"]
+    exact_tuning = replace(hybrid.recaller.tuning, shortlist_above=None)
+    short_tuning = replace(hybrid.recaller.tuning, shortlist_above=100, shortlist=120)
+    for query in queries:
+        hybrid.recaller.tuning = exact_tuning
+        exact = hybrid.recall(query, namespace=ns, limit=5)
+        hybrid.recaller.tuning = short_tuning
+        short = hybrid.recall(query, namespace=ns, limit=5)
+        hybrid.recaller.tuning = exact_tuning
+        assert [h.id for h in short][:3] == [h.id for h in exact][:3], query
+        for a, b in zip(short, exact, strict=False):
+            if a.id == b.id and "dense" in a.scores:
+                assert a.scores["dense"] == pytest.approx(b.scores["dense"], abs=1e-6)
+    hybrid.recaller.tuning = short_tuning
+    try:
+        hits = hybrid.recall("Zebra-7", namespace=ns, limit=3)
+    finally:
+        hybrid.recaller.tuning = exact_tuning
+    assert hits[0].id == rare and "dense" in hits[0].scores  # keyword match scored exactly

@@ -64,11 +64,17 @@ class RecallTuning:
     # A speaker's name matches nearly every turn of their conversation (and, store-wide,
     # only that conversation): the boost above handles it, BM25 gets the other words.
     names_in_keyword_query: bool = False
-    # A word found in more than this share of the store (and at least common_floor
-    # memories) adds little to BM25 but makes FTS5 rank every row holding it: it is left
-    # out of the keyword query while two rarer words remain (see _keyword_match).
-    common_share: float = 0.05
-    common_floor: int = 5000
+    # In a store of more than prune_above rows, a word found in more than this share of
+    # it (and at least common_floor rows) adds little to BM25 but makes FTS5 rank every
+    # row holding it: such words only count together (see _keyword_match).
+    prune_above: int = 10_000
+    common_share: float = 0.01
+    common_floor: int = 1000
+    # Namespaces bigger than this are ranked by the sign bits of their vectors first, and
+    # only the best `shortlist` rows (and every keyword match) get an exact cosine: the
+    # float scan is memory-bound (154 MB at 100k rows). None: always exact.
+    shortlist_above: int | None = 20_000
+    shortlist: int = 3000
     keyword_weights: dict[str, float] = field(default_factory=lambda: dict(KEYWORD_WEIGHTS))
 
 
@@ -151,8 +157,15 @@ class Recaller:
             and self.tables.vec_available
         )
 
-    def _dense(self, conn: Any, request: RecallRequest) -> tuple[np.ndarray, np.ndarray] | None:
-        """Every row's dense score, min-max scaled over the namespace, or None."""
+    def _dense(
+        self, conn: Any, request: RecallRequest, must: dict[int, float]
+    ) -> tuple[np.ndarray, np.ndarray, float, float] | None:
+        """Dense cosines (rowids ascending) with the namespace's low and high, or None.
+
+        Every row of a namespace up to ``tuning.shortlist_above`` rows is scored exactly;
+        a bigger one is ranked by sign bits first and its best ``tuning.shortlist`` rows
+        (plus the keyword matches, ``must``) are scored exactly.
+        """
         if not self.dense_live():
             return None
         assert self.embedder is not None
@@ -166,12 +179,20 @@ class Recaller:
         if not found:
             return None
         query_vector = self.embedder.encode([request.query])[0]
-        rowids, scores = self.cache.scores(
-            conn, space, str(found[0]), request.where.namespaces, query_vector
+        tuning = self.tuning
+        rowids, scores, low, high = self.cache.scores(
+            conn,
+            space,
+            str(found[0]),
+            request.where.namespaces,
+            query_vector,
+            must=np.fromiter(must, dtype=np.int64, count=len(must)),
+            shortlist=max(tuning.shortlist, tuning.depth),
+            exact_up_to=tuning.shortlist_above,
         )
         if not len(rowids):
             return None
-        return rowids, scores
+        return rowids, scores, low, high
 
     def recall(self, conn: Any, request: RecallRequest) -> list[Hit]:
         tuning = self.tuning
@@ -190,12 +211,11 @@ class Recaller:
                     conn, match, request.where, max(tuning.keyword_depth, depth), self.weights
                 )
             )
-        dense_all = self._dense(conn, request)
+        dense_all = self._dense(conn, request, keyword)
         dense: dict[int, float] = {}
         dense_norm: dict[int, float] = {}
         if dense_all is not None:
-            rowids, scores = dense_all
-            low, high = float(scores.min()), float(scores.max())
+            rowids, scores, low, high = dense_all
             span = high - low or 1.0
             top = np.argpartition(-scores, min(depth, len(scores)) - 1)[:depth]
             picked = {int(rowids[i]): float(scores[i]) for i in top}
@@ -277,33 +297,43 @@ class Recaller:
         return out, read
 
     def _keyword_match(self, conn: Any, terms: list[str]) -> str | None:
-        """The FTS5 query: an OR of the words, minus the very common ones in a big store.
+        """The FTS5 query: an OR of the words; in a big store, the very common ones only
+        together.
 
-        Ranking every memory that holds a very common word costs as much as the store is
-        large and adds little; such words are left out while two others remain.
+        FTS5 computes bm25 for every row that matches, so a word found in thousands of
+        rows costs as much as the store is large, while such a word alone says little.
+        In a store of more than ``prune_above`` rows, words in more than the common
+        threshold of rows leave the OR; when two or more of them are asked, they come
+        back as one alternative that needs them all ("(a AND b)": cheap to evaluate, and
+        the rows it finds score on every word). A query of common words only keeps them
+        all that way, or its one word.
         """
         tuning = self.tuning
         size = self.store.size_hint(conn)
         # Rounded so that cached answers survive a few writes.
         threshold = max(tuning.common_floor, int(tuning.common_share * size) // 1000 * 1000)
-        if len(terms) <= 2 or size <= threshold:
+        if len(terms) < 2 or size <= tuning.prune_above:
             return fts_query(terms)
         common = self.common.check(conn, self.store, terms, threshold)
-        kept = [t for t in terms if t not in common]
-        if len(kept) < 2:
-            kept += [t for t in terms if t in common][: 2 - len(kept)]
-        return fts_query(kept)
+        rare = [t for t in terms if t not in common]
+        often = [t for t in terms if t in common]
+        if len(often) == 1:
+            # One common word beside rarer ones adds little; alone, it is the query.
+            return fts_query(rare or often)
+        return fts_query(rare, all_of=often)
 
     def _allowed(self, conn: Any, dense: dict[int, float], where: RowFilter) -> dict[int, float]:
         clause, params = where.sql("m")
         ids = list(dense)
         allowed: set[int] = set()
+        # NOT INDEXED: with a namespace in the filter, the planner would otherwise walk
+        # the namespace's index (every row of it) instead of looking the rowids up.
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             allowed.update(
                 int(r)
                 for (r,) in conn.execute(
-                    f"SELECT m.rowid FROM memories m WHERE m.rowid IN "
+                    f"SELECT m.rowid FROM memories m NOT INDEXED WHERE m.rowid IN "
                     f"({','.join('?' * len(chunk))}) AND {clause}",
                     [*chunk, *params],
                 )

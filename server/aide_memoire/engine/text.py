@@ -213,12 +213,20 @@ def query_terms(query: str) -> list[str]:
     return list(seen)
 
 
-def fts_query(terms: list[str]) -> str | None:
-    """An FTS5 MATCH expression: each term quoted (so no syntax can leak in), OR-ed."""
-    quoted = ['"' + term.replace('"', '""') + '"' for term in terms if term]
+def fts_query(terms: list[str], all_of: list[str] | None = None) -> str | None:
+    """An FTS5 MATCH expression: each term quoted (so no syntax can leak in), OR-ed;
+    ``all_of`` (two or more terms) joins as one more alternative, "(a AND b ...)"."""
+    quoted = [_quote(term) for term in terms if term]
+    group = [_quote(term) for term in all_of or [] if term]
+    if len(group) >= 2:
+        quoted.append("(" + " AND ".join(group) + ")")
     if not quoted:
         return None
     return " OR ".join(quoted)
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
 
 
 def date_words(value: datetime | None, *, weekday: bool = True) -> str:
