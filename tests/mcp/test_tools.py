@@ -228,6 +228,10 @@ BAD_ARGUMENTS = [
     ("memory_facts", {"subject": ""}),
     ("memory_facts", {"subject": "alice", "as_of": "last spring"}),
     ("memory_related", {"entity_or_id": "alice", "depth": 9}),
+    ("memory_feedback", {"id": "x", "outcome": "great"}),
+    ("memory_consolidate", {"limit": 0}),
+    ("memory_maintenance_run", {"apply": "sometimes"}),
+    ("memory_maintenance_status", {"all_namespaces": "yes please"}),
 ]
 
 
@@ -284,6 +288,10 @@ GOOD_ARGUMENTS = {
     "memory_code_symbol": {"root": "/tmp", "name": "x"},
     "memory_facts": {"subject": "alice"},
     "memory_related": {"entity_or_id": "alice"},
+    "memory_feedback": {"id": "anything", "outcome": "helpful"},
+    "memory_consolidate": {},
+    "memory_maintenance_run": {},
+    "memory_maintenance_status": {},
 }
 
 
