@@ -232,3 +232,14 @@ async def test_async_memory_has_facts_and_related(tmp_path: Path) -> None:
         new = await m.store("Hana joined Globex.", namespace="n", observed_at="2024-05-01")
         assert [f.memory_id for f in await m.facts("hana", namespace="n")] == [new]
         assert {e.name for e in (await m.related("hana", namespace="n")).entities} >= {"globex"}
+
+
+def test_a_missing_gliner_model_leaves_rules_only(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path, embedding_model="none",
+                        gliner_model=str(tmp_path / "no-such-model"))
+    with Memory(settings=settings) as memory:
+        stage = next(s for s in memory.status().stages if s.name == "extraction")
+        assert stage.live and stage.detail.startswith("rules only")
+        assert "no-such-model" in stage.detail
+        memory_id = memory.store("Alice works at Acme.", namespace="n")
+        assert [f.object for f in memory.memory_facts(memory_id, namespace="n")] == ["acme"]

@@ -74,14 +74,3 @@ def test_gliner_spans_become_entities_of_the_memory(gliner_model: Path, tmp_path
     spans = [name for name, source in rows if source == "gliner"]
     assert spans, rows
     assert all(name in "alice works at acme in berlin" for name in spans)
-
-
-def test_a_missing_model_leaves_rules_only(tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path, embedding_model="none",
-                        gliner_model=str(tmp_path / "no-such-model"))
-    with Memory(settings=settings) as memory:
-        stage = next(s for s in memory.status().stages if s.name == "extraction")
-        assert stage.live and stage.detail.startswith("rules only")
-        assert "no-such-model" in stage.detail
-        memory_id = memory.store("Alice works at Acme.", namespace="n")
-        assert [f.object for f in memory.memory_facts(memory_id, namespace="n")] == ["acme"]
