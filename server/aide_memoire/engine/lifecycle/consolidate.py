@@ -55,6 +55,8 @@ class Cluster:
     tags: list[str]
     pieces: list[Piece] = field(default_factory=list)
     hashes: dict[str, str] = field(default_factory=dict)
+    # Stored vectors of the members: a one-sentence memory's needs no new encoding.
+    vectors: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,8 @@ def find_clusters(
         chosen = [ids[m] for m in members]
         common = set.intersection(*(set(sources[i].tags) for i in chosen))
         clusters.append(Cluster(chosen, round(mean, 4), sorted(common),
-                                hashes={i: content_hash(sources[i].content) for i in chosen}))
+                                hashes={i: content_hash(sources[i].content) for i in chosen},
+                                vectors={ids[m]: vectors[m] for m in members}))
         if len(clusters) >= limit:
             break
     return clusters
@@ -153,7 +156,19 @@ def summarise(conn: Any, cluster: Cluster, encode: Encoder) -> Cluster:
             spans.append((memory_id, start, start + len(text), source.when, text))
     if not spans:
         return cluster
-    vectors = np.asarray(encode([s[4] for s in spans]), dtype=np.float32)
+    count = {i: sum(s[0] == i for s in spans) for i in cluster.ids}
+    todo = [k for k, s in enumerate(spans) if count[s[0]] > 1 or s[0] not in cluster.vectors]
+    vectors = np.zeros((len(spans), 0), dtype=np.float32)
+    if todo:
+        encoded = np.asarray(encode([spans[k][4] for k in todo]), dtype=np.float32)
+        vectors = np.zeros((len(spans), encoded.shape[1]), dtype=np.float32)
+        vectors[todo] = encoded
+    for k, s in enumerate(spans):
+        if k not in todo:
+            stored = np.asarray(cluster.vectors[s[0]], dtype=np.float32)
+            if vectors.shape[1] == 0:
+                vectors = np.zeros((len(spans), len(stored)), dtype=np.float32)
+            vectors[k] = stored
     centroid = vectors.mean(axis=0)
     centroid /= float(np.linalg.norm(centroid)) or 1.0
     centrality = vectors @ centroid
