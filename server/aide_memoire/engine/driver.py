@@ -65,7 +65,7 @@ def _probe(module: ModuleType) -> bool:
 
 def load_driver(preferred: str | None = None) -> Driver:
     """Return the first usable driver, or the one named by ``preferred``."""
-    names = _CANDIDATES
+    names: tuple[str, ...] = _CANDIDATES
     if preferred:
         if preferred not in _ALIASES:
             raise ValueError(

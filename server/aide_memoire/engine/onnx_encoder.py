@@ -120,7 +120,8 @@ def _export(source: Path, target: Path) -> None:
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(source), device="cpu")
-    transformer = model[0].auto_model.eval()
+    transformer: Any = model[0].auto_model
+    transformer.eval()
     sample = model.tokenizer(["an example sentence"], return_tensors="pt")
     names = [name for name in _INPUTS if name in sample]
 

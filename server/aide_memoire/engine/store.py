@@ -6,6 +6,7 @@ indexes always change together.
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
@@ -474,7 +475,7 @@ class Store:
         where: RowFilter,
         limit: int | None,
         weights: Sequence[float],
-    ) -> list[tuple[int, float]]:
+    ) -> builtins.list[tuple[int, float]]:
         """(rowid, score) best first; score = -bm25, higher is better. No row cap."""
         clause, params = where.sql("m")
         weight_args = ", ".join(str(float(w)) for w in weights)

@@ -175,7 +175,8 @@ def _closest(distance: np.ndarray, count: int) -> np.ndarray:
 def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Row-wise dot products in numpy's own loop: a BLAS gemv spreads over threads that
     contend with the encoder and other processes (10-100x slower under load, measured)."""
-    return np.einsum("ij,j->i", matrix, query)
+    scores: np.ndarray = np.einsum("ij,j->i", matrix, query)
+    return scores
 
 
 def sign_bits(vectors: np.ndarray, words: int) -> np.ndarray:
