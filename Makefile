@@ -13,6 +13,10 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH)"
 	$(BIN)/python -m pip install --quiet -e ".[all,dev]"
+	# GLiNER's code path is tested with a tiny model built locally (tests/facts): its
+	# package pins transformers<5.17 though it runs on the newer one installed above, so
+	# it goes in without its dependencies rather than downgrade the embeddings stack.
+	$(BIN)/python -m pip install --quiet --no-deps "gliner==0.2.29"
 	touch $@
 
 setup: $(STAMP)
