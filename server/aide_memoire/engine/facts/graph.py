@@ -54,12 +54,14 @@ def add_similar(tx: Any, new: Sequence[tuple[str, str, int]]) -> None:
     stamp = clock.format_time(clock.now())
     edges: list[tuple[str, int, int, str]] = []
     for namespace, name, entity_id in new:
-        words = name.split()
-        prefix = name[:5]
+        # Only names that can pass _similar, by index: a word of this name, a prefix of
+        # it (5+ characters), or a name that starts with it. (A range on the first five
+        # characters instead grew with the store: every "ops-0..." ticket matched.)
+        exact = [*name.split(), *(name[:k] for k in range(5, len(name)))]
         candidates = tx.execute(
             "SELECT id, name FROM entities WHERE namespace = ? AND id != ? AND "
-            f"(name IN ({','.join('?' * len(words))}) OR (name >= ? AND name < ?))",
-            [namespace, entity_id, *words, prefix, prefix + "\uffff"],
+            f"(name IN ({','.join('?' * len(exact))}) OR (name > ? AND name < ?))",
+            [namespace, entity_id, *exact, name, name + "\uffff"],
         ).fetchall()
         for other_id, other in candidates:
             if _similar(name, str(other)):
