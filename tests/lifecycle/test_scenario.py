@@ -119,6 +119,7 @@ def test_decisions_merge_consolidate_reject_and_expire(
         before = _rows(memory)
         decision = memory.review_decide(pending.id, "approve")
         assert not decision.applied
+        assert decision.status == "expired" and "expired" in decision.message
         assert _rows(memory) == before  # an expired proposal does nothing
         swept = memory.maintain(NS, apply=True, auto_only=True)
         assert any(a.kind == "expire_proposals" and a.state == "done" for a in swept.actions)

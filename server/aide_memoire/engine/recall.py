@@ -67,7 +67,7 @@ class RecallTuning:
     # In a store of more than prune_above rows, a word found in more than this share of
     # it (and at least common_floor rows) adds little to BM25 but makes FTS5 rank every
     # row holding it: such words only count together (see _keyword_match).
-    prune_above: int = 10_000
+    prune_above: int = 5_000
     common_share: float = 0.01
     common_floor: int = 1000
     # Namespaces bigger than this are ranked by the sign bits of their vectors first, and

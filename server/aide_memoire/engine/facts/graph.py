@@ -58,13 +58,15 @@ def add_similar(tx: Any, new: Sequence[tuple[str, str, int]]) -> None:
         # it (5+ characters), or a name that starts with it. (A range on the first five
         # characters instead grew with the store: every "ops-0..." ticket matched.)
         exact = [*name.split(), *(name[:k] for k in range(5, len(name)))]
+        # Two indexed lookups on (namespace, name); as one OR, SQLite scanned them all.
         candidates = tx.execute(
-            "SELECT id, name FROM entities WHERE namespace = ? AND id != ? AND "
-            f"(name IN ({','.join('?' * len(exact))}) OR (name > ? AND name < ?))",
-            [namespace, entity_id, *exact, name, name + "\uffff"],
+            "SELECT id, name FROM entities WHERE namespace = ? AND "
+            f"name IN ({','.join('?' * len(exact))}) UNION "
+            "SELECT id, name FROM entities WHERE namespace = ? AND name > ? AND name < ?",
+            [namespace, *exact, namespace, name, name + "\uffff"],
         ).fetchall()
         for other_id, other in candidates:
-            if _similar(name, str(other)):
+            if int(other_id) != entity_id and _similar(name, str(other)):
                 a, b = sorted((entity_id, int(other_id)))
                 edges.append((namespace, a, b, stamp))
     if edges:

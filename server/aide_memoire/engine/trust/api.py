@@ -111,12 +111,22 @@ class TrustAPI:
             if decided_at is None:
                 current = review.get_item(tx, item_id)
                 assert current is not None
+                if current.status == "pending":  # past its expiry: mark it so, apply nothing
+                    review.expire_due(tx, actor=who, item_id=item_id)
+                    current = review.get_item(tx, item_id)
+                    assert current is not None
+                    message = (
+                        f"expired at {current.expires_at} without a decision; nothing applied"
+                    )
+                else:
+                    message = f"already decided: {current.status}" + (
+                        f" by {current.decided_by}" if current.decided_by else ""
+                    )
                 return ReviewDecision(
                     item_id=item_id, decision=decision, applied=False,  # type: ignore[arg-type]
                     status=current.status, memory_id=current.memory_id,
                     decided_by=current.decided_by, decided_at=current.decided_at,
-                    message=f"already decided: {current.status}"
-                    + (f" by {current.decided_by}" if current.decided_by else ""),
+                    message=message,
                 )
             purged = self._apply_decision(tx, item, decision, text)
             audit.append_event(

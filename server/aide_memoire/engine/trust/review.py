@@ -112,13 +112,15 @@ def close_for_memory(tx: Any, memory_id: str, *, actor: str, note: str) -> None:
     )
 
 
-def expire_due(tx: Any, *, actor: str) -> int:
-    """Pending items past their expiry become 'expired' (silence is never consent)."""
+def expire_due(tx: Any, *, actor: str, item_id: str | None = None) -> int:
+    """Pending items past their expiry (or just ``item_id``, if it is) become 'expired'
+    (silence is never consent)."""
     stamp = clock.format_time(clock.now())
+    only = " AND id = ?" if item_id is not None else ""
     cursor = tx.execute(
         "UPDATE review_items SET status = 'expired', decided_at = ?, decided_by = ?, "
         "note = 'expired unreviewed' WHERE status = 'pending' AND expires_at IS NOT NULL "
-        "AND expires_at <= ?",
-        (stamp, actor, stamp),
+        f"AND expires_at <= ?{only}",
+        (stamp, actor, stamp, *([item_id] if item_id is not None else [])),
     )
     return int(cursor.rowcount)
