@@ -114,9 +114,13 @@ class Database:
                 f"{self.path} cannot be opened: {exc}; it was left untouched"
             ) from None
         try:
-            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            # One statement, one read snapshot: as three, a process creating the store
+            # could commit in between, and its tables would be seen beside application_id 0.
+            app_id, version, tables = conn.execute(
+                "SELECT (SELECT application_id FROM pragma_application_id), "
+                "(SELECT user_version FROM pragma_user_version), "
+                "(SELECT count(*) FROM sqlite_master)"
+            ).fetchone()
         except self.driver.DatabaseError as exc:
             raise ForeignDatabase(
                 f"{self.path} is corrupt or not a database ({exc}); it was left untouched. "
