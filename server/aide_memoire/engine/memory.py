@@ -109,8 +109,7 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
         self.trust = Trust(self.db, self.store_, mode=settings.screen_mode)
         # Run in the writing transaction after new rows and their vectors are in.
         self.after_write: list[tuple[str, WriteHook]] = []
-        if not hasattr(self, "proposal_handlers"):
-            self.proposal_handlers = {}
+        self.proposal_handlers = {}  # review-item kind -> (approve, reject); filled below
         self._init_lifecycle()  # scoring adjuster, near-duplicate hook, proposal handlers
         self._init_facts()  # extraction hook, supersession and bridge adjusters
 

@@ -20,7 +20,7 @@ from .embed import Embedder
 from .migrations import FTS_COLUMNS
 from .models import Hit, MemoryRecord
 from .rerank import Reranker, floor_for
-from .store import RowFilter, Store
+from .store import RowFilter, Store, passing
 from .text import fts_query, query_terms
 from .vectors import VectorCache, VectorTables
 
@@ -219,7 +219,8 @@ class Recaller:
             span = high - low or 1.0
             top = np.argpartition(-scores, min(depth, len(scores)) - 1)[:depth]
             picked = {int(rowids[i]): float(scores[i]) for i in top}
-            picked = self._allowed(conn, picked, request.where)
+            allowed = passing(conn, picked, request.where)
+            picked = {r: s for r, s in picked.items() if r in allowed}
             if keyword:
                 # rowids come sorted: look the keyword rows up without a per-row dict.
                 wanted = np.fromiter(keyword, dtype=np.int64, count=len(keyword))
@@ -322,23 +323,6 @@ class Recaller:
             return fts_query(rare or often)
         return fts_query(rare, all_of=often)
 
-    def _allowed(self, conn: Any, dense: dict[int, float], where: RowFilter) -> dict[int, float]:
-        clause, params = where.sql("m")
-        ids = list(dense)
-        allowed: set[int] = set()
-        # NOT INDEXED: with a namespace in the filter, the planner would otherwise walk
-        # the namespace's index (every row of it) instead of looking the rowids up.
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            allowed.update(
-                int(r)
-                for (r,) in conn.execute(
-                    f"SELECT m.rowid FROM memories m NOT INDEXED WHERE m.rowid IN "
-                    f"({','.join('?' * len(chunk))}) AND {clause}",
-                    [*chunk, *params],
-                )
-            )
-        return {r: s for r, s in dense.items() if r in allowed}
 
 
 class CommonTerms:

@@ -14,24 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..recall import RecallRequest
+from ..store import passing
 
 __all__ = ["BridgeTuning", "bridges", "supersession"]
 
 _MARGIN = 1e-4
-
-
-def _passing(conn: Any, request: RecallRequest, rowids: list[int]) -> set[int]:
-    if not rowids:
-        return set()
-    clause, params = request.where.sql("m")
-    return {
-        int(r)
-        for (r,) in conn.execute(
-            f"SELECT m.rowid FROM memories m WHERE m.rowid IN ({','.join('?' * len(rowids))}) "
-            f"AND {clause}",
-            [*rowids, *params],
-        )
-    }
 
 
 def supersession(conn: Any, request: RecallRequest, fused: dict[int, float]) -> dict[int, float]:
@@ -47,7 +34,7 @@ def supersession(conn: Any, request: RecallRequest, fused: dict[int, float]) -> 
     ).fetchall()
     if not old:
         return fused
-    allowed = _passing(conn, request, [int(r) for _, r in old])
+    allowed = passing(conn, [int(r) for _, r in old], request.where)
     out = dict(fused)
     # Oldest replacement first, so that chains (A <- B <- C) settle in order.
     for rowid, replacement in sorted(old, key=lambda x: x[1]):
@@ -111,7 +98,7 @@ def bridges(tuning: BridgeTuning) -> Any:
                 continue
             gain[rowid] = max(gain.get(rowid, 0.0), entity_weight[int(entity)])
         fresh = [r for r in gain if r not in fused]
-        allowed = _passing(conn, request, fresh) if fresh else set()
+        allowed = passing(conn, fresh, request.where) if fresh else set()
         out = dict(fused)
         for rowid, g in gain.items():
             if rowid in out:

@@ -66,8 +66,6 @@ class FactsAPI:
 
     def _init_facts(self) -> None:
         """Register the write hook, the recall adjusters and the conflict handlers."""
-        if not hasattr(self, "proposal_handlers"):
-            self.proposal_handlers = {}
         self._gliner: Any = None
         if self.settings.gliner_model:
             from .gliner import GlinerSpans

@@ -49,37 +49,37 @@ def archive(
     ``closes`` also ends its validity (``valid_to``), so ``as_of`` an earlier time
     still sees it and a later time does not; a demotion leaves it valid.
     """
-    found = tx.execute(
-        "SELECT rowid, content_hash FROM memories WHERE id = ? AND namespace = ? "
-        "AND status = 'active'",
-        (memory_id, namespace),
-    ).fetchone()
-    if found is None:
-        return False
     fields: dict[str, Any] = {"status": "archived"}
     if closes:
         fields["valid_to"] = valid_to or clock.now()
-    store.update_fields(tx, int(found[0]), fields)
-    audit.append_event(
-        tx, actor=actor, action="lifecycle.archive", namespace=namespace,
-        memory_id=memory_id, content_hash=str(found[1]),
-        detail={"reason": reason, **(detail or {})},
+    return _move(
+        tx, store, memory_id, namespace, "active", fields, actor=actor,
+        action="lifecycle.archive", detail={"reason": reason, **(detail or {})},
     )
-    return True
 
 
 def restore(tx: Any, store: Store, memory_id: str, namespace: str, *, actor: str) -> bool:
     """Promote an archived memory back to active (and valid again); False if not archived."""
+    return _move(
+        tx, store, memory_id, namespace, "archived", {"status": "active", "valid_to": None},
+        actor=actor, action="lifecycle.restore", detail=None,
+    )
+
+
+def _move(
+    tx: Any, store: Store, memory_id: str, namespace: str, status: str, fields: dict[str, Any],
+    *, actor: str, action: str, detail: dict[str, Any] | None,
+) -> bool:
+    """Update a memory that has ``status`` and audit it; False if it is not in that status."""
     found = tx.execute(
-        "SELECT rowid, content_hash FROM memories WHERE id = ? AND namespace = ? "
-        "AND status = 'archived'",
-        (memory_id, namespace),
+        "SELECT rowid, content_hash FROM memories WHERE id = ? AND namespace = ? AND status = ?",
+        (memory_id, namespace, status),
     ).fetchone()
     if found is None:
         return False
-    store.update_fields(tx, int(found[0]), {"status": "active", "valid_to": None})
+    store.update_fields(tx, int(found[0]), fields)
     audit.append_event(
-        tx, actor=actor, action="lifecycle.restore", namespace=namespace,
-        memory_id=memory_id, content_hash=str(found[1]),
+        tx, actor=actor, action=action, namespace=namespace, memory_id=memory_id,
+        content_hash=str(found[1]), detail=detail,
     )
     return True

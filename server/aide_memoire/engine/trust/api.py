@@ -159,7 +159,7 @@ class TrustAPI:
     def _apply_decision(self, tx: Any, item: ReviewItem, decision: str, text: str | None) -> bool:
         """Carry out a decision in its transaction; True if a memory was deleted."""
         if item.kind != "quarantine":
-            handlers = getattr(self, "proposal_handlers", {}).get(item.kind)
+            handlers = self.proposal_handlers.get(item.kind)
             if handlers is not None:
                 approve, reject = handlers
                 (reject if decision == "reject" else approve)(tx, item, self)
