@@ -198,9 +198,21 @@ class Database:
         """A short ``BEGIN IMMEDIATE`` transaction; committed on success, rolled back on error."""
         conn = self.conn()
         with self._write_lock:
+            if conn.in_transaction:
+                # A read snapshot still open on this thread (an unfinished generator)
+                # would make BEGIN fail with a raw driver error.
+                raise StoreError(
+                    "a read on this thread is still open (an unfinished export or "
+                    "iteration); finish or close it before writing"
+                )
             self._execute_guarded(conn, "BEGIN IMMEDIATE")
             try:
                 yield conn
+            except self.driver.Error as exc:
+                # The one boundary where driver errors become the project's errors.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise self.translate(exc) from exc
             except BaseException:
                 # SQLite has already rolled back after some errors (disk full, I/O).
                 if conn.in_transaction:
@@ -248,6 +260,8 @@ class Database:
             )
         if "malformed" in text or "not a database" in text:
             return ForeignDatabase(f"the store at {self.path} is corrupt: {exc}")
+        if isinstance(exc, self.driver.Error):
+            return StoreError(f"the store refused the operation ({exc}); nothing was written")
         return exc
 
     # -- schema ------------------------------------------------------------------------

@@ -18,12 +18,11 @@ from . import clock
 from . import validate as v
 from .access import AccessLog
 from .code.models import CodeHit, CodeIndexReport, SymbolHit
-from .compose import dense_text
-from .conversation import REPLY_TO_PREVIOUS, Turn, plan_turns
+from .conversation import Turn, plan_turns
 from .db import Database
 from .driver import load_driver
 from .embed import Embedder
-from .errors import AideMemoireError, InvalidInput, NotFound
+from .errors import AideMemoireError, InvalidInput, NotFound, SecretRefused
 from .facts.api import FactsAPI
 from .lifecycle.api import LifecycleAPI
 from .models import Hit, ImportReport, MemoryRecord, Stage, Status
@@ -32,10 +31,11 @@ from .ops import reembed as ops_reembed
 from .ops import snapshot as ops_snapshot
 from .ops import transfer
 from .ops.models import DoctorReport, ReembedReport, RestoreReport, SnapshotInfo
+from .pipeline import SecretsPolicy, WritePipeline, WriteResult, check_policy
 from .recall import Recaller, RecallRequest
 from .rerank import Reranker, RerankTuning
 from .settings import Settings
-from .store import NewRow, RowFilter, Store, WriteHook, Written, indexed
+from .store import NewRow, RowFilter, Store, WriteHook
 from .trust.api import TrustAPI
 from .trust.forget import purge
 from .trust.guard import Trust
@@ -47,6 +47,7 @@ log = structlog.get_logger(__name__)
 
 EXPORT_FORMAT = "aide-memoire/jsonl"
 EXPORT_VERSION = 1
+EXPORT_PAGE = 500
 LIMIT_MAX = 1000
 
 
@@ -107,8 +108,13 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
             reranker=self.reranker if self.reranker.configured else None,
         )
         self.trust = Trust(self.db, self.store_, mode=settings.screen_mode)
+        self.pipeline = WritePipeline(
+            db=self.db, store=self.store_, tables=self.vector_tables, trust=self.trust,
+            embedder=self.embedder, dense_live=self.recaller.dense_live,
+            session_changed=self.recaller.names.forget,
+        )
         # Run in the writing transaction after new rows and their vectors are in.
-        self.after_write: list[tuple[str, WriteHook]] = []
+        self.after_write: list[tuple[str, WriteHook]] = self.pipeline.after_write
         self.proposal_handlers = {}  # review-item kind -> (approve, reject); filled below
         self._init_lifecycle()  # scoring adjuster, near-duplicate hook, proposal handlers
         self._init_facts()  # extraction hook, supersession and bridge adjusters
@@ -234,13 +240,36 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
         context_turns: int = 1,
         preceding: Sequence[Mapping[str, Any] | str] | None = None,
         source: str | None = None,
+        secrets: SecretsPolicy = "refuse",
     ) -> list[str]:
         """Store conversation turns verbatim, each indexed with its neighbouring turns.
 
         A turn is a mapping with ``speaker`` and ``content`` and optional ``role``,
         ``observed_at`` and ``metadata``. Turns continue the session ``session_id`` (a new
         one if not given); ``preceding`` gives earlier turns not stored here, for context.
+        ``secrets="redact"`` (captured sessions) replaces each secret by a marker instead
+        of refusing the batch; :meth:`store_conversation_report` also says what it removed.
         """
+        return self.store_conversation_report(
+            turns, namespace=namespace, session_id=session_id, observed_at=observed_at,
+            context_turns=context_turns, preceding=preceding, source=source, secrets=secrets,
+        ).ids
+
+    def store_conversation_report(
+        self,
+        turns: Sequence[Mapping[str, Any]],
+        *,
+        namespace: str = "default",
+        session_id: str | None = None,
+        observed_at: datetime | str | None = None,
+        context_turns: int = 1,
+        preceding: Sequence[Mapping[str, Any] | str] | None = None,
+        source: str | None = None,
+        secrets: SecretsPolicy = "redact",
+    ) -> WriteResult:
+        """:meth:`store_conversation` for captures: ids, how many were new, and the
+        secrets removed (row, field, kind, span; never the value). Redacts by default."""
+        check_policy(secrets)
         namespace = v.validate_namespace(namespace)
         if isinstance(context_turns, bool) or not isinstance(context_turns, int) or not (
             0 <= context_turns <= 10
@@ -269,60 +298,21 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
             preceding=before,
             source=source,
         )
-        return self._write_rows(rows)
+        result = self.pipeline.write(rows, secrets=secrets)
+        if result.redactions:
+            log.info("secrets_redacted", count=len(result.redactions),
+                     kinds=sorted({r.kind for r in result.redactions}))
+        return result
 
-    def _write_rows(self, rows: list[NewRow], then: WriteHook | None = None) -> list[str]:
-        screened = self.trust.screen_rows(rows)  # refuses secrets, holds suspect rows
-        vectors = self._encode(rows)
-        ids: list[str] = []
-        previous_id: str | None = None
-        try:
-            with self.db.write() as tx:
-                stamp = clock.format_time(clock.now())
-                pending: list[tuple[int, str, Any]] = []
-                written: list[Written] = []
-                sessions: dict[tuple[str, str], list[int]] = {}
-                for index, row in enumerate(rows):
-                    if row.reply_to == REPLY_TO_PREVIOUS:
-                        row.reply_to = previous_id
-                    existing = self.store_.find_exact(
-                        tx, row.namespace, row.content, row.kind, row.session_id, row.position
-                    )
-                    if existing is not None:
-                        ids.append(existing)
-                        previous_id = existing
-                        continue
-                    is_turn = row.session_id is not None and row.position is not None
-                    rowid, memory_id = self.store_.insert(tx, row, index=not is_turn)
-                    if is_turn:
-                        sessions.setdefault((row.namespace, str(row.session_id)), []).append(
-                            int(row.position)  # type: ignore[arg-type]
-                        )
-                    self.trust.record_write(tx, memory_id, row, screened[index])
-                    ids.append(memory_id)
-                    previous_id = memory_id
-                    written.append(Written(rowid, memory_id, row, index))
-                    if vectors is not None:
-                        pending.append((rowid, row.namespace, vectors[index]))
-                for (namespace, session_id), positions in sessions.items():
-                    self.store_.index_turns(tx, namespace, session_id, positions)
-                    self.recaller.names.forget(namespace)
-                if pending and self.embedder.space is not None:
-                    self.vector_tables.insert(tx, self.embedder.space, pending, stamp)
-                for _name, hook in self.after_write:
-                    hook(tx, written, vectors)
-                if then is not None:
-                    then(tx, written, vectors)
-        except self.db.driver.Error as exc:
-            raise self.db.translate(exc) from exc
-        log.debug("stored", count=len(rows))
-        return ids
+    def _write_rows(
+        self, rows: list[NewRow], then: WriteHook | None = None, *,
+        secrets: SecretsPolicy = "refuse",
+    ) -> list[str]:
+        return self.pipeline.write(rows, then=then, secrets=secrets).ids
 
     def _encode(self, rows: Sequence[NewRow | MemoryRecord]) -> Any:
         """Vectors for the rows, or None when dense recall is not live here."""
-        if not rows or not self.recaller.dense_live() or not self.embedder.wait():
-            return None
-        return self.embedder.encode([dense_text(indexed(row)) for row in rows])
+        return self.pipeline.encode(rows)
 
     def update(
         self,
@@ -358,28 +348,7 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
             fields["source"] = source
         if not fields:
             raise InvalidInput("nothing to update: give at least one field to change")
-        screening = self.trust.screen_update(fields)
-        with self.db.write() as tx:
-            rowid = self.store_.rowid_of(tx, memory_id, namespace)
-            if rowid is None:
-                raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
-            self.store_.update_fields(tx, rowid, fields)
-            record = self.store_.get_by_rowid(tx, rowid)
-            assert record is not None
-            record = self.trust.record_update(tx, rowid, record, list(fields), screening)
-            if "content" in fields and self._reencode(tx, rowid, record):
-                log.debug("reencoded", id=memory_id)
-        return record
-
-    def _reencode(self, tx: Any, rowid: int, record: MemoryRecord) -> bool:
-        vectors = self._encode([record])
-        if vectors is None or self.embedder.space is None:
-            return False
-        stamp = clock.format_time(clock.now())
-        self.vector_tables.insert(
-            tx, self.embedder.space, [(rowid, record.namespace, vectors[0])], stamp
-        )
-        return True
+        return self.pipeline.update(memory_id, namespace, fields)
 
     def forget(self, memory_id: str, *, namespace: str) -> bool:
         """Delete a memory from the rows and every index. False if there was none."""
@@ -561,7 +530,8 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
         self, namespace: str | None = None, *, reveal_pii: bool = False,
         with_vectors: bool = False,
     ) -> Iterator[str]:
-        """JSON Lines: a header line, then one memory per line, oldest first, streamed.
+        """JSON Lines: a header line, then one memory per line, oldest first, streamed
+        in pages (a memory written while the export runs may or may not be in it).
 
         Personal data is masked (``[EMAIL]``...) unless ``reveal_pii`` is true.
         ``with_vectors`` adds each memory's vector of the configured model (base64
@@ -578,15 +548,25 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
         }
         with self.db.read() as conn:
             space = transfer.stored_space(conn, self.vector_tables, self.embedder)
-            lookup = None
-            if with_vectors and space is not None:
-                header["vectors"] = {"model": space.model, "dim": space.dim, "key": space.key}
-                lookup = transfer.vector_lookup(conn, self.vector_tables, space)
-            yield json.dumps(header)
-            for record in self.store_.iter_namespace(conn, namespace):
+        if with_vectors and space is not None:
+            header["vectors"] = {"model": space.model, "dim": space.dim, "key": space.key}
+        yield json.dumps(header)
+        # Page by rowid, each page in its own short read: a generator left unfinished
+        # must not hold a read transaction open (a write on this thread would then fail).
+        after = 0
+        while True:
+            with self.db.read() as conn:
+                page = self.store_.page(conn, namespace, after, EXPORT_PAGE)
+                lookup = (transfer.vector_lookup(conn, self.vector_tables, space)
+                          if with_vectors and space is not None else None)
+                vectors = {record.id: lookup(record.id) for _, record in page} if lookup else {}
+            if not page:
+                return
+            for _, record in page:
                 line = (record if reveal_pii else self.trust.masked(record)).model_dump_json()
-                vector = lookup(record.id) if lookup else None
+                vector = vectors.get(record.id)
                 yield f'{line[:-1]},"vector":"{vector}"}}' if vector else line
+            after = page[-1][0]
 
     def export(
         self, fp: IO[str], *, namespace: str | None = None, reveal_pii: bool = False,
@@ -601,14 +581,20 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
             count += 1
         return count
 
-    def import_(self, lines: Iterable[str], *, batch: int = 500) -> ImportReport:
+    def import_(
+        self, lines: Iterable[str], *, batch: int = 500, secrets: SecretsPolicy = "refuse"
+    ) -> ImportReport:
         """Add exported memories as they were; ids already present are skipped.
 
-        Added memories get vectors when dense recall is live: the export's own when it
-        was made in the same embedding space, else encoded here.
+        Each goes through the write pipeline as a new write would, whatever its status:
+        validated, screened (a secret refuses the import, or with ``secrets="redact"`` is
+        replaced by a marker; suspected injection is held for review), audited, and given
+        facts. Added memories get vectors when dense recall is live: the export's own when
+        it was made in the same embedding space, else encoded here.
         """
+        check_policy(secrets)
         read = added = 0
-        pending: list[MemoryRecord] = []
+        pending: list[tuple[int, MemoryRecord]] = []
         vectors: dict[str, Any] = {}
         space: dict[str, Any] = {}
         for number, line in enumerate(lines, start=1):
@@ -631,49 +617,63 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
                 record = MemoryRecord.model_validate(data)
             except ValueError as exc:
                 raise InvalidInput(f"import line {number} is not a memory: {exc}") from None
-            v.validate_namespace(record.namespace)
-            v.validate_content(record.content, max_bytes=self.settings.max_content_bytes)
-            pending.append(self.trust.screen_import(record, number))
+            pending.append((number, record))
             if vector is not None and space.get("dim"):
                 vectors[record.id] = transfer.decode_vector(vector, int(space["dim"]), number)
             read += 1
             if len(pending) >= batch:
-                added += self._import_batch(pending, vectors, space.get("key"))
+                added += self._import_batch(pending, vectors, space.get("key"), secrets)
                 pending, vectors = [], {}
         if pending:
-            added += self._import_batch(pending, vectors, space.get("key"))
+            added += self._import_batch(pending, vectors, space.get("key"), secrets)
         return ImportReport(read=read, added=added, skipped=read - added)
 
+    def _import_row(self, number: int, record: MemoryRecord) -> NewRow:
+        """The record as a new write, validated field by field like one."""
+        try:
+            return NewRow(
+                namespace=v.validate_namespace(record.namespace),
+                kind=v.validate_kind(record.kind),
+                content=v.validate_content(record.content,
+                                           max_bytes=self.settings.max_content_bytes),
+                tags=v.validate_tags(record.tags),
+                importance=v.validate_importance(record.importance),
+                source=record.source,
+                metadata=v.validate_metadata(record.metadata),
+                observed_at=record.observed_at,
+                session_id=record.session_id, speaker=record.speaker, role=record.role,
+                position=record.position, reply_to=record.reply_to, context=record.context,
+                status=record.status, id=record.id,
+            )
+        except InvalidInput as exc:
+            raise type(exc)(f"import line {number}: {exc}") from None
+
     def _import_batch(
-        self, records: list[MemoryRecord], given: dict[str, Any], given_key: str | None
+        self, batch: list[tuple[int, MemoryRecord]], given: dict[str, Any],
+        given_key: str | None, secrets: SecretsPolicy,
     ) -> int:
-        ids = [r.id for r in records]
-        with self.db.read() as conn:  # encode only what is new, outside the write lock
+        ids = [r.id for _, r in batch]
+        with self.db.read() as conn:  # screen and encode only what is new
             present = {str(i) for (i,) in conn.execute(
                 f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)}
-        new = [r for r in records if r.id not in present]
-        found: dict[str, Any] = {}
-        if new and self.recaller.dense_live() and self.embedder.wait():
-            space = self.embedder.space
-            reuse = space is not None and space.key == given_key
-            found = {r.id: given[r.id] for r in new if reuse and r.id in given}
-            todo = [r for r in new if r.id not in found]
-            encoded = self._encode(todo)
-            found.update({r.id: encoded[i] for i, r in enumerate(todo)} if todo else {})
-        added = 0
-        with self.db.write() as tx:
-            pending: list[tuple[int, str, Any]] = []
-            for record in records:
-                if self.store_.insert_record(tx, record):
-                    self.trust.record_import(tx, record)
-                    added += 1
-                    rowid = self.store_.rowid_of(tx, record.id, record.namespace)
-                    if record.id in found and rowid is not None:
-                        pending.append((rowid, record.namespace, found[record.id]))
-            if pending and self.embedder.space is not None:
-                stamp = clock.format_time(clock.now())
-                self.vector_tables.insert(tx, self.embedder.space, pending, stamp)
-        return added
+        new = [(n, r) for n, r in batch if r.id not in present]
+        if not new:
+            return 0
+        rows = [self._import_row(n, r) for n, r in new]
+        live = self.recaller.dense_live() and self.embedder.wait()
+        space = self.embedder.space if live else None
+        reuse = {i: given[r.id] for i, (_, r) in enumerate(new)
+                 if space is not None and space.key == given_key and r.id in given}
+        try:
+            result = self.pipeline.write(
+                rows, secrets=secrets, action="import", records=[r for _, r in new],
+                given_vectors=reuse, skip_hooks=("near_duplicates",),
+            )
+        except SecretRefused:
+            for number, record in new:  # name the line: the batch check does not know it
+                self.trust.screen_import(record, number)
+            raise
+        return result.added
 
     # -- operations --------------------------------------------------------------------
 

@@ -491,6 +491,18 @@ class Store:
         for values in cursor:
             yield record_from_row(values)
 
+    def page(
+        self, conn: Any, namespace: str | None, after: int, limit: int
+    ) -> builtins.list[tuple[int, MemoryRecord]]:
+        """Up to ``limit`` (rowid, memory) of a namespace (or the store) above ``after``."""
+        scope = "" if namespace is None else "namespace = ? AND "
+        args: builtins.list[Any] = [] if namespace is None else [namespace]
+        rows = conn.execute(
+            f"SELECT rowid, {_SELECT} FROM memories WHERE {scope}rowid > ? ORDER BY rowid "
+            "LIMIT ?", [*args, after, limit],
+        ).fetchall()
+        return [(int(values[0]), record_from_row(values[1:])) for values in rows]
+
     def keyword_search(
         self,
         conn: Any,

@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 from .. import clock
-from ..store import Written
+from ..store import NewRow, Written
 from .entities import Mention
 from .extract import Extraction, extract
 from .graph import add_edges, add_similar
@@ -36,11 +36,28 @@ class FactWriter:
         self.actor = actor
         self.spans = spans
 
+    def prepare(self, rows: Sequence[NewRow]) -> dict[int, list[Mention]]:
+        """The model's spans for the batch's active rows, found before the write lock."""
+        if self.spans is None:
+            return {}
+        active = [i for i, row in enumerate(rows) if row.status == "active"]
+        found = self.spans([rows[i].content for i in active]) if active else []
+        return dict(zip(active, found, strict=True))
+
     def __call__(self, tx: Any, written: list[Written], vectors: Any) -> None:
+        self.apply(tx, written, vectors, None)
+
+    def apply(
+        self, tx: Any, written: list[Written], vectors: Any,
+        state: dict[int, list[Mention]] | None,
+    ) -> None:
         rows = [w for w in written if w.row.status == "active"]  # held rows wait for review
         if not rows:
             return
-        found = self.spans([w.row.content for w in rows]) if self.spans else [[] for _ in rows]
+        if state is not None or self.spans is None:
+            found = [(state or {}).get(w.index, []) for w in rows]
+        else:  # called without prepare: the model runs here
+            found = self.spans([w.row.content for w in rows])
         pending = [
             _Pending(w, extract(w.row.content, speaker=w.row.speaker), spans)
             for w, spans in zip(rows, found, strict=True)

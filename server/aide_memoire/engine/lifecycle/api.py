@@ -29,11 +29,12 @@ from .models import (
     SummaryPlan,
 )
 from .scoring import OUTCOME_VALUES, Weights, estimate, utility_adjuster
-from .summaries import approve_consolidate, write_summary
+from .summaries import approve_consolidate, summary_row, write_summary
 
 if TYPE_CHECKING:
     from ..db import Database
     from ..embed import Embedder
+    from ..pipeline import WritePipeline
     from ..recall import Recaller
     from ..settings import Settings
     from ..store import Store, WriteHook
@@ -54,6 +55,7 @@ class LifecycleAPI:
     embedder: Embedder
     recaller: Recaller
     vector_tables: VectorTables
+    pipeline: WritePipeline
     after_write: list[tuple[str, WriteHook]]
     proposal_handlers: dict[str, tuple[ProposalHandler, ProposalHandler]]
     actor: str
@@ -235,10 +237,12 @@ class LifecycleAPI:
                                tags=cluster.tags,
                                text=cons.render(cluster.pieces, contents, len(cluster.ids)))
             if not dry_run:
+                evidence = cons.pieces_evidence(cluster)
+                with self.db.read() as conn:  # screen and encode before the lock
+                    prepared = self.pipeline.prepare([summary_row(conn, namespace, evidence)])
                 with self.db.write() as tx:
-                    plan.summary_id = write_summary(self, tx, namespace,
-                                                    cons.pieces_evidence(cluster),
-                                                    reason="consolidate")
+                    plan.summary_id = write_summary(self, tx, namespace, evidence,
+                                                    reason="consolidate", prepared=prepared)
             report.summaries.append(plan)
         return report
 

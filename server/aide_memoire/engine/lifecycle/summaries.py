@@ -1,4 +1,4 @@
-"""Writing a consolidation summary, inside the caller's transaction.
+"""Writing a consolidation summary through the write pipeline, in the caller's transaction.
 
 The summary is a new memory (kind 'summary') built from its sources' current text;
 the sources are archived, linked ``summarizes`` from the summary, and stay readable.
@@ -8,29 +8,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import clock
-from ..compose import dense_text
 from ..errors import NotFound
-from ..store import NewRow, content_hash, indexed
+from ..store import NewRow, content_hash
 from . import tiers
 from .consolidate import pieces_from_evidence, render
 
 if TYPE_CHECKING:
+    from ..pipeline import Prepared
     from .api import LifecycleAPI
 
-__all__ = ["approve_consolidate", "write_summary"]
+__all__ = ["approve_consolidate", "summary_row", "write_summary"]
 
 
-def write_summary(
-    host: LifecycleAPI, tx: Any, namespace: str, evidence: dict[str, Any], *, reason: str
-) -> str:
-    """Write the summary the evidence describes; NotFound if a source changed or left."""
+def summary_row(conn: Any, namespace: str, evidence: dict[str, Any]) -> NewRow:
+    """The summary the evidence describes; NotFound if a source changed or left."""
     ids = [str(i) for i in evidence["sources"]]
     hashes = evidence.get("hashes", {})
     contents: dict[str, str] = {}
     importance = 0.0
     for memory_id in ids:
-        found = tx.execute(
+        found = conn.execute(
             "SELECT content, importance FROM memories WHERE id = ? AND namespace = ? "
             "AND status = 'active'", (memory_id, namespace),
         ).fetchone()
@@ -43,21 +40,29 @@ def write_summary(
         importance = max(importance, float(found[1]))
     pieces = pieces_from_evidence(evidence)
     text = render(pieces, contents, len(ids))
-    row = NewRow(
+    return NewRow(
         namespace=namespace, kind="summary", content=text, tags=list(evidence.get("tags", [])),
         importance=importance, source="consolidation",
         metadata={"sources": ids, "similarity": evidence.get("similarity")},
         observed_at=max(p.when for p in pieces) if pieces else None,
     )
-    screening = host.trust.screen_rows([row])[0]
-    rowid, summary_id = host.store_.insert(tx, row)
-    host.trust.record_write(tx, summary_id, row, screening, action="consolidate")
-    space = host.embedder.space
-    if host.recaller.dense_live() and space is not None:
-        vector = host.embedder.encode([dense_text(indexed(row))])[0]
-        host.vector_tables.insert(tx, space, [(rowid, namespace, vector)],
-                                  clock.format_time(clock.now()))
-    for memory_id in ids:
+
+
+def write_summary(
+    host: LifecycleAPI, tx: Any, namespace: str, evidence: dict[str, Any], *, reason: str,
+    prepared: Prepared | None = None,
+) -> str:
+    """Write the summary through the write pipeline in ``tx`` (screened, audited, with
+    facts) and archive its sources. ``prepared`` (from :func:`summary_row` read before the
+    lock) spares encoding under it; it is used only if the sources are still as read."""
+    row = summary_row(tx, namespace, evidence)
+    if prepared is None or prepared.rows[0].content != row.content:
+        prepared = host.pipeline.prepare([row])  # the review path: decided inside its tx
+    # Near duplicates skipped: the summary resembles the sources it is about to archive.
+    result = host.pipeline.commit(tx, prepared, action="consolidate",
+                                  skip_hooks=("near_duplicates",))
+    summary_id = result.ids[0]
+    for memory_id in [str(i) for i in evidence["sources"]]:
         tiers.archive(tx, host.store_, memory_id, namespace, actor=host.actor, reason=reason,
                       detail={"summary": summary_id})
         tiers.add_link(tx, summary_id, memory_id, "summarizes", namespace)
