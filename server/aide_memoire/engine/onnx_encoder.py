@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import structlog
+
+from ..logs import get_logger
 
 __all__ = ["OnnxEncoder", "Pooling", "cached_export", "pooling_of"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _EXPORT_VERSION = "2"

@@ -16,8 +16,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import structlog
-
+from ..logs import get_logger
 from . import clock
 from .compose import dense_text
 from .conversation import REPLY_TO_PREVIOUS
@@ -35,7 +34,7 @@ __all__ = [
     "WriteResult",
 ]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # "refuse": the write fails naming the secret (explicit stores: the caller can fix it).
 # "redact": each secret span becomes "[redacted:<kind>]" and the rest is kept (captured

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import structlog
 
+from ..logs import get_logger
 from .embed import Embedder
 from .migrations import FTS_COLUMNS
 from .models import Hit, MemoryRecord
@@ -26,7 +26,7 @@ from .vectors import VectorCache, VectorTables
 
 __all__ = ["KEYWORD_WEIGHTS", "Adjuster", "Recaller", "RecallRequest", "RecallTuning"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # Added to a re-ranked row's probability: above every fused score (at most ~1.2).
 RERANKED = 10.0

@@ -21,14 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import structlog
-
+from ..logs import get_logger
 from .embed import _offline
 from .errors import ModelUnavailable
 
 __all__ = ["Reranker", "RerankTuning", "floor_for"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 _LOADED: dict[str, Any] = {}
 _LOAD_LOCK = threading.Lock()

@@ -18,8 +18,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-import structlog
-
+from ...logs import get_logger
 from .. import clock
 from ..db import Database
 from ..errors import InvalidInput, NotFound
@@ -33,7 +32,7 @@ from .walk import MAX_FILE_BYTES, Candidate, Skip, walk
 
 __all__ = ["CHUNKER_VERSION", "CodeIndex", "Progress"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # Bump when chunking changes, so that a re-index re-parses unchanged files.
 CHUNKER_VERSION = 2

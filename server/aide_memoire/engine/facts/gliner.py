@@ -14,13 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import structlog
-
+from ...logs import get_logger
 from .entities import Mention, normalise
 
 __all__ = ["DEFAULT_LABELS", "GlinerSpans"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 DEFAULT_LABELS = ("person", "organization", "location", "product", "event")
 THRESHOLD = 0.5

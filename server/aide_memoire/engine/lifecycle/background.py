@@ -1,7 +1,7 @@
 """Opt-in background maintenance: the safe band only, for namespaces left unmaintained.
 
 Never stages proposals: a judgement call needs a person, and a person must ask for it
-(``maintain --apply``). The thread is a daemon and stops when the store closes.
+(``maintain --apply``). ``Memory.close`` stops the thread and waits for it.
 """
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import threading
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-import structlog
-
+from ...logs import get_logger
 from .. import clock
 from ..errors import AideMemoireError
 
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Background"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 
 class Background:
@@ -34,6 +33,17 @@ class Background:
 
     def start(self) -> None:
         self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def close(self, timeout_s: float = 30.0) -> None:
+        """Stop the loop and wait for a run in progress to end (it checks between
+        namespaces), so that no maintenance writes after its store closed."""
+        self.stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout_s)
 
     def due(self) -> list[str]:
         """Namespaces whose last run is older than the configured interval (or never)."""

@@ -18,8 +18,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
+from ...logs import get_logger
 from .. import clock
 from .. import validate as v
 from ..errors import InvalidInput, NotFound
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PROPOSAL_KINDS", "maintain"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 PROPOSAL_KINDS = ("merge", "consolidate", "demote")
 WARM_IMPORTANCE = 0.7

@@ -15,14 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import structlog
-
+from ...logs import get_logger
 from ..store import RowFilter, Store
 from ..text import query_terms
 
 __all__ = ["match_all", "purge", "select_for_forget"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 ALL_STATUSES = ("active", "quarantined", "superseded", "archived")
 
