@@ -37,7 +37,7 @@ from .store import NewRow, RowFilter, Store, WriteHook
 from .trust.api import TrustAPI
 from .trust.forget import purge
 from .trust.guard import Trust
-from .vectors import VectorCache, VectorTables
+from .vectors import VectorMirror, VectorTables
 
 __all__ = ["Memory"]
 
@@ -97,11 +97,13 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
             settings.reranker_model,
             tuning=RerankTuning(depth=settings.rerank_depth, base_floor=settings.rerank_floor),
         )
+        # One bounded copy of the vectors, shared by recall and near-duplicate checks.
+        self.mirror = VectorMirror(settings.vector_mirror_mb * 2**20)
         self.recaller = Recaller(
             self.store_,
             embedder=self.embedder,
             tables=self.vector_tables,
-            cache=VectorCache(),
+            cache=self.mirror,
             reranker=self.reranker if self.reranker.configured else None,
         )
         self.trust = Trust(self.db, self.store_, mode=settings.screen_mode)

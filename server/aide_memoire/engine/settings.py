@@ -91,6 +91,13 @@ class Settings(BaseSettings):
         "slightly, so they form a separate embedding space: run 'reembed' after changing "
         "it. Needs onnxruntime; false keeps float32 vectors (torch or ONNX alike).",
     )
+    vector_mirror_mb: int = Field(
+        default=512, ge=16,
+        description="Memory budget of the in-process vector mirror that dense recall and "
+        "near-duplicate checks score against (float16, about 0.8 MB per 1,000 memories at "
+        "384-d). Least recently used namespaces leave it first; a namespace bigger than the "
+        "whole budget is scored by streaming its vectors from the store (slower, exact).",
+    )
     code_dense: bool = Field(
         default=False,
         description="Also rank code chunks by meaning with the embedding model (encodes "

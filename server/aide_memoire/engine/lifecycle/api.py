@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ..store import Store, WriteHook
     from ..trust.api import ProposalHandler
     from ..trust.guard import Trust
-    from ..vectors import VectorTables
+    from ..vectors import VectorMirror, VectorTables
 
 __all__ = ["LifecycleAPI"]
 
@@ -55,6 +55,7 @@ class LifecycleAPI:
     embedder: Embedder
     recaller: Recaller
     vector_tables: VectorTables
+    mirror: VectorMirror
     pipeline: WritePipeline
     after_write: list[tuple[str, WriteHook]]
     proposal_handlers: dict[str, tuple[ProposalHandler, ProposalHandler]]
@@ -65,7 +66,8 @@ class LifecycleAPI:
             weights = Weights.from_settings(self.settings)
             self.recaller.adjusters.append(("lifecycle", utility_adjuster(weights)))
         self.near_duplicates = NearDuplicates(
-            self.store_, self.settings, self._live_space, lambda: self.actor
+            self.store_, self.settings, self._live_space, lambda: self.actor,
+            mirror=self.mirror, db=self.db,
         )
         self.after_write.append(("near_duplicates", self.near_duplicates))
         self.proposal_handlers["merge"] = (runner.approve_merge, runner.reject_noop)

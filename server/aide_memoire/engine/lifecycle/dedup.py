@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import clock
-from ..store import Store, Written
+from ..mirror import VectorMirror
+from ..store import NewRow, Store, Written
 from ..trust import review
 from . import tiers
 
@@ -166,49 +166,53 @@ def _one_blas_thread() -> contextlib.AbstractContextManager[Any]:
     return _blas.limit(limits=1, user_api="blas")  # type: ignore[no-any-return]
 
 
-class _Slice:
-    def __init__(self) -> None:
-        self.epoch = -1
-        self.loaded_to = 0
-        self.rowids = np.zeros(0, dtype=np.int64)
-        self.kinds: list[str] = []
-        # Blocks in rowid order, joined only when there are many: stacking the whole
-        # matrix on every write copied it all (0.3 s a batch at 100k rows).
-        self.blocks: list[np.ndarray] = []
-
-    def add(self, matrix: np.ndarray) -> None:
-        self.blocks.append(matrix)
-        if len(self.blocks) > 64:
-            self.blocks = [np.vstack(self.blocks)]
-
-    def products(self, query: np.ndarray) -> np.ndarray | None:
-        """Cosines of every known vector (rows) with each query vector (columns)."""
-        if not self.blocks:
-            return None
-        return np.vstack([block @ query.T for block in self.blocks])
-
-
 class NearDuplicates:
     """The write hook: compares new rows' vectors with the namespace's (non-turn) vectors.
 
-    Its matrices load only rows below the batch being written (committed before this
-    transaction), so a rolled-back write never leaves a vector behind; a candidate is
-    checked against the table before anything is done with it.
+    Those come from the vector mirror recall shares (no copy of its own), refreshed
+    before the write lock (``prepare``) from committed rows only; rows committed since
+    by another process, below the batch being written, are read in the transaction. A
+    rolled-back write never leaves a vector behind; a candidate is checked against the
+    table before anything is done with it.
     """
 
     def __init__(
         self, store: Store, settings: Settings, space: Callable[[], EmbeddingSpace | None],
-        actor: Callable[[], str],
+        actor: Callable[[], str], *, mirror: VectorMirror | None = None, db: Any = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.space = space
         self.actor = actor
-        self._slices: dict[tuple[str, str], _Slice] = {}
-        self._lock = threading.Lock()
+        self.mirror = mirror if mirror is not None else VectorMirror()
+        self.db = db
 
     def live(self) -> bool:
         return self.settings.near_duplicate_policy != "off" and self.space() is not None
+
+    def _candidates(self, rows: Sequence[NewRow]) -> set[str]:
+        return {r.namespace for r in rows if r.kind in DEDUP_KINDS and r.session_id is None
+                and r.status == "active"}
+
+    def prepare(self, rows: Sequence[NewRow]) -> Any:
+        """Bring the mirror up to date for the batch's namespaces, before the lock."""
+        space = self.space()
+        namespaces = self._candidates(rows)
+        if not namespaces or space is None or self.db is None or not self.live():
+            return None
+        if self.db.conn().in_transaction:  # inside a write: it may hold uncommitted rows
+            return None
+        with self.db.read() as conn:
+            found = conn.execute(
+                "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
+            ).fetchone()
+            if found:
+                for namespace in namespaces:
+                    self.mirror.slice(conn, space, str(found[0]), namespace)
+        return None
+
+    def apply(self, tx: Any, written: list[Written], vectors: Any, state: Any) -> None:
+        self(tx, written, vectors)
 
     def __call__(self, tx: Any, written: list[Written], vectors: Any) -> None:
         space = self.space()
@@ -229,46 +233,42 @@ class NearDuplicates:
         for w in rows:
             by_namespace.setdefault(w.row.namespace, []).append(w)
         for namespace, batch in by_namespace.items():
-            with self._lock:
-                known = self._refresh(tx, space.key, str(found[0]), namespace, first)
-                self._check(tx, namespace, batch, vectors, known, policy)
+            self._check(tx, space.key, str(found[0]), namespace, batch, vectors, first, policy)
 
-    def _refresh(self, tx: Any, key: str, table: str, namespace: str, first: int) -> _Slice:
-        state = tx.execute(
-            "SELECT epoch FROM vector_state WHERE space = ? AND namespace = ?", (key, namespace)
-        ).fetchone()
-        epoch = int(state[0]) if state else 0
-        cached = self._slices.get((key, namespace))
-        if cached is None or cached.epoch != epoch:
-            cached = _Slice()
-            cached.epoch = epoch
-        if first - 1 > cached.loaded_to:
-            rowids, _, kinds, matrix = load_vectors(
-                tx, table, namespace, above=cached.loaded_to, below=first, active_only=False
-            )
+    def _known(
+        self, tx: Any, key: str, table: str, namespace: str, query: np.ndarray, first: int,
+        threshold: float,
+    ) -> list[tuple[int, int, float]]:
+        """(query index, rowid, cosine) of committed rows at or above the threshold: the
+        mirror's (as last refreshed, never from this transaction), then the rows above
+        it and below the batch, read here."""
+        cached = self.mirror.cached(key, namespace)
+        pairs = cached.similar(query, threshold, first, DEDUP_KINDS) if cached else []
+        above = cached.max_rowid if cached is not None else 0
+        if first - 1 > above:
+            rowids, _, _, matrix = load_vectors(tx, table, namespace, above=above, below=first,
+                                                active_only=False)
             if len(rowids):
-                cached.rowids = np.concatenate([cached.rowids, rowids])
-                cached.kinds += kinds
-                cached.add(matrix)
-            cached.loaded_to = first - 1
-        self._slices[(key, namespace)] = cached
-        return cached
+                block = matrix @ query.T
+                rows, cols = np.nonzero(block >= threshold)
+                pairs += [(int(c), int(rowids[r]), float(block[r, c]))
+                          for r, c in zip(rows.tolist(), cols.tolist(), strict=True)]
+        return pairs
 
     def _check(
-        self, tx: Any, namespace: str, batch: list[Written], vectors: Any, known: _Slice,
-        policy: str,
+        self, tx: Any, key: str, table: str, namespace: str, batch: list[Written],
+        vectors: Any, first: int, policy: str,
     ) -> None:
         threshold = self.settings.near_duplicate_threshold
         query = np.asarray([vectors[w.index] for w in batch], dtype=np.float32)
         with _one_blas_thread():
-            old = known.products(query)
+            old = self._known(tx, key, table, namespace, query, first, threshold)
             own = query @ query.T
+        by_query: dict[int, list[tuple[float, int]]] = {}
+        for j, rowid, score in old:
+            by_query.setdefault(j, []).append((score, rowid))
         for j, w in enumerate(batch):
-            candidates: list[tuple[float, int | str]] = []
-            if old is not None:
-                for i in np.nonzero(old[:, j] >= threshold)[0].tolist():
-                    if known.kinds[i] == w.row.kind:
-                        candidates.append((float(old[i, j]), int(known.rowids[i])))
+            candidates: list[tuple[float, int]] = list(by_query.get(j, []))
             for i in range(j):  # an earlier row of the same batch
                 if own[i, j] >= threshold and batch[i].row.kind == w.row.kind:
                     candidates.append((float(own[i, j]), batch[i].rowid))

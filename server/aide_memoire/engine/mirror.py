@@ -1,0 +1,370 @@
+"""The vector mirror: one bounded in-process copy of the stored vectors, shared by dense
+recall and near-duplicate checks.
+
+Per (space, namespace) a slice holds each row's vector once, as float16 (a turn's vector
+already smoothed with its session neighbours, see NEIGHBOUR_WEIGHTS; any other row's
+as stored), its sign bits, its kind and whether it is a turn. It follows the vec0 table
+through ``vector_state``: appends load only the new rows, any other change reloads. The
+slices together stay under a memory budget (least recently used leave first); a
+namespace bigger than the whole budget is scored by streaming from the table instead.
+
+Concurrency: only loading takes the lock. A slice publishes what readers may use as one
+tuple (``view``), so scoring runs with no lock held, from any number of threads. A
+reader may see one vector mid-update when a new turn re-smooths an older neighbour: one
+score in one query slightly off, never a wrong row.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .embed import EmbeddingSpace
+from .validate import KINDS
+
+__all__ = ["NEIGHBOUR_WEIGHTS", "VectorMirror", "sign_bits"]
+
+# Free dense context for a turn: its vector plus a little of the turns around it in the
+# session (no extra encoding). Measured on LOCOMO: docs/benchmarks.md.
+NEIGHBOUR_WEIGHTS = {-1: 0.3, 1: 0.15}
+
+_LOW_SAMPLE = 1024  # rows whose exact cosine sets a big slice's low end for min-max scaling
+_CHUNK = 16_384  # rows converted to float32 at a time: bounds the scoring temporaries
+_KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
+_MIN_ROWS = 256  # first capacity of a slice; it grows by half
+_TURN = 255  # kind code of a session turn (never a near-duplicate candidate)
+
+
+def _closest(distance: np.ndarray, count: int) -> np.ndarray:
+    """Indices of about the ``count`` smallest distances (all ties at the cut kept):
+    a histogram of the small integer distances finds the cut in one pass."""
+    cumulative = np.cumsum(np.bincount(distance))
+    cut = int(np.searchsorted(cumulative, count))
+    picked = np.flatnonzero(distance <= cut)
+    if len(picked) > 2 * count:  # a huge tie at the cut: take exactly count
+        picked = np.argpartition(distance, count - 1)[:count]
+    return picked
+
+
+def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Row-wise dot products in numpy's own loop, float32, a chunk at a time: a BLAS gemv
+    spreads over threads that contend with the encoder and other processes (10-100x
+    slower under load, measured)."""
+    if len(matrix) <= _CHUNK:
+        out: np.ndarray = np.einsum("ij,j->i", matrix.astype(np.float32), query)
+        return out
+    return np.concatenate([
+        np.einsum("ij,j->i", matrix[start : start + _CHUNK].astype(np.float32), query)
+        for start in range(0, len(matrix), _CHUNK)
+    ])
+
+
+def sign_bits(vectors: np.ndarray, words: int) -> np.ndarray:
+    """Each row's signs packed into ``words`` uint64 (1 = positive)."""
+    packed = np.packbits(vectors > 0, axis=1)
+    padded = np.zeros((len(vectors), words * 8), dtype=np.uint8)
+    padded[:, : packed.shape[1]] = packed
+    return padded.view(np.uint64)
+
+
+class View(NamedTuple):
+    """What a reader of a slice may use, published as one object: rows [:size]."""
+
+    size: int
+    rowids: np.ndarray
+    vectors: np.ndarray
+    bits: np.ndarray
+    kinds: np.ndarray
+
+
+class _Slice:
+    def __init__(self, dim: int, epoch: int = -1) -> None:
+        self.dim = dim
+        self.epoch = epoch
+        self.max_rowid = 0
+        self.words = (dim + 63) // 64
+        # Column-major sign bits: a big slice's first pass runs over long rows.
+        self.view = View(0, np.zeros(0, np.int64), np.zeros((0, dim), np.float16),
+                         np.zeros((self.words, 0), np.uint64), np.zeros(0, np.uint8))
+        self.slot: dict[tuple[str, int], int] = {}  # (session, position) -> row index
+        self.key_of: dict[int, tuple[str, int]] = {}
+
+    @property
+    def nbytes(self) -> int:
+        v = self.view
+        return v.rowids.nbytes + v.vectors.nbytes + v.bits.nbytes + v.kinds.nbytes
+
+    @staticmethod
+    def bytes_per_row(dim: int) -> int:
+        return 8 + 2 * dim + 8 * ((dim + 63) // 64) + 1
+
+    def _grown(self, extra: int) -> View:
+        v = self.view
+        need = v.size + extra
+        if need <= len(v.rowids):
+            return v
+        capacity = max(need, len(v.rowids) + len(v.rowids) // 2, _MIN_ROWS)
+        vectors = np.zeros((capacity, self.dim), np.float16)
+        vectors[: v.size] = v.vectors[: v.size]
+        rowids = np.zeros(capacity, np.int64)
+        rowids[: v.size] = v.rowids[: v.size]
+        bits = np.zeros((self.words, capacity), np.uint64)
+        bits[:, : v.size] = v.bits[:, : v.size]
+        kinds = np.zeros(capacity, np.uint8)
+        kinds[: v.size] = v.kinds[: v.size]
+        return View(v.size, rowids, vectors, bits, kinds)
+
+    def append(self, rows: Sequence[tuple[Any, ...]], raw_of: Any) -> None:
+        """Add (rowid, blob, session_id, position, kind) rows, rowid ascending.
+        ``raw_of(rowids)`` reads stored vectors of older rows a new turn re-smooths."""
+        v = self._grown(len(rows))
+        start, end = v.size, v.size + len(rows)
+        raw = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1)
+        v.rowids[start:end] = [r[0] for r in rows]
+        v.vectors[start:end] = raw
+        v.kinds[start:end] = [_TURN if r[2] is not None and r[3] is not None
+                              else _KIND_CODE.get(str(r[4]), _TURN) for r in rows]
+        raws = {int(r[0]): raw[i] for i, r in enumerate(rows)}
+        touched: set[int] = set()
+        for offset, r in enumerate(rows):
+            if r[2] is None or r[3] is None:
+                continue
+            session, position = str(r[2]), int(r[3])
+            self.slot[(session, position)] = start + offset
+            self.key_of[start + offset] = (session, position)
+            touched.add(start + offset)
+            for delta in NEIGHBOUR_WEIGHTS:
+                near = self.slot.get((session, position - delta))
+                if near is not None:
+                    touched.add(near)
+        if touched:
+            self._smooth(v, touched, raws, raw_of)
+        v.bits[:, start:end] = sign_bits(v.vectors[start:end], self.words).T
+        for index in touched:
+            if index < start:
+                v.bits[:, index] = sign_bits(v.vectors[index : index + 1], self.words)[0]
+        self.view = View(end, v.rowids, v.vectors, v.bits, v.kinds)
+
+    def _smooth(self, v: View, touched: set[int], raws: dict[int, Any], raw_of: Any) -> None:
+        plans: dict[int, list[tuple[float, int]]] = {}
+        for index in touched:
+            session, position = self.key_of[index]
+            terms = [(1.0, int(v.rowids[index]))]
+            for delta, weight in NEIGHBOUR_WEIGHTS.items():
+                near = self.slot.get((session, position + delta))
+                if near is not None:
+                    terms.append((weight, int(v.rowids[near])))
+            plans[index] = terms
+        wanted = {rowid for terms in plans.values() for _, rowid in terms} - set(raws)
+        if wanted:
+            raws.update(raw_of(sorted(wanted)))
+        for index, terms in plans.items():
+            vector = sum(weight * raws[rowid] for weight, rowid in terms)
+            norm = float(np.linalg.norm(vector))
+            v.vectors[index] = vector / norm if norm else vector
+
+    def search(
+        self, query: np.ndarray, qbits: np.ndarray, must: np.ndarray, shortlist: int | None
+    ) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """(rowids, exact cosines, low, high) for this slice's rows.
+
+        Small slice, or ``shortlist`` None: every row, exactly. Big slice: every row is
+        ranked by the Hamming distance of its sign bits to the query's (4.8 MB at 100k
+        rows instead of the vectors), and the best ``shortlist`` of them plus the
+        ``must`` rowids are scored exactly. ``low`` then comes from a fixed sample of
+        rows, ``high`` from the shortlist (the best row is in it).
+        """
+        v = self.view  # one read: a concurrent append publishes a new view
+        n = v.size
+        if shortlist is None or n <= shortlist:
+            scores = _dot(v.vectors[:n], query)
+            if not n:
+                return v.rowids[:0], scores, 0.0, 0.0
+            return v.rowids[:n], scores, float(scores.min()), float(scores.max())
+        distance = np.bitwise_count(v.bits[0, :n] ^ qbits[0]).astype(np.int16)
+        for word in range(1, self.words):
+            distance += np.bitwise_count(v.bits[word, :n] ^ qbits[word])
+        picked = _closest(distance, shortlist)
+        if len(must):
+            at = np.minimum(np.searchsorted(v.rowids[:n], must), n - 1)
+            picked = np.union1d(picked, at[v.rowids[at] == must])
+        else:
+            picked.sort()
+        scores = _dot(v.vectors[picked], query)
+        sample = _dot(v.vectors[: n : max(1, n // _LOW_SAMPLE)], query)
+        low = float(min(sample.min(), scores.min()))
+        return v.rowids[picked], scores, low, float(scores.max())
+
+    def similar(
+        self, queries: np.ndarray, threshold: float, below: int, kinds: Sequence[str]
+    ) -> list[tuple[int, int, float]]:
+        """(query index, rowid, cosine >= threshold) over rows below ``below`` whose kind
+        is one of ``kinds`` (turns never), a chunk of rows at a time."""
+        v = self.view
+        n = int(np.searchsorted(v.rowids[: v.size], below))
+        codes = np.array([_KIND_CODE[k] for k in kinds if k in _KIND_CODE], np.uint8)
+        out: list[tuple[int, int, float]] = []
+        for start in range(0, n, _CHUNK):
+            stop = min(start + _CHUNK, n)
+            keep = np.flatnonzero(np.isin(v.kinds[start:stop], codes))
+            if not len(keep):
+                continue
+            block = v.vectors[start:stop][keep].astype(np.float32) @ queries.T
+            rows, cols = np.nonzero(block >= threshold)
+            out.extend((int(c), int(v.rowids[start + keep[r]]), float(block[r, c]))
+                       for r, c in zip(rows.tolist(), cols.tolist(), strict=True))
+        return out
+
+
+class VectorMirror:
+    """The per-process mirror of each (space, namespace)'s vectors, refreshed on demand."""
+
+    def __init__(self, budget_bytes: int = 512 * 2**20) -> None:
+        self.budget_bytes = budget_bytes
+        self._slices: OrderedDict[tuple[str, str], _Slice] = OrderedDict()
+        self._lock = threading.Lock()  # loading only; scoring never takes it
+
+    @property
+    def nbytes(self) -> int:
+        return sum(s.nbytes for s in list(self._slices.values()))
+
+    def _state(self, conn: Any, key: tuple[str, str]) -> tuple[int, int] | None:
+        state = conn.execute(
+            "SELECT max_rowid, epoch FROM vector_state WHERE space = ? AND namespace = ?", key
+        ).fetchone()
+        return None if state is None else (int(state[0]), int(state[1]))
+
+    def cached(self, space_key: str, namespace: str) -> _Slice | None:
+        """The slice as last loaded, not refreshed (inside a write transaction, whose
+        uncommitted rows must never enter the mirror)."""
+        return self._slices.get((space_key, namespace))
+
+    def slice(
+        self, conn: Any, space: EmbeddingSpace, table: str, namespace: str
+    ) -> _Slice | None:
+        """The namespace's fresh slice as of ``conn``'s snapshot (which must hold only
+        committed rows), or None when it would not fit in the budget."""
+        key = (space.key, namespace)
+        state = self._state(conn, key)
+        cached = self._slices.get(key)
+        if cached is not None and state is not None and state == (cached.max_rowid,
+                                                                   cached.epoch):
+            return cached  # the common case: no lock at all
+        with self._lock:
+            return self._load(conn, space, table, namespace, state)
+
+    def _load(
+        self, conn: Any, space: EmbeddingSpace, table: str, namespace: str,
+        state: tuple[int, int] | None,
+    ) -> _Slice | None:
+        key = (space.key, namespace)
+        cached = self._slices.get(key)
+        if state is None:
+            fresh = _Slice(space.dim, epoch=0)
+            self._slices[key] = fresh
+            return fresh
+        max_rowid, epoch = state
+        if cached is not None and (max_rowid, epoch) == (cached.max_rowid, cached.epoch):
+            return cached  # another thread loaded it meanwhile
+        if cached is None or epoch != cached.epoch:
+            rows = int(conn.execute("SELECT count(*) FROM memories WHERE namespace = ?",
+                                    (namespace,)).fetchone()[0])
+            if rows * _Slice.bytes_per_row(space.dim) > self.budget_bytes:
+                self._slices.pop(key, None)
+                return None
+            cached = _Slice(space.dim, epoch=epoch)
+        cursor = conn.execute(
+            f"SELECT v.rowid, v.embedding, m.session_id, m.position, m.kind FROM {table} v "
+            "JOIN memories m ON m.rowid = v.rowid "
+            "WHERE v.namespace = ? AND v.rowid > ? ORDER BY v.rowid",
+            (namespace, cached.max_rowid),
+        )
+        while batch := cursor.fetchmany(_CHUNK):  # a cold load never holds every blob
+            cached.append(batch, lambda ids: _raw(conn, table, ids))
+        cached.max_rowid = max(max_rowid, cached.max_rowid)
+        if cached.view.size * _Slice.bytes_per_row(space.dim) > self.budget_bytes:
+            self._slices.pop(key, None)  # grew past the budget: streamed from now on
+            return None
+        self._slices[key] = cached
+        self._slices.move_to_end(key)
+        self._evict(keep=key)
+        return cached
+
+    def _evict(self, keep: tuple[str, str]) -> None:
+        while self.nbytes > self.budget_bytes and len(self._slices) > 1:
+            oldest = next(k for k in self._slices if k != keep)
+            del self._slices[oldest]
+
+    def scores(
+        self,
+        conn: Any,
+        space: EmbeddingSpace,
+        table: str,
+        namespaces: Sequence[str],
+        query: np.ndarray,
+        *,
+        must: np.ndarray | None = None,
+        shortlist: int = 3000,
+        exact_up_to: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """Rowids (ascending), their exact cosines to ``query``, and the low and high
+        cosine over the namespaces: every row of a namespace up to ``exact_up_to`` rows
+        (None: any size), else its ``shortlist`` plus ``must`` (see _Slice.search)."""
+        must = np.zeros(0, dtype=np.int64) if must is None else np.sort(must)
+        query = np.asarray(query, dtype=np.float32)
+        qbits = sign_bits(query[None, :], (len(query) + 63) // 64)[0]
+        parts = []
+        for namespace in namespaces:
+            found = self.slice(conn, space, table, namespace)
+            if found is None:
+                parts.append(_streamed(conn, table, namespace, query))
+            elif found.view.size:
+                size = found.view.size
+                parts.append(found.search(
+                    query, qbits, must,
+                    None if exact_up_to is None or size <= exact_up_to else shortlist))
+        parts = [p for p in parts if len(p[0])]
+        if not parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32), 0.0, 0.0
+        low, high = min(p[2] for p in parts), max(p[3] for p in parts)
+        if len(parts) == 1:
+            return parts[0][0], parts[0][1], low, high
+        rowids = np.concatenate([p[0] for p in parts])
+        order = np.argsort(rowids, kind="stable")
+        return rowids[order], np.concatenate([p[1] for p in parts])[order], low, high
+
+
+def _raw(conn: Any, table: str, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+    out: dict[int, np.ndarray] = {}
+    for start in range(0, len(rowids), 500):
+        chunk = list(rowids[start : start + 500])
+        for rowid, blob in conn.execute(
+            f"SELECT rowid, embedding FROM {table} WHERE rowid IN "
+            f"({','.join('?' * len(chunk))})", chunk,
+        ):
+            out[int(rowid)] = np.frombuffer(blob, np.float32)
+    return out
+
+
+def _streamed(
+    conn: Any, table: str, namespace: str, query: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Every row's exact cosine, read from the table a chunk at a time (over budget: no
+    mirror, no neighbour smoothing)."""
+    ids: list[np.ndarray] = []
+    scores: list[np.ndarray] = []
+    cursor = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE namespace = ?",
+                          (namespace,))
+    while batch := cursor.fetchmany(_CHUNK):
+        ids.append(np.fromiter((r[0] for r in batch), np.int64, len(batch)))
+        matrix = np.frombuffer(b"".join(r[1] for r in batch), np.float32)
+        scores.append(np.einsum("ij,j->i", matrix.reshape(len(batch), -1), query))
+    if not ids:
+        return np.zeros(0, np.int64), np.zeros(0, np.float32), 0.0, 0.0
+    rowids, values = np.concatenate(ids), np.concatenate(scores)
+    order = np.argsort(rowids)
+    return rowids[order], values[order], float(values.min()), float(values.max())
