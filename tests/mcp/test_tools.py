@@ -34,8 +34,10 @@ async def test_list_tools_matches_registry(memory: Memory) -> None:
         assert tool.output_schema is not None
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is spec.read_only
-        assert tool.annotations.destructive_hint is spec.destructive
-        assert tool.annotations.idempotent_hint is spec.idempotent
+        # MCP: the destructive and idempotent hints mean something only for a tool that
+        # writes; a read-only tool leaves them out.
+        assert tool.annotations.destructive_hint is (None if spec.read_only else spec.destructive)
+        assert tool.annotations.idempotent_hint is (None if spec.read_only else spec.idempotent)
         assert tool.annotations.open_world_hint is False
 
 

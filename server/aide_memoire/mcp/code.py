@@ -75,11 +75,9 @@ CODE_TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_index",
         title="Index a source tree",
         description=(
-            "Build or refresh the searchable index of a project's source code (functions, "
-            "classes and other chunks, with their symbols). Incremental: unchanged files are "
-            "skipped, so call it again after edits. Needed once before memory_code_search or "
-            "memory_code_symbol on that root. Respects .gitignore; skips binary and oversized "
-            "files. Returns counts of files, chunks, symbols and what was skipped."
+            "Build or refresh (incrementally) the index of a source tree: chunks and "
+            "symbols, honouring .gitignore. Needed once before memory_code_search or "
+            "memory_code_symbol on that root."
         ),
         input=CodeIndexInput,
         output=CodeIndexReport,
@@ -92,11 +90,9 @@ CODE_TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_search",
         title="Search indexed code",
         description=(
-            "Find the code chunks most relevant to a description or identifiers (e.g. 'retry "
-            "with backoff', 'parseConfig'), best first, in a tree indexed with "
-            "memory_code_index. Use it to locate where something is implemented. To find "
-            "where one exact name is defined and used, use memory_code_symbol. Returns path, "
-            "line range, kind, name, signature and the first lines of each chunk."
+            "Find the code chunks of an indexed tree most relevant to a description or "
+            "identifiers (e.g. 'retry with backoff'), best first, with path, lines and "
+            "signature. For one exact name use memory_code_symbol."
         ),
         input=CodeSearchInput,
         output=CodeSearchOutput,
@@ -109,10 +105,9 @@ CODE_TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_symbol",
         title="Find a symbol",
         description=(
-            "Find where a name (function, class, method, variable) is defined and where it "
-            "is referred to, in a tree indexed with memory_code_index. Use it before "
-            "changing or explaining a symbol. Returns definitions first, then references, "
-            "each with path, lines and a snippet."
+            "Where a name (function, class, method, variable) is defined, then where it is "
+            "referred to, in an indexed tree, with path, lines and a snippet; use it before "
+            "changing a symbol."
         ),
         input=CodeSymbolInput,
         output=CodeSymbolOutput,

@@ -88,11 +88,10 @@ LIFECYCLE_TOOLS: tuple[ToolSpec, ...] = (
         name="memory_feedback",
         title="Say whether a memory helped",
         description=(
-            "Tell memory whether a recalled memory was helpful, unhelpful or wrong for the "
-            "task at hand. Recall ranks helpful memories higher and wrong ones lower from "
-            "then on (a running estimate per memory; the text is never changed). Use it "
-            "after acting on a recalled memory, or when the user corrects one. Do not use "
-            "it to delete or edit a memory (use memory_forget, or store the correction)."
+            "Say whether a recalled memory was helpful, unhelpful or wrong: recall ranks it "
+            "up or down from then on (the text never changes). Use after acting on a memory "
+            "or when the user corrects one; to delete or correct use memory_forget or store "
+            "the correction."
         ),
         input=FeedbackInput,
         output=FeedbackResult,
@@ -105,12 +104,10 @@ LIFECYCLE_TOOLS: tuple[ToolSpec, ...] = (
         name="memory_consolidate",
         title="Consolidate related memories",
         description=(
-            "Group closely related memories and summarise each group extractively (its most "
-            "central sentences, in date order, with dates; no text is invented). By default "
-            "a dry run that shows the summaries; with dry_run=false it writes each summary "
-            "and archives its sources (still readable, linked from the summary). Only write "
-            "when the user asked for it; otherwise run memory_maintenance_run, which stages "
-            "consolidations for review."
+            "Summarise groups of closely related memories extractively (central sentences, "
+            "dated; nothing invented). Dry run by default; dry_run=false writes the "
+            "summaries and archives their sources (still readable). Write only when the user "
+            "asked; otherwise memory_maintenance_run stages them for review."
         ),
         input=ConsolidateInput,
         output=ConsolidationReport,
@@ -123,12 +120,10 @@ LIFECYCLE_TOOLS: tuple[ToolSpec, ...] = (
         name="memory_maintenance_run",
         title="Run memory maintenance",
         description=(
-            "Tidy a namespace. By default a dry run: a report of what it would do, nothing "
-            "written. With apply=true it does only provably safe steps itself (retires exact "
-            "duplicates, archives memories past their metadata.expires_at, expires overdue "
-            "proposals) and stages every judgement call (near-duplicate merges, summaries, "
-            "moving unused memories to the cold tier) as a proposal in the review queue, "
-            "with its evidence. Nothing is deleted; proposals expire unless a person decides."
+            "Tidy a namespace. Dry run by default. apply=true does only provably safe steps "
+            "(exact duplicates, expired memories, overdue proposals) and stages judgement "
+            "calls (merges, summaries, cold tier) for review with evidence. Nothing is "
+            "deleted."
         ),
         input=MaintenanceRunInput,
         output=MaintenanceReport,
@@ -141,10 +136,8 @@ LIFECYCLE_TOOLS: tuple[ToolSpec, ...] = (
         name="memory_maintenance_status",
         title="Memory maintenance status",
         description=(
-            "When maintenance last ran in a namespace (or every namespace), how many "
-            "proposals wait for review, how many memories are in the cold tier, and which "
-            "lifecycle parts are live (utility scoring, near-duplicate detection, "
-            "consolidation, background maintenance)."
+            "When maintenance last ran in each namespace, how many proposals wait for review, "
+            "how many memories are in the cold tier, and which lifecycle parts are live here."
         ),
         input=MaintenanceStatusInput,
         output=MaintenanceStatus,

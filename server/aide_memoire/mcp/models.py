@@ -39,8 +39,7 @@ Namespace = Annotated[
     Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$")]
     | None,
     Field(
-        description="Namespace to use, e.g. 'project:my-app' or 'user:alice'. "
-        "Leave it out to use this server's default (the current project's namespace).",
+        description="Default: the current project's.",
     ),
 ]
 Tag = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f,]+$")]
@@ -59,13 +58,11 @@ Until = Annotated[
 ]
 AsOf = Annotated[
     datetime | None,
-    Field(description="Answer from what was valid at this time (ISO 8601): memories "
-          "replaced since count, later ones do not. Default: now."),
+    Field(description="Answer from what was valid at this time (ISO 8601). Default: now."),
 ]
 IncludeSuperseded = Annotated[
     bool,
-    Field(description="Also return memories that were replaced (history); each ranks below "
-          "what replaced it and names it in superseded_by."),
+    Field(description="Also return replaced memories (history), each below its successor."),
 ]
 
 
@@ -77,14 +74,12 @@ class ToolInput(BaseModel):
 
 class StoreInput(ToolInput):
     content: Content = Field(
-        description="The memory, verbatim and self-contained: one fact, decision, preference "
-        "or lesson, written so it makes sense when read months later without this chat."
+        description="Verbatim and self-contained: it must make sense months later."
     )
     kind: StoreKind = Field(
         default="note",
-        description="note: anything worth keeping; learning: a lesson from a mistake or "
-        "success; fact: a stable fact about the user, project or world; summary: a digest "
-        "of several memories.",
+        description="learning: a lesson; fact: a stable fact; summary: a digest; note: "
+        "anything else.",
     )
     tags: Tags = Field(default_factory=list, description="Short labels to filter by later.")
     importance: float = Field(
@@ -105,8 +100,7 @@ class StoreInput(ToolInput):
     )
     supersedes: MemoryId | None = Field(
         default=None,
-        description="The id of a memory this one replaces (e.g. a corrected or changed "
-        "fact): it is kept as history, valid until this one, and ranks below it.",
+        description="Id of a memory this one corrects or replaces (kept as history).",
     )
     namespace: Namespace = None
 

@@ -25,6 +25,7 @@ from .._version import __version__
 from ..engine.errors import AideMemoireError
 from .prompts import mcp_prompts
 from .registry import TOOLS, ToolSpec
+from .schema import compact_schema, shallow_schema
 
 if TYPE_CHECKING:
     from ..engine.memory import Memory
@@ -50,9 +51,12 @@ class ServeSettings:
 
 
 def _annotations(spec: ToolSpec) -> ToolAnnotations:
+    # No title here: the tool's own title says it (tools/list would carry it twice). The
+    # destructive and idempotent hints mean something only for a tool that writes (MCP).
+    if spec.read_only:
+        return ToolAnnotations(read_only_hint=True, open_world_hint=spec.open_world)
     return ToolAnnotations(
-        title=spec.title,
-        read_only_hint=spec.read_only,
+        read_only_hint=False,
         destructive_hint=spec.destructive,
         idempotent_hint=spec.idempotent,
         open_world_hint=spec.open_world,
@@ -84,13 +88,16 @@ def make_tool(spec: ToolSpec, memory: Memory, settings: ServeSettings,
             structured_content=out.model_dump(mode="json"),
         )
 
+    metadata = FuncMetadata(arg_model=arg_model, output_model=spec.output)
+    if metadata.output_schema is not None:
+        metadata.output_schema = shallow_schema(metadata.output_schema)
     return Tool(
         fn=run,
         name=spec.name,
         title=spec.title,
         description=spec.description,
-        parameters=spec.input.model_json_schema(),
-        fn_metadata=FuncMetadata(arg_model=arg_model, output_model=spec.output),
+        parameters=compact_schema(spec.input.model_json_schema()),
+        fn_metadata=metadata,
         is_async=True,
         context_kwarg=None,
         annotations=_annotations(spec),
