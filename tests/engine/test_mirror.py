@@ -1,4 +1,4 @@
-"""The vector mirror: one bounded float16 copy shared by recall and near duplicates,
+"""The vector mirror: one bounded copy shared by recall and near duplicates,
 scored with no lock held (real model, real SQLite, real sqlite-vec)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import threading
 import numpy as np
 
 from aide_memoire import Memory
-from aide_memoire.engine.mirror import VectorMirror, _Slice
+from aide_memoire.engine.mirror import FLOAT32_ROWS, VectorMirror, _Slice, sign_bits
 
 TOPICS = ["deploy", "billing", "kitchen", "garden", "travel", "music", "sport", "health"]
 
@@ -31,7 +31,7 @@ def test_recall_and_near_duplicates_share_one_mirror(memory: Memory) -> None:
     memory.recall("who moved the billing item", namespace="p")
     assert memory.near_duplicates.mirror is memory.recaller.cache is memory.mirror
     (only,) = memory.mirror._slices.values()
-    assert only.view.vectors.dtype == np.float16 and only.view.size == 40
+    assert only.view.size == 40
     # A near duplicate is still caught against the shared copy.
     first = memory.store("The boiler is serviced every October by Acme Heating.", namespace="p")
     second = memory.store("The boiler gets serviced every October by Acme Heating.", namespace="p")
@@ -65,7 +65,7 @@ def test_the_budget_evicts_and_an_oversize_namespace_is_streamed(memory: Memory)
     conn = memory.db.conn()
     full = VectorMirror()
     exact = {ns: full.scores(conn, space, table, [ns], query) for ns in ("a", "b")}  # type: ignore[arg-type]
-    per_row = _Slice.bytes_per_row(384)
+    per_row = _Slice.bytes_per_row(384, 50)
     small = VectorMirror(budget_bytes=per_row * 300)  # room for one namespace's slice only
     for ns in ("a", "b"):
         rowids, scores, _, _ = small.scores(conn, space, table, [ns], query)  # type: ignore[arg-type]
@@ -77,3 +77,25 @@ def test_the_budget_evicts_and_an_oversize_namespace_is_streamed(memory: Memory)
     # float16 in the mirror vs float32 streamed from the table: cosines within 2e-3.
     assert float(np.abs(scores - exact["a"][1]).max()) < 2e-3
     assert low <= float(scores.min()) and high >= float(scores.max())
+
+
+def test_a_slice_keeps_one_copy_float32_while_small_float16_past_it() -> None:
+    rng = np.random.default_rng(3)
+    raw = rng.standard_normal((FLOAT32_ROWS + 500, 384)).astype(np.float32)
+    raw /= np.linalg.norm(raw, axis=1, keepdims=True)
+    piece = _Slice(384)
+    rows = [(i + 1, raw[i].tobytes(), None, None, "note") for i in range(len(raw))]
+    piece.append(rows[:FLOAT32_ROWS], lambda ids: {})
+    assert piece.view.vectors.dtype == np.float32 and len(piece.view.vectors) == FLOAT32_ROWS
+    piece.append(rows[FLOAT32_ROWS:], lambda ids: {})
+    view = piece.view
+    assert view.vectors.dtype == np.float16 and view.size == len(raw)
+    # Exactly one matrix of vectors, and the float16 cosines stay within 2e-3.
+    query = raw[7]
+    rowids, scores, _, high = piece.search(query, sign_bits(query[None, :], 6)[0],
+                                           np.zeros(0, np.int64), None)
+    assert np.array_equal(rowids, np.arange(1, len(raw) + 1))
+    assert float(np.abs(scores - raw @ query).max()) < 2e-3 and abs(high - 1.0) < 2e-3
+    shortlisted, _, _, _ = piece.search(query, sign_bits(query[None, :], 6)[0],
+                                        np.zeros(0, np.int64), 300)
+    assert 8 in shortlisted.tolist()  # the row itself survives the sign-bit shortlist

@@ -94,9 +94,10 @@ class Settings(BaseSettings):
     vector_mirror_mb: int = Field(
         default=512, ge=16,
         description="Memory budget of the in-process vector mirror that dense recall and "
-        "near-duplicate checks score against (float16, about 0.8 MB per 1,000 memories at "
-        "384-d). Least recently used namespaces leave it first; a namespace bigger than the "
-        "whole budget is scored by streaming its vectors from the store (slower, exact).",
+        "near-duplicate checks score against (float32 up to 20,000 memories in a "
+        "namespace, float16 beyond: about 0.8 MB per 1,000 memories at 384-d). Least "
+        "recently used namespaces leave it first; a namespace bigger than the whole budget "
+        "is scored by streaming its vectors from the store (slower, exact).",
     )
     code_dense: bool = Field(
         default=False,
