@@ -47,6 +47,16 @@ def _answer(pipe: IO[bytes], request_id: int) -> dict[str, Any]:
             return message
 
 
+def _answer_line(pipe: IO[bytes], request_id: int) -> bytes:
+    """The answer's line as sent (its size is what the client reads into its context)."""
+    while True:
+        line = pipe.readline()
+        if not line:
+            raise RuntimeError("server closed stdout")
+        if json.loads(line).get("id") == request_id:
+            return line.rstrip(b"\n")
+
+
 def one_run(home: Path, env: dict[str, str]) -> dict[str, float]:
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
@@ -62,7 +72,8 @@ def one_run(home: Path, env: dict[str, str]) -> dict[str, float]:
         t_init = time.perf_counter() - start
         _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         _send(proc.stdin, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        tools = _answer(proc.stdout, 2)["result"]["tools"]
+        listed = _answer_line(proc.stdout, 2)
+        tools = json.loads(listed)["result"]["tools"]
         t_list = time.perf_counter() - start
         _send(proc.stdin, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
             "name": "memory_recall", "arguments": {"query": "where is the deploy script?"}}})
@@ -76,7 +87,7 @@ def one_run(home: Path, env: dict[str, str]) -> dict[str, float]:
         proc.wait(30)
         proc.stdout.close()
     return {"initialize": t_init, "tools_list": t_list, "first_recall": t_recall,
-            "tools": float(len(tools))}
+            "tools": float(len(tools)), "tools_list_bytes": float(len(listed))}
 
 
 def main() -> None:
@@ -90,6 +101,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "AIDE_MEMOIRE_HOME": str(home)}
+        if os.environ.get("PYTHONPATH"):  # measure a checkout's code, not the installed one
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         if args.model:
             env["AIDE_MEMOIRE_EMBEDDING_MODEL"] = args.model
         for text in SEED:
@@ -104,11 +117,13 @@ def main() -> None:
     print(f"aide-memoire serve (stdio) cold start, {args.runs} runs, "
           f"model={args.model or 'packaged'}, seconds from spawn")
     print(table(["answer to", "p50 s", "p90 s", "max s"], rows))
+    print(f"tools/list: {int(runs[0]['tools'])} tools, {int(runs[0]['tools_list_bytes'])} bytes")
     write_json(args.json, {
         "bench": "mcp_startup", "model": args.model or "packaged", "runs": runs,
         "percentiles": {stage: {f"p{q}": percentile([r[stage] for r in runs], q)
                                 for q in (50, 90, 100)} for stage in stages},
-        "tools": int(runs[0]["tools"]), "machine": machine(),
+        "tools": int(runs[0]["tools"]), "tools_list_bytes": int(runs[0]["tools_list_bytes"]),
+        "machine": machine(),
     })
 
 

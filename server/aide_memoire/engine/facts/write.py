@@ -6,15 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..store import NewRow, Written
 from .entities import Mention
-from .extract import Extraction, extract
 from .graph import add_edges, add_similar
 from .supersede import close_matching, rebuild_slot, settle_memories
 from .taxonomy import is_single
+
+if TYPE_CHECKING:
+    from .extract import Extraction
 
 __all__ = ["FactWriter", "SpanFinder"]
 
@@ -54,6 +56,8 @@ class FactWriter:
         rows = [w for w in written if w.row.status == "active"]  # held rows wait for review
         if not rows:
             return
+        from .extract import extract  # its rules compile at import: not on a server's start
+
         if state is not None or self.spans is None:
             found = [(state or {}).get(w.index, []) for w in rows]
         else:  # called without prepare: the model runs here
