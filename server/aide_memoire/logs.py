@@ -13,6 +13,10 @@ __all__ = ["configure_logging", "ensure_logging", "get_logger"]
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
 
 
+def _stderr_logger(*args: Any) -> structlog.PrintLogger:
+    return structlog.PrintLogger(file=sys.stderr)
+
+
 def configure_logging(level: str = "warning", *, json: bool = False) -> None:
     """Send structlog output to stderr at ``level``; entry points call this once."""
     numeric = _LEVELS.get(level.lower(), logging.WARNING)
@@ -28,7 +32,9 @@ def configure_logging(level: str = "warning", *, json: bool = False) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        # The stream is looked up per logger, not bound now: a host (or a test runner)
+        # may swap sys.stderr after this call.
+        logger_factory=_stderr_logger,
         cache_logger_on_first_use=False,
     )
 
@@ -39,25 +45,21 @@ def ensure_logging() -> None:
         configure_logging("warning")
 
 
-_fallback: structlog.typing.FilteringBoundLogger | None = None
+_LIBRARY_PROCESSORS: list[structlog.typing.Processor] = [
+    structlog.processors.add_log_level,
+    structlog.processors.TimeStamper(fmt="iso", utc=True),
+    structlog.dev.ConsoleRenderer(colors=False),
+]
 
 
-def _library_logger() -> structlog.typing.FilteringBoundLogger:
+def _library_logger() -> Any:
     """Warnings and errors to stderr, for a program that never configured structlog: its
     default would print every level to stdout, and configuring it for them would change
-    the whole process's logging."""
-    global _fallback
-    if _fallback is None:
-        _fallback = structlog.wrap_logger(
-            structlog.PrintLogger(file=sys.stderr),
-            processors=[
-                structlog.processors.add_log_level,
-                structlog.processors.TimeStamper(fmt="iso", utc=True),
-                structlog.dev.ConsoleRenderer(colors=False),
-            ],
-            wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
-        )
-    return _fallback
+    the whole process's logging. Built per call, on the current sys.stderr."""
+    return structlog.wrap_logger(
+        structlog.PrintLogger(file=sys.stderr), processors=_LIBRARY_PROCESSORS,
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+    )
 
 
 class _EngineLogger:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -14,6 +11,7 @@ import pytest
 
 from aide_memoire import Memory, Settings
 from aide_memoire.engine import clock
+from tests.clirun import Completed, invoke
 
 NS = "project:tiers"
 
@@ -75,12 +73,8 @@ def test_background_runs_only_the_safe_band(tmp_path: Path) -> None:
         assert row.last_run_mode == "auto"
 
 
-def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
-    return subprocess.run(
-        [sys.executable, "-m", "aide_memoire.cli.main", "--home", str(home), *args],
-        env=env, capture_output=True, text=True, check=False,
-    )
+def cli(home: Path, *args: str) -> Completed:
+    return invoke(home, *args)  # keyword-only, in process
 
 
 def test_cli_maintain_feedback_promote(tmp_path: Path) -> None:

@@ -1,14 +1,12 @@
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from aide_memoire import Memory, Settings
+from tests.clirun import Completed, invoke
 
 
 def keyword_settings(home: Path, **overrides: object) -> Settings:
@@ -22,10 +20,6 @@ def mem(tmp_path: Path) -> Iterator[Memory]:
         yield memory
 
 
-def cli(home: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run ``aide-memoire --home HOME ARGS`` keyword-only (the trust commands need no model)."""
-    env = {**os.environ, "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
-    return subprocess.run(
-        [sys.executable, "-m", "aide_memoire.cli.main", "--home", str(home), *args],
-        env=env, capture_output=True, text=True, check=check,
-    )
+def cli(home: Path, *args: str, check: bool = True) -> Completed:
+    """Run ``aide-memoire --home HOME ARGS`` keyword-only, in process (no model needed)."""
+    return invoke(home, *args, check=check)
