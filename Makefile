@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # The CPU build of torch, pinned: an unpinned torch pulls a multi-GB CUDA build.
 TORCH  ?= torch==2.13.0
 
-.PHONY: setup serve test lint clean
+.PHONY: setup serve test test-fast lint clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ serve: setup
 test: setup
 	npm install --prefix .tools --no-audit --no-fund @anthropic-ai/claude-code@2.1.197
 	$(BIN)/python -m pytest
+
+# The fast tier: no real clients or servers, no model-backed stores (see tests/conftest.py).
+test-fast: setup
+	$(BIN)/python -m pytest -m "not slow" -q
 
 lint: setup
 	$(BIN)/ruff check server tests bench

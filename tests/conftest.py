@@ -9,6 +9,36 @@ import pytest
 
 from aide_memoire import Memory
 
+# The fast tier (`make test-fast`, `pytest -m "not slow"`) leaves out what spawns real
+# clients and servers, loads models other than through the shared keyword-only stores,
+# or runs load and crash scenarios. `make test` still runs everything.
+SLOW_MODULES = {
+    "cli/test_cli.py", "code/test_cli.py", "code/test_dense.py", "code/test_real_code.py",
+    "engine/test_concurrency.py", "engine/test_lifecycle_of_memory.py",
+    "engine/test_onnx_encoder.py", "engine/test_rerank.py", "engine/test_recall_hybrid.py",
+    "engine/test_mirror.py", "facts/test_gliner.py", "facts/test_knowledge_updates.py",
+    "lifecycle/test_scenario.py", "lifecycle/test_near_duplicates.py",
+    "mcp/test_claude_code.py", "mcp/test_concurrency.py", "mcp/test_http.py",
+    "mcp/test_stdio.py", "mcp/test_namespace.py", "ops/test_crash.py", "ops/test_load.py",
+    "ops/test_full.py", "plugin/test_claude_code.py", "plugin/test_launcher.py",
+    "plugin/test_files.py", "test_contracts.py", "trust/test_corpus.py",
+    # Stores opened with the real model (first load exports it) or a writer process:
+    "engine/test_bad_input.py", "engine/test_memory.py", "engine/test_conversation.py",
+    "engine/test_pipeline.py", "ops/test_doctor.py", "ops/test_snapshot.py",
+}
+SLOW_TESTS = {"test_cli_facts_related_and_as_of"}  # spawns the CLI per command
+_TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.resolve().relative_to(_TESTS).as_posix()
+        # The root `memory` fixture opens a store with the real dense model.
+        defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        dense = any(d.baseid == "" for d in defs.get("memory", ()))
+        if module in SLOW_MODULES or item.name in SLOW_TESTS or dense:
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session", autouse=True)
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
