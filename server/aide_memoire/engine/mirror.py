@@ -3,10 +3,10 @@ recall and near-duplicate checks.
 
 Per (space, namespace) a slice holds each row's vector once (a turn's already smoothed
 with its session neighbours, see NEIGHBOUR_WEIGHTS; any other row's as stored), its sign
-bits and its kind. Up to FLOAT32_ROWS rows the copy is float32: recall scores every row
-of such a namespace, and converting float16 each time would cost more than the product
-(measured 4x). Past it, it is float16: recall then scores only a shortlist exactly, and
-the copy is half the size (77 MB at 100k 384-d rows). It follows the vec0 table
+bits and its kind, as float32: one copy (154 MB at 100k 384-d rows) where there were
+three. float16 halves that, but numpy converts it back without SIMD: the exact scoring
+of a 3,000-row shortlist took 2.6x as long at 100k rows (bench/mirror_memory.py), so the
+budget, not the precision, bounds the memory. It follows the vec0 table
 through ``vector_state``: appends load only the new rows, any other change reloads. The
 slices together stay under a memory budget (least recently used leave first); a
 namespace bigger than the whole budget is scored by streaming from the table instead.
@@ -38,7 +38,6 @@ NEIGHBOUR_WEIGHTS = {-1: 0.3, 1: 0.15}
 _LOW_SAMPLE = 1024  # rows whose exact cosine sets a big slice's low end for min-max scaling
 _CHUNK = 16_384  # rows converted to float32 at a time: bounds the scoring temporaries
 _KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
-FLOAT32_ROWS = 20_000  # RecallTuning.shortlist_above: exact scoring of every row below
 _MIN_ROWS = 256  # first capacity of a slice; it grows by half
 _TURN = 255  # kind code of a session turn (never a near-duplicate candidate)
 
@@ -55,16 +54,10 @@ def _closest(distance: np.ndarray, count: int) -> np.ndarray:
 
 
 def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Row-wise dot products in numpy's own loop, float32, a chunk at a time: a BLAS gemv
-    spreads over threads that contend with the encoder and other processes (10-100x
-    slower under load, measured)."""
-    if matrix.dtype == np.float32:
-        out: np.ndarray = np.einsum("ij,j->i", matrix, query)
-        return out
-    return np.concatenate([
-        np.einsum("ij,j->i", matrix[start : start + _CHUNK].astype(np.float32), query)
-        for start in range(0, len(matrix), _CHUNK)
-    ]) if len(matrix) else np.zeros(0, np.float32)
+    """Row-wise dot products in numpy's own loop: a BLAS gemv spreads over threads that
+    contend with the encoder and other processes (10-100x slower under load, measured)."""
+    out: np.ndarray = np.einsum("ij,j->i", matrix, query)
+    return out
 
 
 def sign_bits(vectors: np.ndarray, words: int) -> np.ndarray:
@@ -103,9 +96,8 @@ class _Slice:
         return v.rowids.nbytes + v.vectors.nbytes + v.bits.nbytes + v.kinds.nbytes
 
     @staticmethod
-    def bytes_per_row(dim: int, rows: int = FLOAT32_ROWS + 1) -> int:
-        width = 4 if rows <= FLOAT32_ROWS else 2
-        return 8 + width * dim + 8 * ((dim + 63) // 64) + 1
+    def bytes_per_row(dim: int) -> int:
+        return 8 + 4 * dim + 8 * ((dim + 63) // 64) + 1
 
     def _grown(self, extra: int) -> View:
         v = self.view
@@ -113,10 +105,7 @@ class _Slice:
         if need <= len(v.rowids):
             return v
         capacity = max(need, len(v.rowids) + len(v.rowids) // 2, _MIN_ROWS)
-        if need <= FLOAT32_ROWS < capacity:
-            capacity = FLOAT32_ROWS  # stay float32 as long as the rows allow
-        dtype = np.float32 if capacity <= FLOAT32_ROWS else np.float16
-        vectors = np.zeros((capacity, self.dim), dtype)
+        vectors = np.zeros((capacity, self.dim), np.float32)
         vectors[: v.size] = v.vectors[: v.size]
         rowids = np.zeros(capacity, np.int64)
         rowids[: v.size] = v.rowids[: v.size]
@@ -221,7 +210,7 @@ class _Slice:
             keep = np.flatnonzero(np.isin(v.kinds[start:stop], codes))
             if not len(keep):
                 continue
-            block = v.vectors[start:stop][keep].astype(np.float32) @ queries.T
+            block = v.vectors[start:stop][keep] @ queries.T
             rows, cols = np.nonzero(block >= threshold)
             out.extend((int(c), int(v.rowids[start + keep[r]]), float(block[r, c]))
                        for r, c in zip(rows.tolist(), cols.tolist(), strict=True))
@@ -281,7 +270,7 @@ class VectorMirror:
         if cached is None or epoch != cached.epoch:
             rows = int(conn.execute("SELECT count(*) FROM memories WHERE namespace = ?",
                                     (namespace,)).fetchone()[0])
-            if rows * _Slice.bytes_per_row(space.dim, rows) > self.budget_bytes:
+            if rows * _Slice.bytes_per_row(space.dim) > self.budget_bytes:
                 self._slices.pop(key, None)
                 return None
             cached = _Slice(space.dim, epoch=epoch)
@@ -295,7 +284,7 @@ class VectorMirror:
             cached.append(batch, lambda ids: _raw(conn, table, ids))
         cached.max_rowid = max(max_rowid, cached.max_rowid)
         size = cached.view.size
-        if size * _Slice.bytes_per_row(space.dim, size) > self.budget_bytes:
+        if size * _Slice.bytes_per_row(space.dim) > self.budget_bytes:
             self._slices.pop(key, None)  # grew past the budget: streamed from now on
             return None
         self._slices[key] = cached

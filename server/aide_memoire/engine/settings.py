@@ -94,8 +94,8 @@ class Settings(BaseSettings):
     vector_mirror_mb: int = Field(
         default=512, ge=16,
         description="Memory budget of the in-process vector mirror that dense recall and "
-        "near-duplicate checks score against (float32 up to 20,000 memories in a "
-        "namespace, float16 beyond: about 0.8 MB per 1,000 memories at 384-d). Least "
+        "near-duplicate checks score against (one float32 copy: about 1.6 MB per 1,000 "
+        "memories at 384-d). Least "
         "recently used namespaces leave it first; a namespace bigger than the whole budget "
         "is scored by streaming its vectors from the store (slower, exact).",
     )
