@@ -334,3 +334,13 @@ async def test_unexpected_failure_is_generic_and_the_server_keeps_serving(
         assert "internal error" in _text(result)
         assert "internal detail" not in _text(result)
         assert (await client.call_tool("crash", {})).is_error
+
+
+async def test_writes_over_mcp_are_audited_as_mcp(memory: Memory) -> None:
+    async with connect(memory) as client:
+        stored = await client.call_tool("memory_store", {"content": "deploys go out on Tuesdays"})
+    memory_id = stored.structured_content["id"]
+    assert [(e.action, e.actor) for e in memory.audit_history(memory_id)] == [("store", "mcp")]
+    # The same store from Python keeps the default actor.
+    other = memory.store("deploys are frozen in December", namespace=NAMESPACE)
+    assert [e.actor for e in memory.audit_history(other)] == ["python"]

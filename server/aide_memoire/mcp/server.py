@@ -30,7 +30,9 @@ from .schema import compact_schema, shallow_schema
 if TYPE_CHECKING:
     from ..engine.memory import Memory
 
-__all__ = ["INSTRUCTIONS", "MemoryServer", "ServeSettings", "build_server"]
+__all__ = ["INSTRUCTIONS", "MCP_ACTOR", "MemoryServer", "ServeSettings", "build_server"]
+
+MCP_ACTOR = "mcp"
 
 log = structlog.get_logger(__name__)
 
@@ -68,12 +70,14 @@ def make_tool(spec: ToolSpec, memory: Memory, settings: ServeSettings,
     """An SDK ``Tool`` whose argument model is the spec's own input model (extras refused)."""
     arg_model = type(f"{spec.name}_arguments", (spec.input, ArgModelBase), {})
 
+    def call(args: Any) -> Any:
+        with memory.acting_as(MCP_ACTOR):  # audit events of MCP calls say so
+            return spec.handler(memory, args, settings.default_namespace)
+
     async def run(**kwargs: Any) -> Any:
         args = spec.input.model_validate(kwargs)
         try:
-            out = await anyio.to_thread.run_sync(
-                spec.handler, memory, args, settings.default_namespace, limiter=limiter
-            )
+            out = await anyio.to_thread.run_sync(call, args, limiter=limiter)
         except AideMemoireError as exc:
             raise ToolError(str(exc)) from exc
         except Exception:
