@@ -103,3 +103,18 @@ def test_cli_refusal_and_reveal_flag(tmp_path: Path) -> None:
     dry = json.loads(cli(home, "forget", "--query", "ping", "--dry-run", "--json").stdout)
     assert dry["dry_run"] is True and len(dry["ids"]) == 1
     assert json.loads(cli(home, "audit", "verify", "--json").stdout)["intact"] is True
+
+
+async def test_async_import_takes_the_secrets_policy(tmp_path: Path, mem: Memory) -> None:
+    from aide_memoire import AsyncMemory
+
+    lines = list(mem.export_lines())
+    leaked = {"id": "c" * 32, "namespace": "p", "kind": "note", "content": f"token {KEY}",
+              "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}
+    async with AsyncMemory(settings=mem.settings.model_copy(
+            update={"home": tmp_path / "other"})) as other:
+        with pytest.raises(SecretRefused):
+            await other.import_([lines[0], json.dumps(leaked)])
+        report = await other.import_([lines[0], json.dumps(leaked)], secrets="redact")
+        assert report.added == 1
+        assert (await other.get("c" * 32, namespace="p")).content == "token [redacted:stripe-key]"

@@ -13,6 +13,7 @@ import anyio.to_thread
 from .facts.models import Fact, RelatedResult
 from .memory import Memory
 from .models import Hit, ImportReport, MemoryRecord, Status
+from .pipeline import SecretsPolicy
 from .settings import Settings
 
 __all__ = ["AsyncMemory"]
@@ -96,5 +97,7 @@ class AsyncMemory:
     async def export_lines(self, namespace: str | None = None) -> list[str]:
         return await self._run(lambda: list(self.sync.export_lines(namespace)))
 
-    async def import_(self, lines: Iterable[str] | Sequence[str]) -> ImportReport:
-        return await self._run(self.sync.import_, lines)
+    async def import_(
+        self, lines: Iterable[str] | Sequence[str], *, secrets: SecretsPolicy = "refuse"
+    ) -> ImportReport:
+        return await self._run(self.sync.import_, lines, secrets=secrets)
