@@ -12,7 +12,7 @@ import contextlib
 import os
 import struct
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,15 @@ import structlog
 
 from . import clock
 from .driver import Driver, load_driver
-from .errors import ForeignDatabase, NewerSchema, StoreError, StoreFull
+from .errors import (
+    AideMemoireError,
+    ForeignDatabase,
+    NewerSchema,
+    StoreBusy,
+    StoreConflict,
+    StoreError,
+    StoreFull,
+)
 from .migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["Database"]
@@ -85,6 +93,9 @@ class Database:
         self._lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._closed = False
+        # Called with the connection after each successful commit (the audit anchor).
+        self.commit_hooks: list[Callable[[Any], None]] = []
+        self.created = False  # True when this process made the file (a new store)
         self._prepare_files()
         self._migrate()
 
@@ -101,6 +112,7 @@ class Database:
         else:
             fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
             os.close(fd)
+            self.created = True
         if (self.path.stat().st_mode & 0o777) != 0o600:
             os.chmod(self.path, 0o600)
 
@@ -195,34 +207,50 @@ class Database:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Any]:
-        """A short ``BEGIN IMMEDIATE`` transaction; committed on success, rolled back on error."""
+        """A short ``BEGIN IMMEDIATE`` transaction; committed on success, rolled back on error.
+
+        The one boundary for driver errors: any sqlite error raised inside the block, or
+        by BEGIN and COMMIT, leaves as an error of our tree (see :meth:`translate`).
+        """
         conn = self.conn()
         with self._write_lock:
             self._execute_guarded(conn, "BEGIN IMMEDIATE")
             try:
                 yield conn
-            except BaseException:
+            except BaseException as exc:
                 # SQLite has already rolled back after some errors (disk full, I/O).
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                self._rollback(conn)
+                if isinstance(exc, self.driver.Error):
+                    raise self.translate(exc) from exc
                 raise
             try:
                 self._execute_guarded(conn, "COMMIT")
             except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                self._rollback(conn)
                 raise
+        for hook in self.commit_hooks:
+            try:
+                hook(conn)
+            except (OSError, self.driver.Error) as exc:  # committed already: report, go on
+                log.warning("commit_hook_failed", error=str(exc))
+
+    def _rollback(self, conn: Any) -> None:
+        if conn.in_transaction:
+            with contextlib.suppress(self.driver.Error):
+                conn.execute("ROLLBACK")
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Any]:
-        """A consistent snapshot for several reads."""
+        """A consistent snapshot for several reads (driver errors mapped as for writes)."""
         conn = self.conn()
         if conn.in_transaction:
             yield conn
             return
-        conn.execute("BEGIN")
+        self._execute_guarded(conn, "BEGIN")
         try:
             yield conn
+        except self.driver.Error as exc:
+            raise self.translate(exc) from exc
         finally:
             if conn.in_transaction:
                 conn.execute("COMMIT")
@@ -230,11 +258,13 @@ class Database:
     def _execute_guarded(self, conn: Any, sql: str) -> None:
         try:
             conn.execute(sql)
-        except self.driver.OperationalError as exc:
+        except self.driver.Error as exc:
             raise self.translate(exc) from exc
 
     def translate(self, exc: BaseException) -> BaseException:
-        """Map a driver error to our tree where we know what it means."""
+        """Map a driver error to our tree; an error already ours passes through."""
+        if isinstance(exc, AideMemoireError) or not isinstance(exc, self.driver.Error):
+            return exc
         text = str(exc).lower()
         if "database or disk is full" in text or "disk i/o error" in text:
             return StoreFull(
@@ -242,13 +272,26 @@ class Database:
                 "space or raise max_db_pages"
             )
         if "database is locked" in text or "database is busy" in text:
-            return StoreError(
+            return StoreBusy(
                 f"another process held the store's write lock for more than "
                 f"{self.busy_timeout_ms} ms; nothing was written. Try again"
             )
         if "malformed" in text or "not a database" in text:
-            return ForeignDatabase(f"the store at {self.path} is corrupt: {exc}")
-        return exc
+            return ForeignDatabase(
+                f"the store at {self.path} is corrupt ({exc}). Run 'aide-memoire doctor', "
+                "or restore a snapshot"
+            )
+        if isinstance(exc, self.driver.IntegrityError):
+            return StoreConflict(
+                f"the write conflicts with a row already stored ({exc}); nothing was written. "
+                "Try again: another process may have written the same thing"
+            )
+        if "readonly" in text or "read-only" in text:
+            return StoreError(
+                f"the store at {self.path} is read-only ({exc}); nothing was written. Check the "
+                "file's permissions"
+            )
+        return StoreError(f"the store at {self.path} failed: {exc}; nothing was written")
 
     # -- schema ------------------------------------------------------------------------
 

@@ -107,6 +107,7 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
             reranker=self.reranker if self.reranker.configured else None,
         )
         self.trust = Trust(self.db, self.store_, mode=settings.screen_mode)
+        self._init_audit_anchor()  # the audit head kept outside the file, after each commit
         # Run in the writing transaction after new rows and their vectors are in.
         self.after_write: list[tuple[str, WriteHook]] = []
         self.proposal_handlers = {}  # review-item kind -> (approve, reject); filled below

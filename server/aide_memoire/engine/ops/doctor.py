@@ -24,6 +24,7 @@ from ..embed import Embedder, EmbeddingSpace
 from ..migrations import APPLICATION_ID, SCHEMA_VERSION
 from ..store import Store, indexed
 from ..trust import audit
+from ..trust.anchor import Anchor
 from ..vectors import VectorTables
 from .models import DoctorCheck, DoctorReport
 from .reembed import count_missing
@@ -164,8 +165,9 @@ class Checks:
         return DoctorCheck(name="files", ok=not loose, detail=detail)
 
     def audit_chain(self) -> DoctorCheck:
+        anchor = Anchor(self.db.path)
         with self.db.read() as conn:
-            report = audit.verify(conn)
+            report = audit.verify(conn, anchor.read(), anchor_expected=anchor.expected())
         detail = f"{report.events} events, chain intact" if report.intact else (
             f"broken at event {report.first_bad_seq}: {report.problem}. The log is append-only "
             "and cannot be repaired; restore a snapshot to get a verifiable history")

@@ -29,6 +29,7 @@ from ..errors import InvalidInput, StoreError
 from ..migrations import APPLICATION_ID, SCHEMA_VERSION
 from ..settings import DB_FILENAME
 from ..trust import audit
+from ..trust.anchor import Anchor
 from .models import RestoreReport, SnapshotInfo
 
 __all__ = ["DEFAULT_KEEP", "create", "list_snapshots", "restore", "rotate", "verify_file"]
@@ -244,6 +245,8 @@ def restore(
             audit.append_event(tx, actor=actor, action="snapshot.restore",
                                detail={"snapshot": source.name,
                                        "kept_aside": aside.name if aside else None})
+        # The restored log legitimately ends earlier than the anchor of the replaced store.
+        Anchor(live).reset(db.conn())
     finally:
         db.close()
     return RestoreReport(snapshot=str(source), restored_to=str(live),

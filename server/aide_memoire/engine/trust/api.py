@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .. import validate as v
 from ..errors import InvalidContent, InvalidInput, NotFound
 from . import audit, forget, review
+from .anchor import Anchor
 from .models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
 from .screen import refuse_secrets, screen_text
 
@@ -40,6 +41,16 @@ class TrustAPI:
     trust: Trust
     settings: Settings
     proposal_handlers: dict[str, tuple[ProposalHandler, ProposalHandler]]
+    anchor: Anchor
+
+    def _init_audit_anchor(self) -> None:
+        """Keep the audit chain's head outside the file too (see anchor.py)."""
+        self.anchor = Anchor(self.db.path)
+        if self.db.created:
+            self.anchor.reset(self.db.conn())
+        else:
+            self.anchor.adopt(self.db.conn())
+        self.db.commit_hooks.append(self.anchor.advance)
 
     # -- who ---------------------------------------------------------------------------
 
@@ -187,9 +198,10 @@ class TrustAPI:
     # -- audit -------------------------------------------------------------------------
 
     def audit_verify(self) -> AuditReport:
-        """Check the whole hash chain; names the first edited, removed or moved event."""
+        """Check the whole hash chain, its anchor outside the file, and every memory's text
+        against its last audited hash; names the first problem found."""
         with self.db.read() as conn:
-            return audit.verify(conn)
+            return audit.verify(conn, self.anchor.read(), anchor_expected=self.anchor.expected())
 
     def audit_history(self, memory_id: str) -> list[AuditEvent]:
         """Every audit event about one memory, oldest first (hashes, never content)."""
