@@ -739,7 +739,9 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
                 from .code.vectors import EmbeddedCodeRanker
 
                 dense = EmbeddedCodeRanker(self.embedder)
-            self._code = CodeIndex(self.db, dense=dense)
+            self._code = CodeIndex(
+                self.db, dense=dense, secret_files=self.settings.code_secret_files
+            )
         return self._code
 
     def code_index(

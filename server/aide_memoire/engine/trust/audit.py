@@ -190,16 +190,17 @@ def verify(conn: Any, anchor: AnchorState | None = None, *,
         first_bad = (last_seq or 0) + 1 if "removed" in anchored else None
         return AuditReport(intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
                            first_bad_seq=first_bad, problem=anchored)
-    if head is not None or count:
-        if head is None or int(head[0]) != last_seq or str(head[1]) != last_hash:
-            recorded = f"event {head[0]}" if head else "no head"
-            ends = f"event {last_seq}" if last_seq is not None else "no event"
-            return AuditReport(
-                intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
-                first_bad_seq=(last_seq or 0) + 1,
-                problem=f"the log ends at {ends} but its head records {recorded}: "
-                "events were removed from the end or the head was altered",
-            )
+    if (head is not None or count) and (
+        head is None or int(head[0]) != last_seq or str(head[1]) != last_hash
+    ):
+        recorded = f"event {head[0]}" if head else "no head"
+        ends = f"event {last_seq}" if last_seq is not None else "no event"
+        return AuditReport(
+            intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
+            first_bad_seq=(last_seq or 0) + 1,
+            problem=f"the log ends at {ends} but its head records {recorded}: "
+            "events were removed from the end or the head was altered",
+        )
     edited = _content_problem(conn)
     if edited is not None:
         return AuditReport(intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
