@@ -632,9 +632,14 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
                 record = MemoryRecord.model_validate(data)
             except ValueError as exc:
                 raise InvalidInput(f"import line {number} is not a memory: {exc}") from None
-            v.validate_namespace(record.namespace)
-            v.validate_content(record.content, max_bytes=self.settings.max_content_bytes)
-            pending.append(self.trust.screen_import(record, number))
+            try:
+                v.validate_record(record, max_bytes=self.settings.max_content_bytes)
+            except InvalidInput as exc:
+                raise type(exc)(f"import line {number}: {exc}") from None
+            # Screened as if active whatever its status: an archived or superseded row
+            # can come back (promote, as_of), so its status must not skip the screen.
+            held = self.trust.screen_import(record.model_copy(update={"status": "active"}), number)
+            pending.append(held if held.status == "quarantined" else record)
             if vector is not None and space.get("dim"):
                 vectors[record.id] = transfer.decode_vector(vector, int(space["dim"]), number)
             read += 1
