@@ -9,6 +9,7 @@ before anything writes to it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import struct
 import threading
@@ -96,8 +97,31 @@ class Database:
         # Called with the connection after each successful commit (the audit anchor).
         self.commit_hooks: list[Callable[[Any], None]] = []
         self.created = False  # True when this process made the file (a new store)
-        self._prepare_files()
-        self._migrate()
+        try:
+            self._prepare_files()
+            self._migrate()
+        except BaseException as exc:
+            self._abandon()
+            if isinstance(exc, self.driver.Error | OSError):
+                raise self._open_error(exc) from None
+            raise
+
+    def _abandon(self) -> None:
+        """Opening failed: close what was opened; a file this process created goes too
+        (a 0-byte or half-made store would be judged 'corrupt' by the next process)."""
+        self.close()
+        if self.created:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{self.path}{suffix}")
+
+    def _open_error(self, exc: BaseException) -> BaseException:
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            return StoreFull(f"the disk holding {self.path} is full ({exc.strerror}); no store "
+                             "was created. Free disk space or point AIDE_MEMOIRE_HOME elsewhere")
+        if isinstance(exc, OSError):
+            return StoreError(f"cannot open the store at {self.path}: {exc.strerror or exc}")
+        return self.translate(exc)
 
     # -- files -------------------------------------------------------------------------
 
@@ -128,12 +152,17 @@ class Database:
         try:
             # One statement, one read snapshot: as three, a process creating the store
             # could commit in between, and its tables would be seen beside application_id 0.
-            app_id, version, tables = conn.execute(
+            app_id, version, tables, core = conn.execute(
                 "SELECT (SELECT application_id FROM pragma_application_id), "
                 "(SELECT user_version FROM pragma_user_version), "
-                "(SELECT count(*) FROM sqlite_master)"
+                "(SELECT count(*) FROM sqlite_master), "
+                "(SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+                "AND name IN ('memories', 'schema_migrations', 'audit_events'))"
             ).fetchone()
         except self.driver.DatabaseError as exc:
+            known = self.translate(exc)
+            if isinstance(known, StoreFull | StoreBusy):  # the file is fine; the disk or a lock
+                raise known from None
             raise ForeignDatabase(
                 f"{self.path} is corrupt or not a database ({exc}); it was left untouched. "
                 "Restore it from a snapshot or move it away"
@@ -149,6 +178,13 @@ class Database:
             raise NewerSchema(
                 f"{self.path} has schema version {version}, newer than this aide-memoire "
                 f"understands ({SCHEMA_VERSION}); it was left untouched. Upgrade aide-memoire"
+            )
+        # Migration 1 makes memories and schema_migrations, migration 3 audit_events.
+        if core < (3 if version >= 3 else 2 if version >= 1 else 0):
+            raise ForeignDatabase(
+                f"{self.path} says it is an aide-memoire store (schema {version}) but its "
+                "tables are missing: it was damaged or crafted, and was left untouched. "
+                "Restore a snapshot or move it away"
             )
 
     # -- connections -------------------------------------------------------------------
