@@ -619,6 +619,11 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InvalidInput(f"import line {number} is not JSON: {exc}") from None
+            except RecursionError:  # json's parser recurses once per level
+                raise InvalidInput(
+                    f"import line {number} is nested more than {v.METADATA_MAX_DEPTH} levels "
+                    "deep; flatten its metadata"
+                ) from None
             if number == 1 and isinstance(data, dict) and "format" in data:
                 if data.get("format") != EXPORT_FORMAT or data.get("version") != EXPORT_VERSION:
                     raise InvalidInput(
