@@ -36,8 +36,8 @@ class Wire:
         return found
 
     def call(self, request_id: int, name: str, arguments: str) -> str:
-        return ('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s",'
-                '"arguments":%s}}' % (request_id, name, arguments))
+        return ('{"jsonrpc":"2.0","id":' + str(request_id) + ',"method":"tools/call",'
+                '"params":{"name":"' + name + '","arguments":' + arguments + "}}")
 
     def close(self) -> None:
         assert self.proc.stdin is not None
@@ -69,7 +69,7 @@ def test_unparseable_lines_get_error_answers(wire: Wire) -> None:
     surrogate = wire.answer()
     assert surrogate["id"] == 1 and surrogate["error"]["code"] == -32700
     deep = '{"a":' * 3000 + "1" + "}" * 3000
-    wire.send(wire.call(2, "memory_store", '{"content":"deep","metadata":%s}' % deep))
+    wire.send(wire.call(2, "memory_store", '{"content":"deep","metadata":' + deep + "}"))
     nested = wire.answer()
     assert nested["id"] == 2 and nested["error"]["code"] == -32700
     wire.send("this is not json at all")
@@ -81,10 +81,10 @@ def test_unparseable_lines_get_error_answers(wire: Wire) -> None:
 @pytest.mark.parametrize("when", ['"2024"', "2024", '"0001-01-01"', '"9999-12-31T23:59:59Z"',
                                   "100000000000000000000"])
 def test_times_must_be_iso_and_in_range(wire: Wire, when: str) -> None:
-    wire.send(wire.call(1, "memory_recall", '{"query":"x","as_of":%s}' % when))
+    wire.send(wire.call(1, "memory_recall", '{"query":"x","as_of":' + when + "}"))
     text = _tool_error(wire.answer())
     assert "as_of" in text and ("ISO 8601" in text or "outside the years" in text)
-    wire.send(wire.call(2, "memory_store", '{"content":"c","observed_at":%s}' % when))
+    wire.send(wire.call(2, "memory_store", '{"content":"c","observed_at":' + when + "}"))
     assert "observed_at" in _tool_error(wire.answer())
     wire.send(wire.call(3, "memory_recall", '{"query":"x","as_of":"2024-06-01"}'))
     assert wire.answer()["result"]["isError"] is False
@@ -92,5 +92,5 @@ def test_times_must_be_iso_and_in_range(wire: Wire, when: str) -> None:
 
 def test_deep_metadata_that_parses_is_refused_by_the_engine(wire: Wire) -> None:
     deep = '{"a":' * 60 + "1" + "}" * 60
-    wire.send(wire.call(1, "memory_store", '{"content":"deep","metadata":%s}' % deep))
+    wire.send(wire.call(1, "memory_store", '{"content":"deep","metadata":' + deep + "}"))
     assert "nested more than" in _tool_error(wire.answer())

@@ -219,10 +219,9 @@ def test_a_corrupt_store_is_a_project_error(tmp_path: Path) -> None:
     page = int.from_bytes(data[16:18], "big")
     data[page:] = b"\xa5" * (len(data) - page)  # every page but the first
     path.write_bytes(bytes(data))
-    with pytest.raises(ForeignDatabase):
-        with Memory(settings=settings(home)) as memory:
-            memory.store("one more", namespace=NS)
-            memory.recall("note", namespace=NS)
+    with pytest.raises(ForeignDatabase), Memory(settings=settings(home)) as memory:
+        memory.store("one more", namespace=NS)
+        memory.recall("note", namespace=NS)
 
 
 # -- a full disk (a real tmpfs) ----------------------------------------------------------
@@ -261,10 +260,9 @@ def test_a_full_disk_is_reported_as_full(tiny_disk: Path) -> None:
         kept = memory.store("stored while there was room", namespace=NS)
     filler = _fill(tiny_disk)
     for _ in range(2):  # a fresh process sees the same: full, not corrupt
-        with pytest.raises(StoreFull, match="full"):
-            with Memory(settings=settings(home)) as memory:
-                memory.store_many([{"content": f"more {i} " + "words " * 400}
-                                   for i in range(100)], namespace=NS)
+        with pytest.raises(StoreFull, match="full"), Memory(settings=settings(home)) as memory:
+            memory.store_many([{"content": f"more {i} " + "words " * 400}
+                               for i in range(100)], namespace=NS)
     out = run_cli(home, "store", "one more " * 500, "-n", NS)
     assert out.returncode != 0 and "Traceback" not in out.stderr
     assert "full" in out.stderr and "corrupt" not in out.stderr
