@@ -95,16 +95,23 @@ class TrustAPI:
         item_id: str,
         decision: str,
         *,
+        namespace: str | None = None,
         text: str | None = None,
         actor: str | None = None,
         note: str | None = None,
     ) -> ReviewDecision:
         """Approve, reject or edit-then-approve an item, once: a second decision is refused.
 
+        With ``namespace``, only an item of that namespace can be decided: an item of
+        another is reported as not found (its existence is not revealed). Agent-facing
+        edges always pass their session's namespace.
+
         Approving a held memory makes it recallable; rejecting deletes it (row and
         indexes) and keeps the decision; ``edit`` replaces its text, which must pass the
         screen again, and approves it.
         """
+        if namespace is not None:
+            namespace = v.validate_namespace(namespace)
         if decision not in _STATUS_OF:
             raise InvalidInput(f"decision must be approve, reject or edit, not {decision!r}")
         if decision == "edit":
@@ -115,8 +122,11 @@ class TrustAPI:
         purged = False
         with self.trust.acting_as(who), self.db.write() as tx:
             item = review.get_item(tx, item_id)
-            if item is None:
-                raise NotFound(f"no review item {item_id!r}; list them with review_queue()")
+            if item is None or (namespace is not None and item.namespace != namespace):
+                where = f" in namespace {namespace!r}" if namespace is not None else ""
+                raise NotFound(
+                    f"no review item {item_id!r}{where}; list them with review_queue()"
+                )
             note = note or ("edited before approval" if decision == "edit" else None)
             decided_at = review.settle(tx, item_id, _STATUS_OF[decision], actor=who, note=note)
             if decided_at is None:
