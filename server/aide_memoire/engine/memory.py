@@ -37,7 +37,8 @@ from .rerank import Reranker, RerankTuning
 from .settings import Settings
 from .store import NewRow, RowFilter, Store, WriteHook, Written, indexed
 from .trust.api import TrustAPI
-from .trust.forget import purge
+from .trust.derived import drop_mentions
+from .trust.forget import purge, retry_pending
 from .trust.guard import Trust
 from .vectors import VectorCache, VectorTables
 
@@ -132,6 +133,7 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
     def close(self) -> None:
         if not self.db.closed:
             self._flush_access()
+            retry_pending(self.db)  # a purge a reader held up, if one is owed
         self.db.close()
 
     # -- writing -----------------------------------------------------------------------
@@ -368,9 +370,21 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
             record = self.store_.get_by_rowid(tx, rowid)
             assert record is not None
             record = self.trust.record_update(tx, rowid, record, list(fields), screening)
-            if "content" in fields and self._reencode(tx, rowid, record):
-                log.debug("reencoded", id=memory_id)
+            if "content" in fields:
+                self._rederive(tx, rowid, record)
+                if self._reencode(tx, rowid, record):
+                    log.debug("reencoded", id=memory_id)
         return record
+
+    def _rederive(self, tx: Any, rowid: int, record: MemoryRecord) -> None:
+        """New text: entity mentions of the old one go (the trigger drops its facts), and
+        facts and entities are extracted from the new text, as for a new write."""
+        drop_mentions(tx, rowid)
+        row = NewRow(namespace=record.namespace, kind=record.kind, content=record.content,
+                     status=record.status, speaker=record.speaker)
+        for name, hook in self.after_write:
+            if name == "facts":
+                hook(tx, [Written(rowid, record.id, row, 0)], None)
 
     def _reencode(self, tx: Any, rowid: int, record: MemoryRecord) -> bool:
         vectors = self._encode([record])
@@ -389,8 +403,7 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
             rowid = self.store_.rowid_of(tx, memory_id, namespace)
             if rowid is None:
                 return False
-            self.trust.record_forget(tx, rowid, reason="id")
-            self.store_.delete(tx, rowid)
+            self._forget_rows(tx, [rowid], reason="id")  # and summaries quoting it
         purge(self.db)
         return True
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import validate as v
 from ..errors import InvalidContent, InvalidInput, NotFound
-from . import audit, forget, review
+from ..lifecycle import tiers
+from . import audit, derived, forget, review
 from .anchor import Anchor
 from .models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
 from .screen import refuse_secrets, screen_text
@@ -44,13 +45,48 @@ class TrustAPI:
     anchor: Anchor
 
     def _init_audit_anchor(self) -> None:
-        """Keep the audit chain's head outside the file too (see anchor.py)."""
+        """Keep the audit chain's head outside the file too (see anchor.py), and finish
+        a purge a long reader left owed (see forget.py) at open and after each commit."""
         self.anchor = Anchor(self.db.path)
         if self.db.created:
             self.anchor.reset(self.db.conn())
         else:
             self.anchor.adopt(self.db.conn())
         self.db.commit_hooks.append(self.anchor.advance)
+        self.db.commit_hooks.append(lambda _conn: forget.retry_pending(self.db))
+        forget.retry_pending(self.db)
+
+    def _forget_rows(self, tx: Any, rowids: list[int], *, reason: str) -> list[str]:
+        """Forget rows and what quotes them (summaries); returns the derived ids forgotten.
+
+        A forgotten summary's other sources, archived into it, become active again.
+        """
+        derived_ids: list[str] = []
+        done: set[int] = set()
+        queue = [(rowid, reason) for rowid in rowids]
+        while queue:
+            rowid, why = queue.pop(0)
+            if rowid in done:
+                continue
+            done.add(rowid)
+            found = tx.execute(
+                "SELECT id, namespace FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+            if found is None:
+                continue
+            memory_id, namespace = str(found[0]), str(found[1])
+            for summary_rowid, summary_id, others in derived.summaries_of(
+                tx, memory_id, namespace
+            ):
+                if summary_rowid in done:
+                    continue
+                if summary_rowid not in rowids:  # chosen anyway: not "derived"
+                    derived_ids.append(summary_id)
+                queue.append((summary_rowid, f"summary of forgotten memory {memory_id}"))
+                for other in others:
+                    tiers.restore(tx, self.store_, other, namespace, actor=self.actor)
+            self.trust.record_forget(tx, rowid, reason=why)
+            self.store_.delete(tx, rowid)
+        return derived_ids
 
     # -- who ---------------------------------------------------------------------------
 
@@ -189,8 +225,7 @@ class TrustAPI:
         if rowid is None:
             raise NotFound(f"the memory of review item {item.id} no longer exists")
         if decision == "reject":
-            self.trust.record_forget(tx, rowid, reason=f"review item {item.id} rejected")
-            self.store_.delete(tx, rowid)
+            self._forget_rows(tx, [rowid], reason=f"review item {item.id} rejected")
             return True
         fields: dict[str, Any] = {"status": "active"}
         if decision == "edit":
@@ -252,9 +287,8 @@ class TrustAPI:
             return report
         reason = "id" if only_id else f"tag {tag!r}" if query is None else "query"
         with self.db.write() as tx:
-            for rowid, _ in chosen:
-                self.trust.record_forget(tx, rowid, reason=reason)
-                self.store_.delete(tx, rowid)
-        forget.purge(self.db)
-        return report.model_copy(update={"forgotten": len(chosen)})
+            also = self._forget_rows(tx, [rowid for rowid, _ in chosen], reason=reason)
+        purged = forget.purge(self.db)
+        return report.model_copy(
+            update={"forgotten": len(chosen), "derived": also, "purged": purged})
 
