@@ -95,7 +95,7 @@ class Database:
         self._write_lock = threading.RLock()
         self._closed = False
         # Called with the connection after each successful commit (the audit anchor).
-        self.commit_hooks: list[Callable[[Any], None]] = []
+        self.commit_hooks: list[Callable[[Any], object]] = []
         self.created = False  # True when this process made the file (a new store)
         try:
             self._prepare_files()

@@ -411,7 +411,8 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
 
     def get(self, memory_id: str, *, namespace: str) -> MemoryRecord:
         namespace = v.validate_namespace(namespace)
-        record = self.store_.get(self.db.conn(), memory_id, namespace)
+        with self.db.read() as conn:  # driver errors leave as ours (db.py's boundary)
+            record = self.store_.get(conn, memory_id, namespace)
         if record is None:
             raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
         return record
@@ -437,7 +438,8 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
         where = self._filter(namespace, tags, kinds, min_importance, since, until, as_of,
                              include_archived=include_archived,
                              include_superseded=include_superseded)
-        return self.store_.list(self.db.conn(), where, _limit(limit))
+        with self.db.read() as conn:
+            return self.store_.list(conn, where, _limit(limit))
 
     def recall(
         self,
