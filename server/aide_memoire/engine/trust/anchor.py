@@ -6,7 +6,9 @@ moved; it cannot prove that the end was not cut (delete the last events and move
 every commit that advanced the chain, its head (sequence number and hash) is written to
 ``<store>.anchor`` beside the database, with an HMAC-SHA256 under a random key kept in
 ``audit.key`` in the data home (both 0600). ``audit verify`` then requires the log to
-reach the anchored event with the anchored hash.
+reach the anchored event with the anchored hash. The anchor is one fixed-size record
+rewritten in place under ``flock`` (a few system calls per audited commit), so two
+processes never move it backwards.
 
 What it does not stop: someone who can write the database *and* read the key (the
 same user account) can rewrite both. The anchor catches edits made to the database
@@ -47,15 +49,23 @@ class AnchorState:
     valid: bool
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file, then rename), mode 0600."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    fd = os.open(partial, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+_RECORD_BYTES = 256  # one fixed-size record, rewritten in place with a single write
+
+
+@contextlib.contextmanager
+def _locked_fd(path: Path, *, exclusive: bool) -> Iterator[int]:
+    """The anchor file open read-write (created 0600), under a lock across processes."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        os.write(fd, data)
+        try:
+            import fcntl
+        except ImportError:  # Windows: no flock; the anchor is then last-writer-wins
+            yield fd
+            return
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield fd  # closing the descriptor releases the lock
     finally:
         os.close(fd)
-    os.replace(partial, path)
 
 
 class Anchor:
@@ -65,59 +75,51 @@ class Anchor:
         self.path = db_path.with_name(db_path.name + ".anchor")
         self.key_path = db_path.with_name(KEY_FILENAME)
         self._written = -1  # highest seq this process anchored: skip rereading for others
+        self._key_bytes: bytes | None = None
 
-    # -- key and lock ------------------------------------------------------------------
+    # -- key ---------------------------------------------------------------------------
 
     def _key(self) -> bytes:
-        try:
-            return bytes.fromhex(self.key_path.read_text().strip())
-        except FileNotFoundError:
-            pass
-        try:
-            fd = os.open(self.key_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        except FileExistsError:  # another process made it first
-            return bytes.fromhex(self.key_path.read_text().strip())
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_hex(32))
-        return bytes.fromhex(self.key_path.read_text().strip())
+        if self._key_bytes is None:
+            try:
+                fd = os.open(self.key_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            except FileExistsError:  # the usual case (or another process made it first)
+                pass
+            else:
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(secrets.token_hex(32))
+            self._key_bytes = bytes.fromhex(self.key_path.read_text().strip())
+        return self._key_bytes
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """An exclusive lock across processes for read-compare-write of the anchor."""
-        self._key()
-        try:
-            import fcntl
-        except ImportError:  # Windows: no flock; the anchor is then last-writer-wins
-            yield
-            return
-        fd = os.open(self.key_path, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # closing releases the lock
-
-    def _mac(self, key: bytes, seq: int, digest: str) -> str:
-        return hmac.new(key, f"{_VERSION}:{seq}:{digest}".encode(), hashlib.sha256).hexdigest()
+    def _mac(self, seq: int, digest: str) -> str:
+        message = f"{_VERSION}:{seq}:{digest}".encode()
+        return hmac.new(self._key(), message, hashlib.sha256).hexdigest()
 
     # -- reading and writing -----------------------------------------------------------
 
-    def read(self) -> AnchorState | None:
-        """The anchored head, or None when no anchor was written yet."""
-        try:
-            data = json.loads(self.path.read_text())
-            seq, digest, mac = int(data["seq"]), str(data["hash"]), str(data["mac"])
-        except FileNotFoundError:
+    def _parse(self, raw: bytes) -> AnchorState | None:
+        if not raw.strip():
             return None
+        try:
+            data = json.loads(raw.decode())
+            seq, digest, mac = int(data["seq"]), str(data["hash"]), str(data["mac"])
         except (ValueError, KeyError, TypeError):
             return AnchorState(seq=-1, hash="", valid=False)
-        expected = self._mac(self._key(), seq, digest)
-        return AnchorState(seq=seq, hash=digest, valid=hmac.compare_digest(mac, expected))
+        return AnchorState(seq=seq, hash=digest,
+                           valid=hmac.compare_digest(mac, self._mac(seq, digest)))
 
-    def _store(self, seq: int, digest: str) -> None:
-        body = {"version": _VERSION, "seq": seq, "hash": digest,
-                "mac": self._mac(self._key(), seq, digest)}
-        _write_private(self.path, json.dumps(body).encode())
+    def read(self) -> AnchorState | None:
+        """The anchored head, or None when no anchor was written yet."""
+        if not self.path.exists():
+            return None
+        with _locked_fd(self.path, exclusive=False) as fd:
+            return self._parse(os.pread(fd, 4 * _RECORD_BYTES, 0))
+
+    def _store(self, fd: int, seq: int, digest: str) -> None:
+        body = json.dumps({"version": _VERSION, "seq": seq, "hash": digest,
+                           "mac": self._mac(seq, digest)}).encode()
+        os.pwrite(fd, body.ljust(_RECORD_BYTES), 0)  # one write of one small block
+        os.ftruncate(fd, _RECORD_BYTES)
         self._written = seq
 
     def advance(self, conn: Any) -> None:
@@ -126,19 +128,20 @@ class Anchor:
         if head is None or int(head[0]) <= self._written:
             return
         seq, digest = int(head[0]), str(head[1])
-        with self._locked():
-            current = self.read()
+        with _locked_fd(self.path, exclusive=True) as fd:
+            current = self._parse(os.pread(fd, 4 * _RECORD_BYTES, 0))
             if current is not None and current.valid and current.seq >= seq:
-                self._written = current.seq
+                self._written = current.seq  # another process anchored further already
                 return
-            self._store(seq, digest)
+            self._store(fd, seq, digest)
 
     def reset(self, conn: Any) -> None:
         """Anchor the head as it is now, even if lower (a new or restored store)."""
         head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
         seq, digest = (int(head[0]), str(head[1])) if head else (0, "")
-        with self._locked():
-            self._store(seq, digest)
+        self._key()
+        with _locked_fd(self.path, exclusive=True) as fd:
+            self._store(fd, seq, digest)
         log.info("audit_anchor_reset", seq=seq, path=str(self.path))
 
     def expected(self) -> bool:

@@ -126,7 +126,8 @@ def purge(db: Any) -> bool:
 
 def retry_pending(db: Any) -> bool:
     """Finish an owed purge if one is recorded; True when none is owed any more."""
-    if db.closed or not pending_marker(db).exists():
+    # Called after every commit: one stat of a plain string path, no Path objects.
+    if db.closed or not os.path.exists(f"{db.path}.purge-pending"):
         return True
     done = _checkpoint(db, wait=False)
     if done:
