@@ -285,7 +285,7 @@ GOOD_ARGUMENTS = {
     "memory_review_queue": {},
     "memory_review_decide": {"item_id": "x", "decision": "approve"},
     "memory_audit": {},
-    "memory_code_index": {"root": "/tmp"},
+    "memory_code_index": {"root": str(Path(__file__).parent)},
     "memory_code_search": {"root": "/tmp", "query": "x"},
     "memory_code_symbol": {"root": "/tmp", "name": "x"},
     "memory_facts": {"subject": "alice"},

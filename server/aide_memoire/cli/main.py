@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import click
 
@@ -279,6 +280,15 @@ def status(ctx: click.Context, as_json: bool) -> None:
     emit(report, as_json=as_json, text="\n".join(lines))
 
 
+def _private_file(path: Path) -> IO[str]:
+    """Open ``path`` for writing, readable by its owner only (0600, even if it existed):
+    an export holds every memory's text, and with --reveal-pii personal data too."""
+    fd = os.open(path, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+    if hasattr(os, "fchmod"):  # POSIX; Windows has no such mode bits
+        os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "w", encoding="utf-8")
+
+
 @cli.command(name="export")
 @click.option("--namespace", "-n", default=None, help="One namespace (default: all).")
 @click.option(
@@ -304,8 +314,7 @@ def export_cmd(
             total=total + 1, desc="export", as_json=False, size=lambda _: 1,
         )
         with contextlib.ExitStack() as stack:
-            fh = sys.stdout if output is None else stack.enter_context(
-                output.open("w", encoding="utf-8"))
+            fh = sys.stdout if output is None else stack.enter_context(_private_file(output))
             count = -1
             for line in lines:
                 fh.write(line + "\n")

@@ -69,6 +69,8 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
     @review.command(name="decide")
     @click.argument("item_id")
     @click.argument("decision", type=click.Choice(["approve", "reject", "edit"]))
+    @click.option("--namespace", "-n", default=None,
+                  help="Only decide an item of this namespace (default: any).")
     @click.option("--text", default=None, help="With 'edit': the new text (screened again).")
     @click.option("--note", default=None, help="Why, kept with the decision.")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
@@ -77,13 +79,15 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
         ctx: click.Context,
         item_id: str,
         decision: str,
+        namespace: str | None,
         text: str | None,
         note: str | None,
         as_json: bool,
     ) -> None:
         """Approve, reject (deletes the memory) or edit-then-approve ITEM_ID."""
         with open_memory(ctx) as memory:
-            result = memory.review_decide(item_id, decision, text=text, note=note)
+            result = memory.review_decide(item_id, decision, namespace=namespace, text=text,
+                                          note=note)
         emit(result, as_json=as_json, text=result.message)
         if not result.applied:
             if not as_json:

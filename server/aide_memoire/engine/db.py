@@ -9,17 +9,26 @@ before anything writes to it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import struct
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..logs import get_logger
 from . import clock
 from .driver import Driver, load_driver
-from .errors import ForeignDatabase, NewerSchema, StoreError, StoreFull
+from .errors import (
+    AideMemoireError,
+    ForeignDatabase,
+    NewerSchema,
+    StoreBusy,
+    StoreConflict,
+    StoreError,
+    StoreFull,
+)
 from .migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["Database"]
@@ -84,8 +93,34 @@ class Database:
         self._lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._closed = False
-        self._prepare_files()
-        self._migrate()
+        # Called with the connection after each successful commit (the audit anchor).
+        self.commit_hooks: list[Callable[[Any], object]] = []
+        self.created = False  # True when this process made the file (a new store)
+        try:
+            self._prepare_files()
+            self._migrate()
+        except BaseException as exc:
+            self._abandon()
+            if isinstance(exc, self.driver.Error | OSError):
+                raise self._open_error(exc) from None
+            raise
+
+    def _abandon(self) -> None:
+        """Opening failed: close what was opened; a file this process created goes too
+        (a 0-byte or half-made store would be judged 'corrupt' by the next process)."""
+        self.close()
+        if self.created:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{self.path}{suffix}")
+
+    def _open_error(self, exc: BaseException) -> BaseException:
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            return StoreFull(f"the disk holding {self.path} is full ({exc.strerror}); no store "
+                             "was created. Free disk space or point AIDE_MEMOIRE_HOME elsewhere")
+        if isinstance(exc, OSError):
+            return StoreError(f"cannot open the store at {self.path}: {exc.strerror or exc}")
+        return self.translate(exc)
 
     # -- files -------------------------------------------------------------------------
 
@@ -100,6 +135,7 @@ class Database:
         else:
             fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
             os.close(fd)
+            self.created = True
         if (self.path.stat().st_mode & 0o777) != 0o600:
             os.chmod(self.path, 0o600)
 
@@ -115,12 +151,17 @@ class Database:
         try:
             # One statement, one read snapshot: as three, a process creating the store
             # could commit in between, and its tables would be seen beside application_id 0.
-            app_id, version, tables = conn.execute(
+            app_id, version, tables, core = conn.execute(
                 "SELECT (SELECT application_id FROM pragma_application_id), "
                 "(SELECT user_version FROM pragma_user_version), "
-                "(SELECT count(*) FROM sqlite_master)"
+                "(SELECT count(*) FROM sqlite_master), "
+                "(SELECT count(*) FROM sqlite_master WHERE type = 'table' "
+                "AND name IN ('memories', 'schema_migrations', 'audit_events'))"
             ).fetchone()
         except self.driver.DatabaseError as exc:
+            known = self.translate(exc)
+            if isinstance(known, StoreFull | StoreBusy):  # the file is fine; the disk or a lock
+                raise known from None
             raise ForeignDatabase(
                 f"{self.path} is corrupt or not a database ({exc}); it was left untouched. "
                 "Restore it from a snapshot or move it away"
@@ -136,6 +177,13 @@ class Database:
             raise NewerSchema(
                 f"{self.path} has schema version {version}, newer than this aide-memoire "
                 f"understands ({SCHEMA_VERSION}); it was left untouched. Upgrade aide-memoire"
+            )
+        # Migration 1 makes memories and schema_migrations, migration 3 audit_events.
+        if core < (3 if version >= 3 else 2 if version >= 1 else 0):
+            raise ForeignDatabase(
+                f"{self.path} says it is an aide-memoire store (schema {version}) but its "
+                "tables are missing: it was damaged or crafted, and was left untouched. "
+                "Restore a snapshot or move it away"
             )
 
     # -- connections -------------------------------------------------------------------
@@ -194,7 +242,11 @@ class Database:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Any]:
-        """A short ``BEGIN IMMEDIATE`` transaction; committed on success, rolled back on error."""
+        """A short ``BEGIN IMMEDIATE`` transaction; committed on success, rolled back on error.
+
+        The one boundary for driver errors: any sqlite error raised inside the block, or
+        by BEGIN and COMMIT, leaves as an error of our tree (see :meth:`translate`).
+        """
         conn = self.conn()
         with self._write_lock:
             if conn.in_transaction:
@@ -207,33 +259,40 @@ class Database:
             self._execute_guarded(conn, "BEGIN IMMEDIATE")
             try:
                 yield conn
-            except self.driver.Error as exc:
-                # The one boundary where driver errors become the project's errors.
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise self.translate(exc) from exc
-            except BaseException:
+            except BaseException as exc:
                 # SQLite has already rolled back after some errors (disk full, I/O).
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                self._rollback(conn)
+                if isinstance(exc, self.driver.Error):
+                    raise self.translate(exc) from exc
                 raise
             try:
                 self._execute_guarded(conn, "COMMIT")
             except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                self._rollback(conn)
                 raise
+        for hook in self.commit_hooks:
+            try:
+                hook(conn)
+            except (OSError, self.driver.Error) as exc:  # committed already: report, go on
+                log.warning("commit_hook_failed", error=str(exc))
+
+    def _rollback(self, conn: Any) -> None:
+        if conn.in_transaction:
+            with contextlib.suppress(self.driver.Error):
+                conn.execute("ROLLBACK")
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Any]:
-        """A consistent snapshot for several reads."""
+        """A consistent snapshot for several reads (driver errors mapped as for writes)."""
         conn = self.conn()
         if conn.in_transaction:
             yield conn
             return
-        conn.execute("BEGIN")
+        self._execute_guarded(conn, "BEGIN")
         try:
             yield conn
+        except self.driver.Error as exc:
+            raise self.translate(exc) from exc
         finally:
             if conn.in_transaction:
                 conn.execute("COMMIT")
@@ -241,11 +300,13 @@ class Database:
     def _execute_guarded(self, conn: Any, sql: str) -> None:
         try:
             conn.execute(sql)
-        except self.driver.OperationalError as exc:
+        except self.driver.Error as exc:
             raise self.translate(exc) from exc
 
     def translate(self, exc: BaseException) -> BaseException:
-        """Map a driver error to our tree where we know what it means."""
+        """Map a driver error to our tree; an error already ours passes through."""
+        if isinstance(exc, AideMemoireError) or not isinstance(exc, self.driver.Error):
+            return exc
         text = str(exc).lower()
         if "database or disk is full" in text or "disk i/o error" in text:
             return StoreFull(
@@ -253,15 +314,26 @@ class Database:
                 "space or raise max_db_pages"
             )
         if "database is locked" in text or "database is busy" in text:
-            return StoreError(
+            return StoreBusy(
                 f"another process held the store's write lock for more than "
                 f"{self.busy_timeout_ms} ms; nothing was written. Try again"
             )
         if "malformed" in text or "not a database" in text:
-            return ForeignDatabase(f"the store at {self.path} is corrupt: {exc}")
-        if isinstance(exc, self.driver.Error):
-            return StoreError(f"the store refused the operation ({exc}); nothing was written")
-        return exc
+            return ForeignDatabase(
+                f"the store at {self.path} is corrupt ({exc}). Run 'aide-memoire doctor', "
+                "or restore a snapshot"
+            )
+        if isinstance(exc, self.driver.IntegrityError):
+            return StoreConflict(
+                f"the write conflicts with a row already stored ({exc}); nothing was written. "
+                "Try again: another process may have written the same thing"
+            )
+        if "readonly" in text or "read-only" in text:
+            return StoreError(
+                f"the store at {self.path} is read-only ({exc}); nothing was written. Check the "
+                "file's permissions"
+            )
+        return StoreError(f"the store at {self.path} failed: {exc}; nothing was written")
 
     # -- schema ------------------------------------------------------------------------
 

@@ -51,6 +51,11 @@ class Driver:
         error: type[Exception] = self.module.DatabaseError
         return error
 
+    @property
+    def IntegrityError(self) -> type[Exception]:  # noqa: N802
+        error: type[Exception] = self.module.IntegrityError
+        return error
+
     def connect(self, path: str, **kwargs: Any) -> Any:
         return self.module.connect(path, **kwargs)
 

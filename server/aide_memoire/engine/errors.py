@@ -13,6 +13,8 @@
     │   ├── ForeignDatabase     not an aide-memoire store (or corrupt): left untouched
     │   ├── NewerSchema         written by a newer aide-memoire: left untouched
     │   ├── StoreFull           the disk or the configured size limit is reached
+    │   ├── StoreBusy           another process held the write lock past the busy timeout
+    │   ├── StoreConflict       a write met a row another writer stored first (a constraint)
     │   └── MaintenanceBusy     another maintenance runner holds the namespace's lease
     └── ModelUnavailable        a configured model is not present locally
 
@@ -34,6 +36,8 @@ __all__ = [
     "NewerSchema",
     "NotFound",
     "SecretRefused",
+    "StoreBusy",
+    "StoreConflict",
     "StoreError",
     "StoreFull",
 ]
@@ -90,6 +94,14 @@ class NewerSchema(StoreError):
 
 class StoreFull(StoreError):
     """The disk, or the configured size limit, is full."""
+
+
+class StoreBusy(StoreError):
+    """Another process held the store's write lock longer than the busy timeout."""
+
+
+class StoreConflict(StoreError):
+    """A write broke a uniqueness or reference constraint (often a concurrent writer)."""
 
 
 class MaintenanceBusy(StoreError):

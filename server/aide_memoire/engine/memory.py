@@ -35,7 +35,7 @@ from .rerank import Reranker, RerankTuning
 from .settings import Settings
 from .store import NewRow, RowFilter, Store, WriteHook
 from .trust.api import TrustAPI
-from .trust.forget import purge
+from .trust.forget import purge, retry_pending
 from .trust.guard import Trust
 from .vectors import VectorMirror, VectorTables
 
@@ -107,6 +107,7 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
             reranker=self.reranker if self.reranker.configured else None,
         )
         self.trust = Trust(self.db, self.store_, mode=settings.screen_mode)
+        self._init_audit_anchor()  # the audit head kept outside the file, after each commit
         self.pipeline = WritePipeline(
             db=self.db, store=self.store_, tables=self.vector_tables, trust=self.trust,
             embedder=self.embedder, dense_live=self.recaller.dense_live,
@@ -139,6 +140,7 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
             background.close()
         if not self.db.closed:
             self._flush_access()
+            retry_pending(self.db)  # a purge a reader held up, if one is owed
         self.db.close()
 
     # -- writing -----------------------------------------------------------------------
@@ -359,8 +361,7 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
             rowid = self.store_.rowid_of(tx, memory_id, namespace)
             if rowid is None:
                 return False
-            self.trust.record_forget(tx, rowid, reason="id")
-            self.store_.delete(tx, rowid)
+            self._forget_rows(tx, [rowid], reason="id")  # and summaries quoting it
         purge(self.db)
         return True
 
@@ -368,7 +369,8 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
 
     def get(self, memory_id: str, *, namespace: str) -> MemoryRecord:
         namespace = v.validate_namespace(namespace)
-        record = self.store_.get(self.db.conn(), memory_id, namespace)
+        with self.db.read() as conn:  # driver errors leave as ours (db.py's boundary)
+            record = self.store_.get(conn, memory_id, namespace)
         if record is None:
             raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
         return record
@@ -394,7 +396,8 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
         where = self._filter(namespace, tags, kinds, min_importance, since, until, as_of,
                              include_archived=include_archived,
                              include_superseded=include_superseded)
-        return self.store_.list(self.db.conn(), where, _limit(limit))
+        with self.db.read() as conn:
+            return self.store_.list(conn, where, _limit(limit))
 
     def recall(
         self,
@@ -606,6 +609,11 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InvalidInput(f"import line {number} is not JSON: {exc}") from None
+            except RecursionError:  # json's parser recurses once per level
+                raise InvalidInput(
+                    f"import line {number} is nested more than {v.METADATA_MAX_DEPTH} levels "
+                    "deep; flatten its metadata"
+                ) from None
             if number == 1 and isinstance(data, dict) and "format" in data:
                 if data.get("format") != EXPORT_FORMAT or data.get("version") != EXPORT_VERSION:
                     raise InvalidInput(
@@ -619,7 +627,11 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
                 record = MemoryRecord.model_validate(data)
             except ValueError as exc:
                 raise InvalidInput(f"import line {number} is not a memory: {exc}") from None
-            pending.append((number, record))
+            try:
+                v.validate_record(record, max_bytes=self.settings.max_content_bytes)
+            except InvalidInput as exc:
+                raise type(exc)(f"import line {number}: {exc}") from None
+            pending.append((number, record))  # screened in the pipeline, whatever its status
             if vector is not None and space.get("dim"):
                 vectors[record.id] = transfer.decode_vector(vector, int(space["dim"]), number)
             read += 1
@@ -740,7 +752,9 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
                 from .code.vectors import EmbeddedCodeRanker
 
                 dense = EmbeddedCodeRanker(self.embedder)
-            self._code = CodeIndex(self.db, dense=dense)
+            self._code = CodeIndex(
+                self.db, dense=dense, secret_files=self.settings.code_secret_files
+            )
         return self._code
 
     def code_index(

@@ -24,6 +24,7 @@ from .embed import Embedder
 from .errors import InvalidInput, NotFound
 from .models import MemoryRecord
 from .store import NewRow, Store, WriteHook, Written, indexed
+from .trust.derived import drop_mentions
 from .trust.guard import Trust
 from .trust.redact import redact_secrets
 from .trust.screen import Screening
@@ -282,6 +283,8 @@ class WritePipeline:
             record = self.store.get_by_rowid(tx, rowid)
             assert record is not None
             record = self.trust.record_update(tx, rowid, record, list(fields), screening)
+            if "content" in fields:
+                self._rederive(tx, rowid, record)
             if "content" in fields and self.embedder.space is not None:
                 if dense_text(indexed(record)) != planned:
                     encoded = self.encode([record])  # changed since: rare, pay it here
@@ -291,3 +294,13 @@ class WritePipeline:
                                        [(rowid, record.namespace, vector)],
                                        clock.format_time(clock.now()))
         return record
+
+    def _rederive(self, tx: Any, rowid: int, record: MemoryRecord) -> None:
+        """New text: the old text's entity mentions go (a trigger drops its facts), and
+        facts and entities are read from the new text, as for a new write."""
+        drop_mentions(tx, rowid)
+        row = NewRow(namespace=record.namespace, kind=record.kind, content=record.content,
+                     status=record.status, speaker=record.speaker)
+        for name, hook in self.after_write:
+            if name == "facts":
+                hook(tx, [Written(rowid, record.id, row, 0)], None)

@@ -15,6 +15,8 @@ import platformdirs
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from .code.bounds import DEFAULT_SECRET_FILES
+
 __all__ = ["DB_FILENAME", "Settings", "default_home", "default_model_cache"]
 
 DB_FILENAME = "memory.db"
@@ -104,6 +106,12 @@ class Settings(BaseSettings):
         description="Also rank code chunks by meaning with the embedding model (encodes "
         "every chunk at index time: about 10 chunks/s measured on 2 shared cores, against "
         "thousands for keyword-only indexing, so off by default)",
+    )
+    code_secret_files: str = Field(
+        default=DEFAULT_SECRET_FILES,
+        description="Comma-separated git-ignore patterns of credential files the code index "
+        "skips without reading (.env*, *.pem, id_rsa*, .netrc...). Empty: read every file "
+        "(secret spans in indexed text are still redacted).",
     )
     reranker_model: str | None = Field(
         default=None,

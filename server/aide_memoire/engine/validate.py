@@ -17,10 +17,12 @@ __all__ = [
     "normalize_namespace",
     "parse_time",
     "validate_content",
+    "validate_id",
     "validate_importance",
     "validate_kind",
     "validate_metadata",
     "validate_namespace",
+    "validate_record",
     "validate_tags",
 ]
 
@@ -29,6 +31,15 @@ NAMESPACE_MAX = 128
 TAG_MAX = 64
 TAGS_MAX = 32
 METADATA_MAX_BYTES = 64_000
+# JSON nested deeper than this is refused before anything recursive (json.dumps) sees it.
+METADATA_MAX_DEPTH = 32
+ID_MAX = 128
+FIELD_MAX = 1000  # source, speaker, role, session id: short labels, not documents
+INT_MAX = 2**63 - 1  # SQLite's INTEGER
+# Times outside these years are refused: the fixed-width stored form needs four-digit
+# years, and time arithmetic (ages, windows) must not leave datetime's range.
+YEAR_MIN, YEAR_MAX = 1000, 8999
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$")
 _TAG_RE = re.compile(r"^[^\x00-\x1f,]+$")
 
@@ -128,11 +139,26 @@ def validate_importance(importance: object) -> float:
     return value
 
 
+def _check_depth(value: object, *, field: str) -> None:
+    """Refuse nesting deeper than METADATA_MAX_DEPTH, walking without recursion."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping | list | tuple):
+            if depth > METADATA_MAX_DEPTH:
+                raise InvalidInput(
+                    f"{field} is nested more than {METADATA_MAX_DEPTH} levels deep; flatten it"
+                )
+            children = item.values() if isinstance(item, Mapping) else item
+            stack.extend((child, depth + 1) for child in children)
+
+
 def validate_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
         raise InvalidInput("metadata must be a JSON object (a dict)")
+    _check_depth(metadata, field="metadata")
     try:
         encoded = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -163,4 +189,73 @@ def parse_time(value: object, *, field: str = "time") -> datetime | None:
         raise InvalidInput(f"{field} must be an ISO 8601 string or a datetime")
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    return _in_range(parsed, field=field, given=value)
+
+
+def _in_range(parsed: datetime, *, field: str, given: object) -> datetime:
+    try:
+        moment = parsed.astimezone(UTC)
+    except OverflowError:
+        moment = None
+    if moment is None or not YEAR_MIN <= moment.year <= YEAR_MAX:
+        raise InvalidInput(
+            f"{field} {str(given)[:40]!r} is outside the years {YEAR_MIN} to {YEAR_MAX} "
+            "that aide-memoire stores"
+        )
+    return moment
+
+
+def validate_id(value: object, *, field: str = "id") -> str:
+    """A memory id: 1 to ID_MAX characters of letters, digits and . _ : -."""
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"{field} must be a non-empty string")
+    if len(value) > ID_MAX or not _ID_RE.match(value):
+        raise InvalidInput(
+            f"{field} {value[:40]!r} is not a valid id: 1 to {ID_MAX} letters, digits "
+            "and . _ : -, starting with a letter or digit"
+        )
+    return value
+
+
+def _check_label(value: object, field: str) -> None:
+    if value is not None and (not isinstance(value, str) or len(value) > FIELD_MAX):
+        raise InvalidInput(f"{field} must be text of at most {FIELD_MAX} characters")
+
+
+def _check_count(value: object, field: str, *, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT_MAX:
+        raise InvalidInput(f"{field} must be a whole number from 0 to {INT_MAX}")
+
+
+def validate_record(record: Any, *, max_bytes: int) -> None:
+    """Every field of a full memory record (an imported one) checked as a new write is.
+
+    Raises InvalidInput naming the field; the record itself is not changed.
+    """
+    validate_id(record.id)
+    validate_namespace(record.namespace)
+    validate_kind(record.kind)
+    validate_content(record.content, max_bytes=max_bytes)
+    if record.context is not None:
+        validate_content(record.context, max_bytes=max_bytes)
+    validate_tags(record.tags)
+    validate_importance(record.importance)
+    validate_metadata(record.metadata)
+    if not math.isfinite(record.utility) or not -1e6 <= record.utility <= 1e6:
+        raise InvalidInput(f"utility {record.utility!r} must be a finite number")
+    _check_count(record.access_count, "access_count")
+    _check_count(record.position, "position", allow_none=True)
+    for name in ("superseded_by", "reply_to"):
+        if getattr(record, name) is not None:
+            validate_id(getattr(record, name), field=name)
+    for name in ("source", "session_id", "speaker", "role"):
+        _check_label(getattr(record, name), name)
+    for name in ("created_at", "updated_at", "observed_at", "valid_from", "valid_to",
+                 "last_accessed_at"):
+        moment = getattr(record, name)
+        if moment is not None:
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            _in_range(moment, field=name, given=moment.isoformat())

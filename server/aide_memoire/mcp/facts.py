@@ -3,13 +3,12 @@ related to an entity or a memory in the entity graph."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from ..engine.facts.models import Fact, RelatedResult
-from .models import Namespace, ToolInput
+from .models import Namespace, ToolInput, When
 from .spec import ToolSpec
 
 if TYPE_CHECKING:
@@ -29,7 +28,7 @@ class FactsInput(ToolInput):
         description="Only this predicate, e.g. works_at, lives_in, role, uses_version, "
         "status, prefers, likes, has, visited, uses.",
     )
-    as_of: datetime | None = Field(
+    as_of: When | None = Field(
         default=None, description="The facts that held at this time (ISO 8601); default now."
     )
     include_history: bool = Field(

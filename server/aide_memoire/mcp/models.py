@@ -9,8 +9,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from ..engine import validate as v
 from ..engine.models import Hit, MemoryRecord, Status
 
 __all__ = [
@@ -29,11 +30,22 @@ __all__ = [
     "StoreOutput",
     "ToolInput",
     "TurnInput",
+    "When",
 ]
 
 # Kinds an agent stores directly; 'turn' rows come from memory_store_conversation.
 StoreKind = Literal["note", "learning", "fact", "summary"]
 AnyKind = Literal["note", "learning", "turn", "fact", "summary"]
+
+def _iso_time(value: object) -> object:
+    """Only ISO 8601 text (or a datetime): a bare number such as 2024 is refused, never
+    read as seconds since 1970; the engine's year bounds apply."""
+    if isinstance(value, str | datetime):
+        return v.parse_time(value)
+    raise ValueError("a time must be an ISO 8601 string such as 2024-05-08 or 2024-05-08T13:56Z")
+
+
+When = Annotated[datetime, BeforeValidator(_iso_time)]
 
 Namespace = Annotated[
     Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$")]
@@ -51,14 +63,15 @@ MemoryId = Annotated[
           "returned it."),
 ]
 Since = Annotated[
-    datetime | None, Field(description="Only memories observed at or after this time (ISO 8601).")
+    When | None, Field(description="Only memories observed at or after this time (ISO 8601).")
 ]
 Until = Annotated[
-    datetime | None, Field(description="Only memories observed at or before this time (ISO 8601).")
+    When | None, Field(description="Only memories observed at or before this time (ISO 8601).")
 ]
 AsOf = Annotated[
-    datetime | None,
-    Field(description="Answer from what was valid at this time (ISO 8601). Default: now."),
+    When | None,
+    Field(description="Answer from what was valid at this time (ISO 8601): memories "
+          "replaced since count, later ones do not. Default: now."),
 ]
 IncludeSuperseded = Annotated[
     bool,
@@ -88,7 +101,7 @@ class StoreInput(ToolInput):
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="Any JSON object; returned unchanged on recall."
     )
-    observed_at: datetime | None = Field(
+    observed_at: When | None = Field(
         default=None,
         description="When it happened or was said (ISO 8601). Default: now.",
     )
@@ -118,7 +131,7 @@ class TurnInput(BaseModel):
     role: Literal["user", "assistant", "system", "tool"] | None = Field(
         default=None, description="The speaker's role in a chat, if any."
     )
-    observed_at: datetime | None = Field(
+    observed_at: When | None = Field(
         default=None, description="When it was said (ISO 8601); default: the call's observed_at."
     )
     metadata: dict[str, Any] = Field(default_factory=dict, description="Any JSON object.")
@@ -135,7 +148,7 @@ class StoreConversationInput(ToolInput):
         description="Continue this session (the id a previous call returned); "
         "leave out to start a new one.",
     )
-    observed_at: datetime | None = Field(
+    observed_at: When | None = Field(
         default=None, description="When the conversation happened (ISO 8601). Default: now."
     )
     context_turns: int = Field(

@@ -66,11 +66,12 @@ async def _warm(memory: Memory, server: MemoryServer) -> None:
 
 async def _stdio(memory: Memory, settings: ServeSettings) -> None:
     from .server import build_server
+    from .stdio import serve_stdio
 
     server = build_server(memory, settings)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_warm, memory, server)
-        await server.run_stdio_async()
+        await serve_stdio(server)
         tasks.cancel_scope.cancel()
 
 

@@ -50,6 +50,7 @@ class ReviewDecideInput(ToolInput):
                              description="For 'edit' only: the person's replacement text.")
     note: str | None = Field(default=None, max_length=2000,
                              description="The person's reason, if they gave one.")
+    namespace: Namespace = None
 
 
 class AuditInput(ToolInput):
@@ -71,8 +72,9 @@ def review_queue(memory: Memory, args: ReviewQueueInput, default_ns: str) -> Rev
 
 
 def review_decide(memory: Memory, args: ReviewDecideInput, default_ns: str) -> ReviewDecision:
-    return memory.review_decide(args.item_id, args.decision, text=args.text, actor=ACTOR,
-                                note=args.note)
+    # Scoped: a session decides only its own namespace's items (or the one it names).
+    return memory.review_decide(args.item_id, args.decision, namespace=args.namespace or default_ns,
+                                text=args.text, actor=ACTOR, note=args.note)
 
 
 def audit(memory: Memory, args: AuditInput, default_ns: str) -> AuditOutput:

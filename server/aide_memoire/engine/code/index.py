@@ -22,6 +22,7 @@ from ...logs import get_logger
 from .. import clock
 from ..db import Database
 from ..errors import InvalidInput, NotFound
+from .bounds import DEFAULT_SECRET_FILES, check_root, redact_text, secret_file_spec
 from .chunk import Chunk, chunk_file
 from .dense import DenseCodeRanker
 from .languages import detect, parser_for
@@ -94,16 +95,19 @@ class CodeIndex:
         *,
         max_file_bytes: int = MAX_FILE_BYTES,
         dense: DenseCodeRanker | None = None,
+        secret_files: str = DEFAULT_SECRET_FILES,
     ) -> None:
         self.db = db
         self.max_file_bytes = max_file_bytes
         self.dense = dense
+        self.secret_files = secret_file_spec(secret_files)
 
     # -- indexing ----------------------------------------------------------------------
 
     def index(self, root: str | Path, *, progress: Progress | None = None) -> CodeIndexReport:
         started = time.perf_counter()
         path = resolve_root(root)
+        check_root(path)
         root_id = self._root_id(path, create=True)
         assert root_id is not None
         known = {
@@ -115,7 +119,8 @@ class CodeIndex:
         }
         candidates: list[Candidate] = []
         skipped: list[SkippedFile] = []
-        for item in walk(path, max_bytes=self.max_file_bytes):
+        redacted: list[SkippedFile] = []
+        for item in walk(path, max_bytes=self.max_file_bytes, secret_files=self.secret_files):
             if isinstance(item, Skip):
                 skipped.append(SkippedFile(path=item.rel, reason=item.reason))
             else:
@@ -150,6 +155,11 @@ class CodeIndex:
                 skipped.append(SkippedFile(path=cand.rel, reason=reason or "unreadable"))
                 continue
             seen.add(cand.rel)
+            cleaned = redact_text(text, rel=cand.rel)
+            if cleaned.rules:
+                text = cleaned.text
+                redacted.append(SkippedFile(
+                    path=cand.rel, reason="secrets redacted: " + ", ".join(cleaned.rules)))
             chunks, used = chunk_file(text, language)
             count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
             used = f"{used}:{CHUNKER_VERSION}"
@@ -158,9 +168,9 @@ class CodeIndex:
             lines += count
             pending_bytes += len(data)
             if len(pending) >= BATCH_FILES or pending_bytes >= BATCH_BYTES:
-                self._write(root_id, pending, known)
+                self._write(root_id, pending)
                 pending, pending_bytes = [], 0
-        self._write(root_id, pending, known)
+        self._write(root_id, pending)
         gone = [known[rel][0] for rel in known if rel not in seen]
         with self.db.write() as tx:
             tx.executemany(
@@ -173,6 +183,7 @@ class CodeIndex:
                 (clock.format_time(clock.now()), root_id),
             )
         report = self._report(root_id, path, indexed, unchanged, len(gone), lines, skipped)
+        report.redacted = redacted
         report.seconds = round(time.perf_counter() - started, 3)
         log.info("code_indexed", root=str(path), indexed=indexed, removed=len(gone))
         return report
@@ -213,15 +224,20 @@ class CodeIndex:
         tx.execute("DELETE FROM code_chunks WHERE file_id = ?", (file_id,))
         tx.execute("DELETE FROM code_files WHERE id = ?", (file_id,))
 
-    def _write(self, root_id: int, parsed: list[_Parsed], known: dict[str, Any]) -> None:
+    def _write(self, root_id: int, parsed: list[_Parsed]) -> None:
         if not parsed:
             return
         stamp = clock.format_time(clock.now())
         with self.db.write() as tx:
             for item in parsed:
-                old = known.get(item.cand.rel)
+                # Read inside the transaction, not from ``known``: another process indexing
+                # the same tree may have written this file since this run listed the index.
+                old = tx.execute(
+                    "SELECT id FROM code_files WHERE root_id = ? AND path = ?",
+                    (root_id, item.cand.rel),
+                ).fetchone()
                 if old:
-                    self._drop_file(tx, old[0])
+                    self._drop_file(tx, int(old[0]))
                 file_id = int(
                     tx.execute(
                         "INSERT INTO code_files (root_id, path, language, parser, hash, size, "

@@ -37,6 +37,10 @@ class CodeIndexReport(BaseModel):
         description="Per language: 'tree-sitter' or 'lines' (line windows, no grammar).",
     )
     skipped: list[SkippedFile] = Field(default_factory=list)
+    redacted: list[SkippedFile] = Field(
+        default_factory=list,
+        description="Files indexed with secret spans replaced by [redacted:<rule>].",
+    )
     seconds: float = Field(description="Wall-clock time of the run.")
 
 

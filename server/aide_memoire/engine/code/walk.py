@@ -109,8 +109,16 @@ def _skip_file(name: str, size: int, max_bytes: int) -> str | None:
     return None
 
 
-def walk(root: Path, *, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Candidate | Skip]:
-    """Yield every file worth reading under ``root`` and every skip with its reason."""
+def walk(
+    root: Path,
+    *,
+    max_bytes: int = MAX_FILE_BYTES,
+    secret_files: pathspec.GitIgnoreSpec | None = None,
+) -> Iterator[Candidate | Skip]:
+    """Yield every file worth reading under ``root`` and every skip with its reason.
+
+    ``secret_files`` names credential files (see bounds.py): skipped without reading.
+    """
     stack: list[tuple[Path, str, _Ignores]] = [(root, "", _Ignores().child(root, ""))]
     while stack:
         folder, rel_dir, ignores = stack.pop()
@@ -140,6 +148,9 @@ def walk(root: Path, *, max_bytes: int = MAX_FILE_BYTES) -> Iterator[Candidate |
                 subdirs.append((path, rel, ignores.child(path, rel)))
                 continue
             if not stat.S_ISREG(info.st_mode):
+                continue
+            if secret_files is not None and secret_files.match_file(rel):
+                yield Skip(rel, "secret file by name (not read; see the code_secret_files setting)")
                 continue
             reason = _skip_file(entry.name, info.st_size, max_bytes)
             if reason:

@@ -255,12 +255,27 @@ class LifecycleAPI:
         namespace = v.validate_namespace(namespace)
         with self.db.write() as tx:
             done = tiers.restore(tx, self.store_, memory_id, namespace, actor=self.actor)
+            if done:
+                self._rescreen(tx, memory_id, namespace)
             found = tx.execute("SELECT status FROM memories WHERE id = ? AND namespace = ?",
                                (memory_id, namespace)).fetchone()
         if found is None:
             raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
         return RestoreResult(id=memory_id, namespace=namespace, restored=done,
                              status=str(found[0]))
+
+    def _rescreen(self, tx: Any, memory_id: str, namespace: str) -> None:
+        """A memory coming back to the active tier passes today's screen again: a secret
+        refuses the promotion (rolled back), suspected injection holds it for review."""
+        rowid = self.store_.rowid_of(tx, memory_id, namespace)
+        record = self.store_.get_by_rowid(tx, rowid) if rowid is not None else None
+        if rowid is None or record is None:
+            return
+        screening = self.trust.screen_update({"content": record.content,
+                                              "metadata": record.metadata,
+                                              "tags": record.tags, "source": record.source})
+        if screening is not None and screening.quarantine:
+            self.trust.record_update(tx, rowid, record, ["status"], screening)
 
     def links(self, memory_id: str) -> list[dict[str, Any]]:
         """The lifecycle links of a memory: duplicates, merges, summaries and their sources."""

@@ -24,11 +24,12 @@ from ..embed import Embedder, EmbeddingSpace
 from ..migrations import APPLICATION_ID, SCHEMA_VERSION
 from ..store import Store, indexed
 from ..trust import audit
+from ..trust.anchor import KEY_FILENAME, Anchor
 from ..vectors import VectorTables
 from .models import DoctorCheck, DoctorReport
 from .reembed import count_missing
 from .snapshot import SNAPSHOT_DIR
-from .transfer import model_name, stored_space
+from .transfer import stored_space
 
 __all__ = ["Checks", "diagnose", "rebuild_fts"]
 
@@ -129,13 +130,17 @@ class Checks:
         name = "vector_missing"
         if not self.embedder.enabled or not self.tables.vec_available:
             return DoctorCheck(name=name, ok=True, detail="dense recall off here: not checked")
-        if not self.embedder.check():
+        # Loaded, not guessed: the space's name depends on the runtime that loads it
+        # (the int8 ONNX copy records its vectors as '<model>+int8'), and 'reembed', the
+        # advice given below, encodes into exactly that space.
+        if not self.embedder.check() or not self.embedder.wait():
             return DoctorCheck(name=name, ok=True, detail="model unavailable: not checked")
+        space = self.embedder.space
+        assert space is not None
         conn = self.db.conn()
         rows = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
-        space = self.active_space()
-        missing = rows if space is None else count_missing(conn, self.tables, space, None)
-        detail = f"{missing} of {rows} rows lack a vector of {model_name(self.embedder)}"
+        missing = count_missing(conn, self.tables, space, None)
+        detail = f"{missing} of {rows} rows lack a vector of {space.model}"
         if missing:
             detail += " (found by keyword only; run 'aide-memoire reembed')"
         return DoctorCheck(name=name, ok=missing == 0, detail=detail)
@@ -150,7 +155,9 @@ class Checks:
 
     def _loose_files(self) -> list[tuple[Path, int]]:
         wanted: list[tuple[Path, int]] = [(self.home, 0o700), (self.db.path, 0o600)]
-        wanted += [(Path(f"{self.db.path}{s}"), 0o600) for s in ("-wal", "-shm")]
+        wanted += [(Path(f"{self.db.path}{s}"), 0o600)
+                   for s in ("-wal", "-shm", ".anchor", ".purge-pending")]
+        wanted.append((self.home / KEY_FILENAME, 0o600))
         snaps = self.home / SNAPSHOT_DIR
         if snaps.is_dir():
             wanted.append((snaps, 0o700))
@@ -164,8 +171,9 @@ class Checks:
         return DoctorCheck(name="files", ok=not loose, detail=detail)
 
     def audit_chain(self) -> DoctorCheck:
+        anchor = Anchor(self.db.path)
         with self.db.read() as conn:
-            report = audit.verify(conn)
+            report = audit.verify(conn, anchor.read(), anchor_expected=anchor.expected())
         detail = f"{report.events} events, chain intact" if report.intact else (
             f"broken at event {report.first_bad_seq}: {report.problem}. The log is append-only "
             "and cannot be repaired; restore a snapshot to get a verifiable history")

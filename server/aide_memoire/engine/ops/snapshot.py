@@ -15,6 +15,7 @@ snapshot in its place.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 from collections.abc import Iterator
@@ -26,9 +27,10 @@ from .. import clock
 from ..db import Database
 from ..driver import Driver
 from ..errors import InvalidInput, StoreError
-from ..migrations import APPLICATION_ID, SCHEMA_VERSION
+from ..migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from ..settings import DB_FILENAME
 from ..trust import audit
+from ..trust.anchor import Anchor
 from .models import RestoreReport, SnapshotInfo
 
 __all__ = ["DEFAULT_KEEP", "create", "list_snapshots", "restore", "rotate", "verify_file"]
@@ -95,7 +97,7 @@ def create(db: Database, home: Path, *, actor: str) -> SnapshotInfo:
                 raise db.translate(exc) from exc
             # A snapshot is one self-contained file: no -wal beside it.
             target.execute("PRAGMA journal_mode = DELETE")
-            problem = _check(target)
+            problem = _check(target, db.driver)
         finally:
             target.close()
         if problem:
@@ -129,7 +131,44 @@ def rotate(db: Database, home: Path, *, keep: int = DEFAULT_KEEP, actor: str) ->
     return removed
 
 
-def _check(conn: Any) -> str | None:
+def _columns(conn: Any) -> dict[str, tuple[str, ...]]:
+    """Each ordinary table's column names (virtual tables' shadow tables included)."""
+    names = [str(r[0]) for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    return {name: tuple(str(c[1]) for c in conn.execute(f'PRAGMA table_info("{name}")'))
+            for name in names}
+
+
+@functools.lru_cache(maxsize=8)
+def _expected(driver: Driver, version: int) -> dict[str, tuple[str, ...]]:
+    """The tables and columns our own migrations 1..version create, in a scratch database."""
+    scratch = driver.connect(":memory:", isolation_level=None)
+    try:
+        for step in MIGRATIONS:
+            if step.version <= version:
+                step.apply(scratch)
+        return _columns(scratch)
+    finally:
+        scratch.close()
+
+
+def _schema_problem(conn: Any, driver: Driver, version: int) -> str | None:
+    """A file with our header but not our tables (crafted, or damaged) is not a store."""
+    if version < 1:
+        return "it has no schema (user_version 0): it was never an aide-memoire store"
+    actual = _columns(conn)
+    expected = _expected(driver, version)
+    missing = sorted(set(expected) - set(actual))
+    if missing:
+        return f"{len(missing)} of its tables are missing ({', '.join(missing[:5])})"
+    for table, columns in expected.items():
+        lacking = [c for c in columns if c not in actual[table]]
+        if lacking:
+            return f"table {table} lacks columns {', '.join(lacking[:5])}"
+    return None
+
+
+def _check(conn: Any, driver: Driver) -> str | None:
     """None if the open database is a sound aide-memoire store, else what is wrong."""
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     if app_id != APPLICATION_ID:
@@ -140,7 +179,7 @@ def _check(conn: Any) -> str | None:
     problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(5)")]
     if problems != ["ok"]:
         return "integrity_check: " + "; ".join(problems)
-    return None
+    return _schema_problem(conn, driver, int(version))
 
 
 def verify_file(path: Path, driver: Driver) -> str | None:
@@ -152,7 +191,7 @@ def verify_file(path: Path, driver: Driver) -> str | None:
     except driver.Error as exc:
         return f"cannot open: {exc}"
     try:
-        return _check(conn)
+        return _check(conn, driver)
     except driver.Error as exc:
         return f"not a readable SQLite database: {exc}"
     finally:
@@ -244,6 +283,8 @@ def restore(
             audit.append_event(tx, actor=actor, action="snapshot.restore",
                                detail={"snapshot": source.name,
                                        "kept_aside": aside.name if aside else None})
+        # The restored log legitimately ends earlier than the anchor of the replaced store.
+        Anchor(live).reset(db.conn())
     finally:
         db.close()
     return RestoreReport(snapshot=str(source), restored_to=str(live),

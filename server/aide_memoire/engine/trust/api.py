@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import validate as v
 from ..errors import InvalidContent, InvalidInput, NotFound
-from . import audit, forget, review
+from ..lifecycle import tiers
+from . import audit, derived, forget, review
+from .anchor import Anchor
 from .models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
 from .screen import refuse_secrets, screen_text
 
@@ -40,6 +42,51 @@ class TrustAPI:
     trust: Trust
     settings: Settings
     proposal_handlers: dict[str, tuple[ProposalHandler, ProposalHandler]]
+    anchor: Anchor
+
+    def _init_audit_anchor(self) -> None:
+        """Keep the audit chain's head outside the file too (see anchor.py), and finish
+        a purge a long reader left owed (see forget.py) at open and after each commit."""
+        self.anchor = Anchor(self.db.path)
+        if self.db.created:
+            self.anchor.reset(self.db.conn())
+        else:
+            self.anchor.adopt(self.db.conn())
+        self.db.commit_hooks.append(self.anchor.advance)
+        self.db.commit_hooks.append(lambda _conn: forget.retry_pending(self.db))
+        forget.retry_pending(self.db)
+
+    def _forget_rows(self, tx: Any, rowids: list[int], *, reason: str) -> list[str]:
+        """Forget rows and what quotes them (summaries); returns the derived ids forgotten.
+
+        A forgotten summary's other sources, archived into it, become active again.
+        """
+        derived_ids: list[str] = []
+        done: set[int] = set()
+        queue = [(rowid, reason) for rowid in rowids]
+        while queue:
+            rowid, why = queue.pop(0)
+            if rowid in done:
+                continue
+            done.add(rowid)
+            found = tx.execute(
+                "SELECT id, namespace FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+            if found is None:
+                continue
+            memory_id, namespace = str(found[0]), str(found[1])
+            for summary_rowid, summary_id, others in derived.summaries_of(
+                tx, memory_id, namespace
+            ):
+                if summary_rowid in done:
+                    continue
+                if summary_rowid not in rowids:  # chosen anyway: not "derived"
+                    derived_ids.append(summary_id)
+                queue.append((summary_rowid, f"summary of forgotten memory {memory_id}"))
+                for other in others:
+                    tiers.restore(tx, self.store_, other, namespace, actor=self.actor)
+            self.trust.record_forget(tx, rowid, reason=why)
+            self.store_.delete(tx, rowid)
+        return derived_ids
 
     # -- who ---------------------------------------------------------------------------
 
@@ -84,16 +131,23 @@ class TrustAPI:
         item_id: str,
         decision: str,
         *,
+        namespace: str | None = None,
         text: str | None = None,
         actor: str | None = None,
         note: str | None = None,
     ) -> ReviewDecision:
         """Approve, reject or edit-then-approve an item, once: a second decision is refused.
 
+        With ``namespace``, only an item of that namespace can be decided: an item of
+        another is reported as not found (its existence is not revealed). Agent-facing
+        edges always pass their session's namespace.
+
         Approving a held memory makes it recallable; rejecting deletes it (row and
         indexes) and keeps the decision; ``edit`` replaces its text, which must pass the
         screen again, and approves it.
         """
+        if namespace is not None:
+            namespace = v.validate_namespace(namespace)
         if decision not in _STATUS_OF:
             raise InvalidInput(f"decision must be approve, reject or edit, not {decision!r}")
         if decision == "edit":
@@ -104,8 +158,11 @@ class TrustAPI:
         purged = False
         with self.trust.acting_as(who), self.db.write() as tx:
             item = review.get_item(tx, item_id)
-            if item is None:
-                raise NotFound(f"no review item {item_id!r}; list them with review_queue()")
+            if item is None or (namespace is not None and item.namespace != namespace):
+                where = f" in namespace {namespace!r}" if namespace is not None else ""
+                raise NotFound(
+                    f"no review item {item_id!r}{where}; list them with review_queue()"
+                )
             note = note or ("edited before approval" if decision == "edit" else None)
             decided_at = review.settle(tx, item_id, _STATUS_OF[decision], actor=who, note=note)
             if decided_at is None:
@@ -168,8 +225,7 @@ class TrustAPI:
         if rowid is None:
             raise NotFound(f"the memory of review item {item.id} no longer exists")
         if decision == "reject":
-            self.trust.record_forget(tx, rowid, reason=f"review item {item.id} rejected")
-            self.store_.delete(tx, rowid)
+            self._forget_rows(tx, [rowid], reason=f"review item {item.id} rejected")
             return True
         fields: dict[str, Any] = {"status": "active"}
         if decision == "edit":
@@ -187,9 +243,10 @@ class TrustAPI:
     # -- audit -------------------------------------------------------------------------
 
     def audit_verify(self) -> AuditReport:
-        """Check the whole hash chain; names the first edited, removed or moved event."""
+        """Check the whole hash chain, its anchor outside the file, and every memory's text
+        against its last audited hash; names the first problem found."""
         with self.db.read() as conn:
-            return audit.verify(conn)
+            return audit.verify(conn, self.anchor.read(), anchor_expected=self.anchor.expected())
 
     def audit_history(self, memory_id: str) -> list[AuditEvent]:
         """Every audit event about one memory, oldest first (hashes, never content)."""
@@ -230,9 +287,8 @@ class TrustAPI:
             return report
         reason = "id" if only_id else f"tag {tag!r}" if query is None else "query"
         with self.db.write() as tx:
-            for rowid, _ in chosen:
-                self.trust.record_forget(tx, rowid, reason=reason)
-                self.store_.delete(tx, rowid)
-        forget.purge(self.db)
-        return report.model_copy(update={"forgotten": len(chosen)})
+            also = self._forget_rows(tx, [rowid for rowid, _ in chosen], reason=reason)
+        purged = forget.purge(self.db)
+        return report.model_copy(
+            update={"forgotten": len(chosen), "derived": also, "purged": purged})
 

@@ -5,6 +5,11 @@ An event's hash is sha256 over the previous hash and a canonical JSON of the eve
 chain at the first bad link. ``audit_head`` keeps the last link, so events cut off
 the end are caught too, and appending reads one row instead of scanning the log.
 Events are appended inside the transaction of the change they record.
+
+Two checks reach outside the table (see anchor.py and ``verify``): the head is also
+anchored in a keyed file beside the store, so emptying or cutting the log is found;
+and each memory's text must hash to what its last audited change recorded, so a row
+edited directly in the file is found.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .. import clock
+from .anchor import AnchorState
 from .models import AuditEvent, AuditReport
 from .review import stamp
 
@@ -128,17 +134,65 @@ def _check(rows: Iterable[tuple[Any, ...]]) -> tuple[int, int | None, str | None
     return count, last_seq, prev_hash, None, ""
 
 
-def verify(conn: Any) -> AuditReport:
-    """Check every link and the recorded head; names the first bad event."""
+def _content_problem(conn: Any) -> tuple[str, str] | None:
+    """(memory id, problem) of the first memory whose text differs from what was audited.
+
+    Every change of a memory's text records the new text's sha256 in its audit event;
+    a row edited in the file behind the engine's back no longer matches it.
+    """
+    rows = conn.execute(
+        "SELECT m.id, m.content, m.content_hash, (SELECT e.content_hash FROM audit_events e "
+        "WHERE e.memory_id = m.id AND e.content_hash IS NOT NULL ORDER BY e.seq DESC LIMIT 1) "
+        "FROM memories m ORDER BY m.rowid"
+    )
+    for memory_id, content, stored, audited in rows:
+        actual = hashlib.sha256(str(content).encode("utf-8", "surrogatepass")).hexdigest()
+        if actual != stored:
+            return str(memory_id), f"memory {memory_id}'s text was edited in the file"
+        if audited is not None and audited != actual:
+            return str(memory_id), (
+                f"memory {memory_id}'s text differs from its last audited change"
+            )
+    return None
+
+
+def _anchor_problem(anchor: AnchorState | None, expected: bool, conn: Any,
+                    last_seq: int | None) -> str | None:
+    """What is wrong between the log and its anchor outside the file, if anything."""
+    if anchor is None:
+        return ("the audit anchor file is missing: the log's end cannot be checked"
+                if expected else None)
+    if not anchor.valid:
+        return "the audit anchor file was altered (its MAC does not hold)"
+    if anchor.seq == 0:
+        return None
+    if last_seq is None or last_seq < anchor.seq:
+        ends = f"event {last_seq}" if last_seq is not None else "no event"
+        return (f"the log ends at {ends} but its anchor records event {anchor.seq}: "
+                "events were removed from the end")
+    found = conn.execute("SELECT hash FROM audit_events WHERE seq = ?", (anchor.seq,)).fetchone()
+    if found is None or str(found[0]) != anchor.hash:
+        return f"event {anchor.seq} differs from the anchored one: the log was rewritten"
+    return None
+
+
+def verify(conn: Any, anchor: AnchorState | None = None, *,
+           anchor_expected: bool = False) -> AuditReport:
+    """Check every link, the recorded head, the anchor and the memories' text hashes."""
     rows = conn.execute(f"SELECT {_FIELDS} FROM audit_events ORDER BY seq")
     count, last_seq, last_hash, bad, problem = _check(rows)
     head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
     if bad is not None:
         return AuditReport(intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
                            first_bad_seq=bad, problem=problem)
-    if head is None and count == 0:
-        return AuditReport(intact=True, events=0)
-    if head is None or int(head[0]) != last_seq or str(head[1]) != last_hash:
+    anchored = _anchor_problem(anchor, anchor_expected, conn, last_seq)
+    if anchored is not None:
+        first_bad = (last_seq or 0) + 1 if "removed" in anchored else None
+        return AuditReport(intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
+                           first_bad_seq=first_bad, problem=anchored)
+    if (head is not None or count) and (
+        head is None or int(head[0]) != last_seq or str(head[1]) != last_hash
+    ):
         recorded = f"event {head[0]}" if head else "no head"
         ends = f"event {last_seq}" if last_seq is not None else "no event"
         return AuditReport(
@@ -147,4 +201,8 @@ def verify(conn: Any) -> AuditReport:
             problem=f"the log ends at {ends} but its head records {recorded}: "
             "events were removed from the end or the head was altered",
         )
+    edited = _content_problem(conn)
+    if edited is not None:
+        return AuditReport(intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
+                           problem=edited[1])
     return AuditReport(intact=True, events=count, head_seq=last_seq, head_hash=last_hash)

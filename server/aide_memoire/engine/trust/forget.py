@@ -8,11 +8,21 @@ Deleting a row is not enough for SQLite. Three places keep old text:
   (only a tombstone marks them) until the segments are merged; ``optimize`` merges;
 - the WAL: earlier page images stay there until a checkpoint copies them back;
   ``wal_checkpoint(TRUNCATE)`` then empties the file.
+
+A checkpoint cannot finish while another connection reads an older snapshot (a long
+recall, an open transaction in another process): old page images stay in the WAL, and
+the main file keeps the old page. Then a durable marker, ``<store>.purge-pending``,
+records that a purge is owed, and the checkpoint is retried (without waiting) after
+every later commit, when a store is opened and when it is closed, until it completes
+and the marker is removed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from ...logs import get_logger
@@ -24,6 +34,7 @@ __all__ = ["match_all", "purge", "select_for_forget"]
 log = get_logger(__name__)
 
 ALL_STATUSES = ("active", "quarantined", "superseded", "archived")
+_WAIT_MS = 1000
 
 
 def match_all(query: str) -> str | None:
@@ -70,17 +81,54 @@ def select_for_forget(
     return [(rowid, records[rowid].id) for rowid in rowids if rowid in records]
 
 
+def pending_marker(db: Any) -> Path:
+    return Path(db.path).with_name(Path(db.path).name + ".purge-pending")
+
+
+def _checkpoint(db: Any, *, wait: bool) -> bool:
+    """Checkpoint and truncate the WAL; mark or clear the pending purge. True if done."""
+    conn = db.conn()
+    # TRUNCATE waits (busy handler) for readers to finish. A forget waits a moment for a
+    # short recall; a retry never waits. Past that the purge is owed, not blocking.
+    conn.execute(f"PRAGMA busy_timeout = {min(int(db.busy_timeout_ms), _WAIT_MS) if wait else 0}")
+    try:
+        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    except db.driver.Error as exc:  # locked by a writer mid-checkpoint: try again later
+        log.debug("purge_checkpoint_failed", error=str(exc))
+        busy = 1
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(db.busy_timeout_ms)}")
+    marker = pending_marker(db)
+    if busy:
+        if not marker.exists():
+            os.close(os.open(marker, os.O_CREAT | os.O_WRONLY, 0o600))
+        return False
+    with contextlib.suppress(FileNotFoundError):
+        marker.unlink()
+    return True
+
+
 def purge(db: Any) -> bool:
     """After deletes: merge FTS5 segments, then checkpoint and truncate the WAL.
 
-    Returns False when another connection's open read kept the WAL from being emptied
-    (its pages are overwritten at the next checkpoint instead).
+    Returns False when another connection's open read kept the WAL from being emptied;
+    the purge is then owed (see :func:`retry_pending`).
     """
     with db.write() as tx:
         # 'optimize' rewrites the index as one segment, dropping tombstoned rows' terms.
         tx.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
-    busy, _, _ = db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    if busy:
-        log.warning("forget_checkpoint_busy", detail="a reader kept the WAL; retried later")
-        return False
-    return True
+    if _checkpoint(db, wait=True):
+        return True
+    log.warning("forget_checkpoint_busy", detail="a reader kept the WAL; retried later")
+    return False
+
+
+def retry_pending(db: Any) -> bool:
+    """Finish an owed purge if one is recorded; True when none is owed any more."""
+    # Called after every commit: one stat of a plain string path, no Path objects.
+    if db.closed or not os.path.exists(f"{db.path}.purge-pending"):
+        return True
+    done = _checkpoint(db, wait=False)
+    if done:
+        log.info("forget_purge_completed", path=str(db.path))
+    return done

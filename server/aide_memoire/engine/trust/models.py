@@ -92,3 +92,12 @@ class ForgetReport(BaseModel):
     namespace: str
     ids: list[str] = Field(default_factory=list)
     forgotten: int = 0
+    derived: list[str] = Field(
+        default_factory=list,
+        description="Summaries forgotten with them because they quoted a forgotten memory.",
+    )
+    purged: bool = Field(
+        default=True,
+        description="False when a reader kept the old bytes in the file for now: the purge "
+        "is recorded and finished after the next write, open or close.",
+    )

@@ -1,0 +1,98 @@
+"""The stdio transport, with an answer for every line a client sends.
+
+The SDK's stdio reader drops a line it cannot parse as JSON-RPC: the client that sent
+a request with a lone surrogate escape (``"\\ud800"``) or 3,000 nested objects waits
+for an answer that never comes. JSON-RPC 2.0 says such a request gets an error
+response (-32700 parse error, -32600 invalid request) with its id when the id can be
+read, else null. Lines are checked here first; a bad one is answered at once and never
+reaches the session. Good lines pass unchanged to the SDK's own reader.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import AsyncIterator
+from io import TextIOWrapper
+from typing import Any
+
+import anyio
+import mcp_types as types
+import structlog
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+
+__all__ = ["error_for", "serve_stdio"]
+
+log = structlog.get_logger(__name__)
+
+# The id of a request read without parsing the whole line (which is what failed):
+# a top-level-looking "id" member holding a number or a short plain string.
+_ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}|"[A-Za-z0-9._:-]{1,64}")')
+_JSON_PROBLEMS = ("json_invalid", "recursion_loop")
+
+
+def error_for(line: str, exc: Exception) -> types.JSONRPCError:
+    """The JSON-RPC error response to a line that is not a valid message."""
+    kinds = {str(e.get("type")) for e in getattr(exc, "errors", lambda: [])()}
+    parse = bool(kinds & set(_JSON_PROBLEMS)) or not kinds
+    found = _ID.search(line[:4096])
+    request_id: Any = None
+    if found:
+        raw = found.group(1)
+        request_id = raw.strip('"') if raw.startswith('"') else int(raw)
+    # The message names the problem, never echoes the input (it may be what was bad).
+    message = (
+        "parse error: the line is not JSON this server can read (a lone surrogate escape, "
+        "nesting deeper than the parser allows, or broken syntax)"
+        if parse else "invalid request: the JSON is not a JSON-RPC 2.0 message"
+    )
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=request_id,
+        error=types.ErrorData(code=types.PARSE_ERROR if parse else types.INVALID_REQUEST,
+                              message=message),
+    )
+
+
+class _CheckedLines:
+    """stdin's lines, minus those that are not JSON-RPC (answered through ``errors``)."""
+
+    def __init__(self, lines: Any, errors: Any) -> None:
+        self.lines = lines
+        self.errors = errors
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[str]:
+        async for line in self.lines:
+            if not line.strip():
+                continue
+            try:
+                types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except Exception as exc:  # noqa: BLE001 - any failure to parse gets an answer
+                log.warning("mcp_bad_line", error=type(exc).__name__)
+                await self.errors.send(error_for(line, exc))
+                continue
+            yield line
+
+
+async def serve_stdio(server: Any) -> None:
+    """Run ``server`` (an ``MCPServer``) over this process's stdin and stdout."""
+    # Undecodable bytes become U+FFFD, as in the SDK's own reader.
+    stdin_text = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    send_error, errors = anyio.create_memory_object_stream[types.JSONRPCError](16)
+    lines = _CheckedLines(anyio.wrap_file(stdin_text), send_error)
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+
+        async def answer_bad_lines() -> None:
+            async with errors:
+                async for error in errors:
+                    await write_stream.send(SessionMessage(error))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(answer_bad_lines)
+            lowlevel = server._lowlevel_server
+            await lowlevel.run(read_stream, write_stream,
+                               lowlevel.create_initialization_options())
+            tasks.cancel_scope.cancel()
