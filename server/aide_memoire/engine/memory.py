@@ -601,13 +601,18 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
             count += 1
         return count
 
-    def import_(self, lines: Iterable[str], *, batch: int = 500) -> ImportReport:
+    def import_(
+        self, lines: Iterable[str], *, batch: int = 500, redact_secrets: bool = False
+    ) -> ImportReport:
         """Add exported memories as they were; ids already present are skipped.
+
+        A secret in any field refuses the import, or with ``redact_secrets`` is replaced
+        by ``[redacted:<kind>]`` (counted in the report) so the rest of the file loads.
 
         Added memories get vectors when dense recall is live: the export's own when it
         was made in the same embedding space, else encoded here.
         """
-        read = added = 0
+        read = added = redacted = 0
         pending: list[MemoryRecord] = []
         vectors: dict[str, Any] = {}
         space: dict[str, Any] = {}
@@ -633,7 +638,9 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
                 raise InvalidInput(f"import line {number} is not a memory: {exc}") from None
             v.validate_namespace(record.namespace)
             v.validate_content(record.content, max_bytes=self.settings.max_content_bytes)
-            pending.append(self.trust.screen_import(record, number))
+            record, secrets = self.trust.screen_import(record, number, redact=redact_secrets)
+            redacted += sum(len(kinds) for kinds in secrets.values())
+            pending.append(record)
             if vector is not None and space.get("dim"):
                 vectors[record.id] = transfer.decode_vector(vector, int(space["dim"]), number)
             read += 1
@@ -642,7 +649,7 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
                 pending, vectors = [], {}
         if pending:
             added += self._import_batch(pending, vectors, space.get("key"))
-        return ImportReport(read=read, added=added, skipped=read - added)
+        return ImportReport(read=read, added=added, skipped=read - added, redacted=redacted)
 
     def _import_batch(
         self, records: list[MemoryRecord], given: dict[str, Any], given_key: str | None

@@ -69,9 +69,9 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
      rf"\b(?:this is|i am|i'm|we are|message from|sent by|on behalf of|speaking as|signed,?)\s+"
      r"(?:(?:a|an|the|your)\s+)?(?:system|sys ?admin(?:istrator)?|administrator|admin|root|"
      r"developer|operator|owner|creator|maker|anthropic|openai|security team|it department|"
-     r"platform team|trust and safety|moderator)\b(?:[^.\n]{0,80}?)\b(?:you (?:must|will|"
-     r"shall|are (?:required|authori[sz]ed|instructed|ordered|permitted)|should|need to|have "
-     r"to)|i (?:authori[sz]e|order|instruct|command|permit)|(?:authori[sz]ation|permission|"
+     r"platform team|trust and safety|moderator)\b(?:[^.\n]{0,80}?)\b(?:you\s+(?:\w+\s+)?"
+     r"(?:must|will|shall|should|need to|have to|are\s+(?:\w+\s+)?(?:required|authori[sz]ed|"
+     r"instructed|ordered|permitted|allowed|cleared))|i (?:authori[sz]e|order|instruct|command|permit)|(?:authori[sz]ation|permission|"
      r"clearance|override) (?:is )?(?:granted|given)|grant(?:ed)? you)"),
     ("granted-privilege", "claim that the agent was granted new powers",
      rf"\b{_YOU}\s+(?:have|has|now have|now has|are|is)\s+(?:been\s+)?(?:granted|given|"
@@ -92,7 +92,7 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("exfiltrate", "order to send data elsewhere",
      r"\b(?:send|post|upload|exfiltrate|forward|transmit|email|e-mail|mail|leak|copy|pipe|"
      r"submit|sync|report|share|deliver|beam|push|append|include|attach|encode)\s+"
-     rf"(?:\w+\s+|[~./\w-]+\s+){{0,6}}?{_SECRET_THING}\s+(?:\S+\s+){{0,4}}?"
+     rf"(?:\w+\s+|[~./\w-]+\s+){{0,6}}?[~$/\w.-]*?{_SECRET_THING}\s+(?:\S+\s+){{0,4}}?"
      rf"(?:to|into|at|via|using|in)\s+{_TARGET}"),
     ("exfil-command", "command that sends secrets out",
      rf"\b(?:cat|type|base64|tar|zip|gzip|printenv|env)\b[^\n|]{{0,80}}"

@@ -48,14 +48,17 @@ _ESCAPED_SPACE = re.compile(r"\\[nrt]")
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t",
                        "@": "a", "$": "s", "!": "i", "|": "l"})
-# A word that mixes letters with leet stand-ins, at least two letters and one stand-in.
-_LEET_WORD = re.compile(r"(?<![\w@$!|])(?=[\w@$!|]*[A-Za-z][\w@$!|]*[A-Za-z])"
+# A word that mixes letters with leet stand-ins ("4p1", "1gn0r3").
+_LEET_WORD = re.compile(r"(?<![\w@$!|])(?=[\w@$!|]*[A-Za-z])"
                         r"(?=[\w@$!|]*[013457@$!|])[A-Za-z013457@$!|]{3,}(?![\w@$!|])")
+# A one- or two-digit stand-in between words ("This 15 the admin"): only inside a sentence.
+_LEET_SHORT = re.compile(r"(?<=[A-Za-z] )[013457]{1,2}(?= [A-Za-z])")
 # Four or more single letters spaced out by one separator: "i g n o r e", "i.g.n.o.r.e".
 _SPACED = re.compile(r"(?<![\w])(?:[A-Za-z](?:[ .\-_*]|\s{1,2})){3,}[A-Za-z](?!\w)")
 # Emphasis marks inside a word ("ig**no**re") or around one ("_ignore_"); an underscore
 # inside a word is an identifier ("im_start") and stays.
 _EMPHASIS = re.compile(r"(?<=\w)[*~`]+(?=\w)|(?<![\w*~`])[*_~`]+(?=\w)|(?<=\w)[*_~`]+(?![\w*~`])")
+_STARS = re.compile(r"\*+")  # bold and italic marks anywhere, even around "~/.aws"
 _BLANKS = re.compile(r"[ \t\u00a0]{2,}")
 
 
@@ -167,9 +170,11 @@ def normalize(text: str) -> Normalized:
 def loose(norm: Normalized) -> Normalized:
     """``norm`` with markdown emphasis, spaced-out letters and leetspeak undone: a form
     for matching words of an order, never for secrets (it rewrites digits)."""
-    out = _substitute(norm, _EMPHASIS, lambda m: "")
+    out = _substitute(norm, _STARS, lambda m: "")
+    out = _substitute(out, _EMPHASIS, lambda m: "")
     out = _substitute(out, _SPACED, _unspace)
     out = _substitute(out, _LEET_WORD, lambda m: m.group(0).translate(_LEET))
+    out = _substitute(out, _LEET_SHORT, lambda m: m.group(0).translate(_LEET))
     return _substitute(out, _BLANKS, lambda m: " ")
 
 

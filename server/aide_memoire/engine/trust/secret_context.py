@@ -24,16 +24,16 @@ from .secret_values import is_password, is_placeholder, is_reference, looks_rand
 
 __all__ = ["context_findings"]
 
-_WORDS = r"pass|pwd|secret|token|key|credential|creds|auth|cookie|session|salt|signature"
+_WORDS = r"pass|pwd|pw|secret|token|key|credential|creds|auth|cookie|session|salt|signature"
 # NAME [sep] VALUE. The name is any identifier containing a credential word; the value
 # runs to the closing quote when quoted, else to whitespace or punctuation.
 _ASSIGNMENT = re.compile(
     rf"(?i)(?<![\w.\-$])(?P<name>[\w.\-]{{0,80}}?(?:{_WORDS})[\w.\-]{{0,40}}?)"
-    r"[\"'`]?\]?\s*(?::=|=>|=|:|\s(?:is|was|are)\s)\s*"
+    r"[\"'`]?\]?(?:\s*(?::=|=>|=|:)|\s(?:is|was|are)\s|(?P<blank>[ \t]+))\s*"
     r"(?:(?P<quote>[\"'`])(?P<quoted>[^\"'`\n]{1,200})(?P=quote)|(?P<value>[^\s\"'`,;)}\]>]{3,}))"
 )
 _SPLIT_NAME = re.compile(r"[_.\-\s]+|(?<=[a-z0-9])(?=[A-Z])")
-_PASSWORD_PARTS = ("pass", "pwd", "passwd", "passphrase", "passcode", "pw", "pword")
+_PASSWORD_PARTS = ("pass", "pwd")  # prefixes of a part; "pw" and "pword" count whole
 _NOT_PASSWORD = ("passport", "bypass", "compass", "passenger", "passive", "passthrough",
                  "passed", "passes", "passing", "passage", "encompass", "surpass")
 _SECRET_PARTS = ("secret", "credential", "credentials", "creds", "private", "signing", "salt",
@@ -59,7 +59,7 @@ _DATA_KEY_WORDS = frozenset(
     "primary_key page next continuation pagination sync cursor resume request correlation "
     "trace num total input output prompt completion context cancellation cancel stop eos bos "
     "special pad unk sep cls mask max min sub subscription translation i18n ssh_public "
-    "license product dictionary registry ordering tracking".split()
+    "dictionary registry ordering tracking".split()
 )
 
 
@@ -82,7 +82,7 @@ def _name_class(name: str) -> str | None:
         return None
     if any(w in joined for w in _NOT_PASSWORD):
         joined = joined.replace("bypass", "").replace("passport", "")
-    if any(p.startswith(_PASSWORD_PARTS) for p in parts) or "password" in joined or (
+    if any(p.startswith(_PASSWORD_PARTS) or p in ("pw", "pword") for p in parts) or "password" in joined or (
         "passwd" in joined or joined.endswith(("pass", "pwd"))
     ):
         return "password"
@@ -102,6 +102,13 @@ def _assignments(text: str) -> Iterator[Finding]:
         kind = _name_class(name)
         if kind is None:
             continue
+        # "NAME value" with only a blank between: a Dockerfile ENV, a config line. Only for
+        # names written as identifiers or before a quoted literal (SQL's PASSWORD 'x'), never
+        # for a prose word ("password reset").
+        if match.group("blank") and not ("_" in name and name.upper() == name) and (
+            group != "quoted"
+        ):
+            continue
         separator = text[match.end("name"):match.start(group)]
         worded = bool(re.search(r"\s(?:is|was|are)\s", separator))
         if kind == "password":
@@ -110,7 +117,9 @@ def _assignments(text: str) -> Iterator[Finding]:
             hit = looks_random(value, uuid_counts=True, min_length=12) or (
                 not worded and is_password(value) and len(value) >= 10)
         else:
-            hit = looks_random(value, uuid_counts="api" in name.lower() or "access" in name.lower())
+            env_name = "_" in name and name.upper() == name
+            hit = looks_random(value, uuid_counts=env_name or any(
+                w in name.lower() for w in ("api", "access", "auth", "license")))
         if hit:
             yield Finding("secret", f"{kind}-assignment", f"value of {kind}-like name",
                           start, start + len(value))
@@ -141,6 +150,7 @@ _COMMANDS = re.compile(
     rf"|\bssh-keygen\b[^\n|;]*?\s-N\s+{_ARG.replace('value', 'value15')}"
     r"|\becho\s+(?:-n\s+)?[\"']?(?P<value16>[^\s\"'|]+)[\"']?\s*\|\s*(?:sudo\s+-S|"
     r"(?:docker|podman|helm\s+registry)\s+login|chpasswd|passwd\s+--stdin)"
+    r"|\bidentified\s+(?:with\s+\S+\s+)?by\s+[\"'](?P<value18>[^\"'\n]+)"
     r"|(?<![\w-])--(?:password|passwd|pass|db-password|admin-password|root-password|token|"
     r"api-key|apikey|api-token|auth-token|access-token|secret|client-secret|secret-key|"
     r"access-key|secret-access-key|private-token|bearer)(?=[=\s])(?:=|\s+)"
@@ -198,12 +208,13 @@ _PASSWORD_WORDS = (
     r"पासवर्ड|m[aậ]t kh[aẩ]u|kata sandi|geheimnis|segreto|секрет"
 )
 _CONNECTORS = (
-    r"is|was|are|=|:|：|->|est|ist|lautet|es|era|é|è|e|to|är|er|on|jest|je|olarak|это|—|-|"
-    r"是|为|は|는|은|هي|है|là|adalah"
+    r"\s*(?:[=:：]|->)|\s+(?:is|was|are|est|ist|lautet|es|era|é|è|e|to|är|er|on|jest|je|"
+    r"olarak|это|—|-|là|adalah)|\s*(?:是|为|為|は|는|은|هي|है)"
 )
+_CJK_WORDS = r"密码|密碼|パスワード|비밀번호"
 _PHRASE = re.compile(
-    rf"(?i)(?<!\w)(?:{_PASSWORD_WORDS})(?:\s+[^\s:=]{{1,14}}){{0,3}}?\s*(?:{_CONNECTORS})"
-    r"\s*[\"'`«“]?(?P<value>[^\s\"'`»”]{6,})"
+    rf"(?i)(?:(?<!\w)(?:{_PASSWORD_WORDS})|{_CJK_WORDS})(?:\s+[^\s:=]{{1,14}}){{0,3}}?"
+    rf"(?:{_CONNECTORS})\s*[\"'`«“]?(?P<value>[^\s\"'`»”]{{6,}})"
 )
 # A credential word followed directly by a generated-looking value: "my secret X9f...".
 _BARE = re.compile(
@@ -221,6 +232,9 @@ def _sentences(text: str) -> Iterator[Finding]:
                           match.start("value"), match.start("value") + len(value))
     for match in _BARE.finditer(text):
         value = match.group("value").rstrip(".,;!?)")
+        before = text[max(0, match.start() - 16):match.start()].lower()
+        if "public" in before or "publishable" in before:  # a public token is shared on purpose
+            continue
         if looks_random(value, min_length=16):
             yield Finding("secret", "stated-password", "credential given in a sentence",
                           match.start("value"), match.start("value") + len(value))
@@ -243,9 +257,9 @@ def _urls(text: str) -> Iterator[Finding]:
                           *match.span("value"))
 
 
-_NEEDS = ("pass", "pwd", "secret", "token", "key", "credential", "creds", "auth", "cookie",
+_NEEDS = ("pass", "pwd", "pw", "secret", "token", "key", "credential", "creds", "auth", "cookie",
           "session", "salt", "signature", "://", " -p", " -u", " -a", " -w", " -n", "pass:",
-          "login", "machine", "pin", "senha", "clave", "wachtwoord", "has", "l\u00f6senord",
+          "login", "machine", "pin", "senha", "contrase", "clave", "mot de passe", "clave", "wachtwoord", "has", "l\u00f6senord",
           "passord", "adgangskode", "salasana", "heslo", "jelsz", "parola", "ifre", "кпароль",
           "пароль", "секрет", "密", "パスワード", "비밀번호", "كلمة", "סיסמה", "पासवर्ड", "kh",
           "sandi", "geheim", "segreto", "-p")

@@ -1,0 +1,86 @@
+"""Redaction instead of refusal, for text a caller cannot fix: captured turns, imports.
+
+``redact_secrets`` replaces each secret span (found on the original text and on its
+normalised form, mapped back) with ``[redacted:<kind>]`` and reports kind and original
+offsets, never the value. ``redact_record`` does the same for every text field of a
+record (metadata values decoded, recursively) and says which fields it changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .fields import MAX_DEPTH, TEXT_FIELDS
+from .secrets import scan_secrets
+
+__all__ = ["Redaction", "RedactionFinding", "redact_record", "redact_secrets"]
+
+
+@dataclass(frozen=True)
+class RedactionFinding:
+    """One redacted span: ``kind`` of secret at ``start:end`` of the original text."""
+
+    kind: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """``text`` with each secret replaced by ``[redacted:<kind>]``, and where they were."""
+
+    text: str
+    findings: tuple[RedactionFinding, ...]
+
+
+def redact_secrets(text: str) -> Redaction:
+    """Every secret in ``text`` replaced span by span; offsets refer to ``text``."""
+    findings = scan_secrets(text)
+    if not findings:
+        return Redaction(text, ())
+    parts: list[str] = []
+    cursor = 0
+    spans: list[RedactionFinding] = []
+    for finding in findings:  # sorted and non-overlapping
+        parts.append(text[cursor:finding.start])
+        parts.append(f"[redacted:{finding.rule}]")
+        spans.append(RedactionFinding(finding.rule, finding.start, finding.end))
+        cursor = finding.end
+    parts.append(text[cursor:])
+    return Redaction("".join(parts), tuple(spans))
+
+
+def _redact_value(value: Any, depth: int, kinds: list[str]) -> Any:
+    if depth > MAX_DEPTH:
+        return value
+    if isinstance(value, str):
+        result = redact_secrets(value)
+        kinds.extend(f.kind for f in result.findings)
+        return result.text
+    if isinstance(value, Mapping):
+        return {key: _redact_value(item, depth + 1, kinds) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redact_value(item, depth + 1, kinds) for item in value]
+    return value
+
+
+def redact_record(record: Any) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """The changed fields of ``record`` with secrets redacted, and per field the kinds
+    redacted there (empty when nothing was secret)."""
+    def get(name: str) -> Any:
+        return record.get(name) if isinstance(record, Mapping) else getattr(record, name, None)
+
+    updates: dict[str, Any] = {}
+    report: dict[str, list[str]] = {}
+    for name in (*TEXT_FIELDS, "tags", "metadata"):
+        value = get(name)
+        if value is None:
+            continue
+        kinds: list[str] = []
+        redacted = _redact_value(list(value) if isinstance(value, tuple) else value, 0, kinds)
+        if kinds:
+            updates[name] = redacted
+            report[name] = kinds
+    return updates, report
