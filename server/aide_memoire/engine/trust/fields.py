@@ -37,20 +37,31 @@ def _metadata(value: Any, path: str, depth: int) -> Iterator[tuple[str, str]]:
         if keys:
             yield f"{path} keys", "\n".join(keys)
         for key, item in value.items():
-            yield from _metadata(item, f"{path}.{key}", depth + 1)
+            if isinstance(item, str) and item:
+                # Read with its key, as a config line would be: "REDIS_PASS: x" is a
+                # secret where neither half alone is.
+                yield f"{path}.{key}", f"{key}: {item}"
+                yield from _json_inside(item, f"{path}.{key}", depth + 1)
+            else:
+                yield from _metadata(item, f"{path}.{key}", depth + 1)
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
             yield from _metadata(item, f"{path}[{index}]", depth + 1)
     elif isinstance(value, str) and value:
         yield path, value
-        stripped = value.strip()
-        if stripped[:1] in "{[" and depth < MAX_DEPTH:
-            try:
-                inner = json.loads(stripped)
-            except ValueError:
-                return
-            if isinstance(inner, (Mapping, list)):
-                yield from _metadata(inner, f"{path}(json)", depth + 1)
+        yield from _json_inside(value, path, depth + 1)
+
+
+def _json_inside(value: str, path: str, depth: int) -> Iterator[tuple[str, str]]:
+    """A string value that holds JSON, decoded once more."""
+    stripped = value.strip()
+    if stripped[:1] in "{[" and depth < MAX_DEPTH:
+        try:
+            inner = json.loads(stripped)
+        except ValueError:
+            return
+        if isinstance(inner, (Mapping, list)):
+            yield from _metadata(inner, f"{path}(json)", depth)
 
 
 def record_fields(record: Any) -> list[tuple[str, str]]:

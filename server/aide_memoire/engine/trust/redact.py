@@ -60,10 +60,22 @@ def _redact_value(value: Any, depth: int, kinds: list[str]) -> Any:
         kinds.extend(f.kind for f in result.findings)
         return result.text
     if isinstance(value, Mapping):
-        return {key: _redact_value(item, depth + 1, kinds) for key, item in value.items()}
+        return {key: _redact_item(str(key), item, depth + 1, kinds) for key, item in value.items()}
     if isinstance(value, list):
         return [_redact_value(item, depth + 1, kinds) for item in value]
     return value
+
+
+def _redact_item(key: str, item: Any, depth: int, kinds: list[str]) -> Any:
+    """A metadata value read with its key (as the screen reads it), the key kept."""
+    if not isinstance(item, str):
+        return _redact_value(item, depth, kinds)
+    prefix = f"{key}: "
+    result = redact_secrets(prefix + item)
+    if result.findings and result.text.startswith(prefix):
+        kinds.extend(f.kind for f in result.findings)
+        return result.text[len(prefix):]
+    return _redact_value(item, depth, kinds)
 
 
 def redact_record(record: Any) -> tuple[dict[str, Any], dict[str, list[str]]]:

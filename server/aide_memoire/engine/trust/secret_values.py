@@ -15,7 +15,7 @@ from .findings import shannon_entropy
 __all__ = ["is_password", "is_placeholder", "is_reference", "looks_random"]
 
 _PLACEHOLDER = re.compile(
-    r"(?i)^(?:[<\[{(].*[>\]})]|[x*•.\-_#?]+|\.\.\.|…|"
+    r"(?i)^(?:[x*•.\-_#?]+|\.\.\.|…|"
     r"your\w*|(?:my|the|some|insert|enter|put|add|replace|fill|paste)[_\-]\w+|"
     r"\w*(?:_here|-here|here)|changeme\w*|change[_\-]?me\w*|replace[_\-]?me\w*|"
     r"(?:password|passwd|secret|token|apikey|api_key|key|value|pass|pwd)\d?|"
@@ -45,7 +45,8 @@ _DIGEST = re.compile(r"(?i)^(?:sha(?:1|224|256|384|512)|md5|blake2b?|crc32)[:\-]
 
 def is_placeholder(value: str) -> bool:
     """A stand-in a person writes where the real value goes."""
-    if _PLACEHOLDER.match(value) or "example" in value.lower():
+    # An opening bracket starts a stand-in: <your-token>, [redacted:...], {{ secret }}.
+    if value[:1] in "<[{(" or _PLACEHOLDER.match(value) or "example" in value.lower():
         return True
     # "ghp_XXXXXXXXXXXX", "sk-aaaaaaaa": the variable part is one repeated character.
     tail = value.split("_")[-1].split("-")[-1]
