@@ -39,7 +39,8 @@ _MENTION = re.compile(
     r"attempt\w*|classic|known|jailbreak|prompt|spam|phishing|warn\w*|rule|signature|"
     r"matches|matched|screen\w*|caught|red.team\w*|strings?|check\w*|look for|search\w*|grep)\b"
 )
-_OPENERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "`": "`"}
+_OPENERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb",
+            "`": "`"}
 
 
 def _quote_spans(line: str) -> list[tuple[int, int]]:

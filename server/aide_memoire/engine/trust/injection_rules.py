@@ -35,7 +35,8 @@ _SECRET_THING = (r"(?:system prompt|hidden prompt|initial prompt|developer promp
 _TARGET = (r"(?:https?://\S+|\S+@\S+\.\w+|(?:my|this|the following|our|an?|their|that)\s+"
            r"(?:\w+\s+)?(?:server|url|endpoint|webhook|address|email|site|domain|bucket|"
            r"channel|inbox|host|ip|pastebin|gist)|\b(?:attacker|evil|exfil)\S*)")
-_SHELL = r"(?:ba|z|da|k|fi)?sh|python[0-9.]*|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell"
+_SHELL = (r"(?:ba|z|da|k|fi)?sh|python[0-9.]*|perl|ruby|node|php|iex|invoke-expression|pwsh|"
+          r"powershell")
 _FETCH = r"(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch|lwp-download)"
 
 _PATTERNS: tuple[tuple[str, str, str], ...] = (
@@ -66,12 +67,13 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
      r"urgent|override|priority|revised|additional|mandatory)\s+(?:system\s+|admin\s+|"
      r"developer\s+)?(?:instructions?|directives?|orders|prompt|rules)\s*[:\])\-]"),
     ("authority-claim", "claim of authority over the agent",
-     rf"\b(?:this is|i am|i'm|we are|message from|sent by|on behalf of|speaking as|signed,?)\s+"
+     r"\b(?:this is|i am|i'm|we are|message from|sent by|on behalf of|speaking as|signed,?)\s+"
      r"(?:(?:a|an|the|your)\s+)?(?:system|sys ?admin(?:istrator)?|administrator|admin|root|"
      r"developer|operator|owner|creator|maker|anthropic|openai|security team|it department|"
      r"platform team|trust and safety|moderator)\b(?:[^.\n]{0,80}?)\b(?:you\s+(?:\w+\s+)?"
      r"(?:must|will|shall|should|need to|have to|are\s+(?:\w+\s+)?(?:required|authori[sz]ed|"
-     r"instructed|ordered|permitted|allowed|cleared))|i (?:authori[sz]e|order|instruct|command|permit)|(?:authori[sz]ation|permission|"
+     r"instructed|ordered|permitted|allowed|cleared))|"
+     r"i (?:authori[sz]e|order|instruct|command|permit)|(?:authori[sz]ation|permission|"
      r"clearance|override) (?:is )?(?:granted|given)|grant(?:ed)? you)"),
     ("granted-privilege", "claim that the agent was granted new powers",
      rf"\b{_YOU}\s+(?:have|has|now have|now has|are|is)\s+(?:been\s+)?(?:granted|given|"
@@ -95,7 +97,7 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
      rf"(?:\w+\s+|[~./\w-]+\s+){{0,6}}?[~$/\w.-]*?{_SECRET_THING}\s+(?:\S+\s+){{0,4}}?"
      rf"(?:to|into|at|via|using|in)\s+{_TARGET}"),
     ("exfil-command", "command that sends secrets out",
-     rf"\b(?:cat|type|base64|tar|zip|gzip|printenv|env)\b[^\n|]{{0,80}}"
+     r"\b(?:cat|type|base64|tar|zip|gzip|printenv|env)\b[^\n|]{0,80}"
      r"(?:\.env|\.ssh|id_rsa|id_ed25519|\.aws|credentials|\.netrc|\.npmrc|\.pypirc|\.git-credentials|"
      r"/etc/shadow|/etc/passwd|printenv|environ)[^\n|]{0,80}\|\s*(?:curl|wget|nc|ncat|netcat|"
      r"socat|telnet|ssh|mail|sendmail)\b|"

@@ -39,7 +39,11 @@ _NOT_PASSWORD = ("passport", "bypass", "compass", "passenger", "passive", "passt
 _SECRET_PARTS = ("secret", "credential", "credentials", "creds", "private", "signing", "salt",
                  "cookie", "auth", "authorization", "signature", "session")
 # A last word that makes the name point at, describe or configure a secret.
-_POINTER_SUFFIXES = frozenset(
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_POINTER_SUFFIXES = _words(
     "id ids name names url uri urls path paths file files dir directory folder arn length len "
     "min max ttl expiry expires expiration lifetime timeout algorithm algo alg type types "
     "header prefix suffix field fields column col env var variable size count rotation days "
@@ -48,10 +52,10 @@ _POINTER_SUFFIXES = frozenset(
     "store source server issuer audience method scheme limit limits bits usage required "
     "enabled disabled strategy backend class template pattern regex rule rules map manager "
     "table schema option options flag level policy reset expired changed attempts validator "
-    "strength complexity encoding encoder charset list type_ kind".split()
+    "strength complexity encoding encoder charset list type_ kind"
 )
 # Words before "key"/"token" that make it a data-structure or pagination key.
-_DATA_KEY_WORDS = frozenset(
+_DATA_KEY_WORDS = _words(
     "primary partition sort foreign cache idempotency routing shard row hash range lookup "
     "dedup dedupe composite unique object map dict group message event public pub s3 bucket "
     "index sharding join natural surrogate candidate order ordering grouping distribution "
@@ -59,7 +63,7 @@ _DATA_KEY_WORDS = frozenset(
     "primary_key page next continuation pagination sync cursor resume request correlation "
     "trace num total input output prompt completion context cancellation cancel stop eos bos "
     "special pad unk sep cls mask max min sub subscription translation i18n ssh_public "
-    "dictionary registry ordering tracking".split()
+    "dictionary registry ordering tracking"
 )
 
 
@@ -82,7 +86,9 @@ def _name_class(name: str) -> str | None:
         return None
     if any(w in joined for w in _NOT_PASSWORD):
         joined = joined.replace("bypass", "").replace("passport", "")
-    if any(p.startswith(_PASSWORD_PARTS) or p in ("pw", "pword") for p in parts) or "password" in joined or (
+    if any(p.startswith(_PASSWORD_PARTS) or p in ("pw", "pword") for p in parts) or (
+        "password" in joined
+    ) or (
         "passwd" in joined or joined.endswith(("pass", "pwd"))
     ):
         return "password"
@@ -259,7 +265,8 @@ def _urls(text: str) -> Iterator[Finding]:
 
 _NEEDS = ("pass", "pwd", "pw", "secret", "token", "key", "credential", "creds", "auth", "cookie",
           "session", "salt", "signature", "://", " -p", " -u", " -a", " -w", " -n", "pass:",
-          "login", "machine", "pin", "senha", "contrase", "clave", "mot de passe", "clave", "wachtwoord", "has", "l\u00f6senord",
+          "login", "machine", "pin", "senha", "contrase", "clave", "mot de passe", "wachtwoord",
+          "has", "l\u00f6senord",
           "passord", "adgangskode", "salasana", "heslo", "jelsz", "parola", "ifre", "кпароль",
           "пароль", "секрет", "密", "パスワード", "비밀번호", "كلمة", "סיסמה", "पासवर्ड", "kh",
           "sandi", "geheim", "segreto", "-p")

@@ -36,7 +36,9 @@ _PATH = re.compile(r"^(?:/|~/|\.\.?/|[A-Za-z]:[\\/]|\\\\|file://)")
 _URL = re.compile(r"(?i)^[a-z][a-z0-9+.\-]{1,20}://")
 _NUMBER = re.compile(r"^[+\-]?\d+(?:[.,:]\d+)*[a-zA-Z%]{0,3}$")
 # Names of things (snake, kebab, dotted, camel case of plain words; env-var names).
-_IDENTIFIER = re.compile(r"^(?:[a-z]+(?:[_\-.][a-z]+)+|[A-Z]+(?:_[A-Z0-9]+)+|[a-z]+(?:[A-Z][a-z]+)+)$")
+_IDENTIFIER = re.compile(
+    r"^(?:[a-z]+(?:[_\-.][a-z]+)+|[A-Z]+(?:_[A-Z0-9]+)+|[a-z]+(?:[A-Z][a-z]+)+)$"
+)
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _VERSION = re.compile(r"^v?\d+(?:[.\-]\d+)+(?:[.\-+][A-Za-z0-9]+)*$")
