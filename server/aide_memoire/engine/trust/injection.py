@@ -39,48 +39,28 @@ _MENTION = re.compile(
     r"attempt\w*|classic|known|jailbreak|prompt|spam|phishing|warn\w*|rule|signature|"
     r"matches|matched|screen\w*|caught|red.team\w*|strings?|check\w*|look for|search\w*|grep)\b"
 )
-_OPENERS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb",
-            "`": "`"}
+# Quoted spans on one line. A single quote opens only where no letter precedes it and
+# closes only where no letter follows, so an apostrophe inside a word (don't, it's) is
+# never a quote mark.
+_QUOTATION = re.compile(
+    "\"[^\"\n]+\"|\u201c[^\u201d\n]+\u201d|\u00ab[^\u00bb\n]+\u00bb|`[^`\n]+`|"
+    "(?<![A-Za-z0-9])['\u2018](?:[^'\u2019\n]|(?<=[A-Za-z0-9])['\u2019](?=[A-Za-z0-9]))+"
+    "['\u2019](?![A-Za-z0-9])"
+)
 
 
-def _quote_spans(line: str) -> list[tuple[int, int]]:
-    """Spans of quoted text on a line; an apostrophe inside a word (don't, it's) is not a
-    quote mark, so it cannot open or close one."""
-    spans: list[tuple[int, int]] = []
-    index = 0
-    while index < len(line):
-        char = line[index]
-        closer = _OPENERS.get(char)
-        inside_word = index and line[index - 1].isalnum() and (
-            index + 1 < len(line) and line[index + 1].isalnum())
-        if closer is None or (char in "'\u2019" and inside_word):
-            index += 1
-            continue
-        cursor = index + 1
-        while cursor < len(line):
-            if line[cursor] == closer and not (
-                closer in "'\u2019" and line[cursor - 1].isalnum()
-                and cursor + 1 < len(line) and line[cursor + 1].isalnum()
-            ):
-                break
-            cursor += 1
-        if cursor >= len(line):
-            index += 1
-            continue
-        spans.append((index, cursor + 1))
-        index = cursor + 1
-    return spans
+def _quote_spans(text: str) -> list[tuple[int, int]]:
+    return [match.span() for match in _QUOTATION.finditer(text)]
 
 
-def _quoted(text: str, start: int, end: int) -> bool:
+def _quoted(text: str, spans: list[tuple[int, int]], start: int, end: int) -> bool:
     """True when the span sits in a quotation that the rest of its line talks about."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end < 0 else line_end
-    line = text[line_start:line_end]
-    for lo, hi in _quote_spans(line):
-        if lo <= start - line_start and end - line_start <= hi:
-            outside = line[:lo] + " " + line[hi:]
+    for lo, hi in spans:
+        if lo <= start and end <= hi:
+            line_start = text.rfind("\n", 0, lo) + 1
+            line_end = text.find("\n", hi)
+            line_end = len(text) if line_end < 0 else line_end
+            outside = text[line_start:lo] + " " + text[hi:line_end]
             return bool(_MENTION.search(outside))
     return False
 
@@ -146,6 +126,7 @@ def _rule_findings(norm: Normalized, field: str) -> list[Finding]:
     text = norm.text
     lowered = text.lower()
     found: list[Finding] = []
+    spans: list[tuple[int, int]] | None = None
     for rule, label, pattern in INJECTION_RULES:
         needs = NEEDS.get(rule)
         if needs and not any(word in lowered for word in needs):
@@ -153,7 +134,9 @@ def _rule_findings(norm: Normalized, field: str) -> list[Finding]:
         for match in pattern.finditer(text):
             start, end = norm.span(*match.span())
             confidence: Confidence = "high"
-            if rule in MEDIUM_RULES or _quoted(norm.original, start, end):
+            if spans is None:
+                spans = _quote_spans(norm.original)
+            if rule in MEDIUM_RULES or _quoted(norm.original, spans, start, end):
                 confidence = "medium"
             found.append(Finding("injection", rule, label, start, end, confidence, field))
     return found
