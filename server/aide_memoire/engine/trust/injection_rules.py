@@ -94,7 +94,7 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("exfiltrate", "order to send data elsewhere",
      r"\b(?:send|post|upload|exfiltrate|forward|transmit|email|e-mail|mail|leak|copy|pipe|"
      r"submit|sync|report|share|deliver|beam|push|append|include|attach|encode)\s+"
-     rf"(?:\w+\s+|[~./\w-]+\s+){{0,6}}?[~$/\w.-]*?{_SECRET_THING}\s+(?:\S+\s+){{0,4}}?"
+     rf"(?:[~./\w-]+\s+){{0,6}}?(?:[~$]?/?[\w.-]*/)?{_SECRET_THING}\s+(?:\S+\s+){{0,4}}?"
      rf"(?:to|into|at|via|using|in)\s+{_TARGET}"),
     ("exfil-command", "command that sends secrets out",
      r"\b(?:cat|type|base64|tar|zip|gzip|printenv|env)\b[^\n|]{0,80}"
@@ -170,6 +170,7 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
 # Letters a rule's match can start with: a lookahead on them lets re skip most positions
 # at once (shell-payload scans ~5x faster on a 10 kB text).
 _FIRST = {"shell-payload": "cwiflbzdkpnrom/", "exfil-command": "ctbgzpew",
+          "exfiltrate": "spuefthmlcrdbai",
           "authority-claim": "tiwmso", "future-order": "wneoa"}
 
 INJECTION_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
