@@ -81,7 +81,7 @@ def test_a_review_note_with_a_secret_is_refused(mem: Memory) -> None:
 def _export_line(tmp_path: Path, **fields: object) -> dict[str, object]:
     with Memory(settings=_settings(tmp_path / "src")) as src:
         src.store("ordinary memory", namespace="p")
-        line = json.loads(list(src.export_lines())[1])
+        line: dict[str, object] = json.loads(list(src.export_lines())[1])
     line.update(fields)
     return line
 

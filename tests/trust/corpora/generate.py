@@ -22,8 +22,11 @@ import hashlib
 import json
 import random
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 HERE = Path(__file__).resolve().parent
 SEED = 20261201
@@ -41,7 +44,7 @@ class Gen:
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
 
-    def pick(self, items: list[str] | tuple[str, ...]) -> str:
+    def pick(self, items: Sequence[T]) -> T:
         return self.rng.choice(list(items))
 
     def chars(self, alphabet: str, n: int) -> str:
@@ -259,8 +262,8 @@ def secrets(g: Gen) -> list[dict[str, str]]:
 # -- ordinary notes that look like secrets ------------------------------------------------
 
 def lookalikes(g: Gen) -> list[dict[str, str]]:
-    sha = lambda: g.chars(_HEX, 40)  # noqa: E731
-    uuid = lambda: "-".join(g.chars(_HEX, n) for n in (8, 4, 4, 4, 12))  # noqa: E731
+    sha: Callable[[], str] = lambda: g.chars(_HEX, 40)  # noqa: E731
+    uuid: Callable[[], str] = lambda: "-".join(g.chars(_HEX, n) for n in (8, 4, 4, 4, 12))  # noqa: E731
     templates: list[tuple[str, Callable[[], str]]] = [
         ("object-key", lambda: "The `api_key` field is required in the request body; `password` is optional."),
         ("object-key", lambda: f"Set `{g.pick(['secret_key', 'auth_token', 'password'])}` in settings.py from the environment, never inline."),
@@ -462,7 +465,7 @@ def injections(g: Gen) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     seen: set[str] = set()
     while len(out) < 120:
-        cls, base = g.pick(pool) if len(out) >= len(pool) else pool[len(out)]  # type: ignore[misc]
+        cls, base = g.pick(pool) if len(out) >= len(pool) else pool[len(out)]
         disguise, apply = _DISGUISES[len(out) % len(_DISGUISES)]
         if cls in ("execute", "tool-call", "markup", "exfiltrate") and disguise in (
             "spaced", "leetspeak"
@@ -485,7 +488,7 @@ def injections(g: Gen) -> list[dict[str, str]]:
 def imperatives(g: Gen) -> list[dict[str, str]]:
     tools = ["make", "npm", "cargo", "poetry", "docker compose", "kubectl", "terraform", "uv"]
     targets = ["the API", "the worker", "the frontend", "the migrations", "the staging cluster"]
-    templates = [
+    templates: list[Callable[[], str]] = [
         lambda: "Run the following command to rebuild: make clean && make",
         lambda: f"Always run `{g.pick(tools)} test` before pushing to main.",
         lambda: "Never commit .env files; add them to .gitignore instead.",
