@@ -149,3 +149,15 @@ def test_default_export_masks_pii_in_every_field(mem: Memory) -> None:
     revealed = io.StringIO()
     mem.export(revealed, namespace="p", reveal_pii=True)
     assert "eve@example.net" in revealed.getvalue()
+
+
+def test_an_update_screens_changed_fields_and_keeps_other_findings(mem: Memory) -> None:
+    memory_id = mem.store("call dana@example.org about the deploy", namespace="u")
+    with pytest.raises(SecretRefused):
+        mem.update(memory_id, namespace="u", metadata={"env": {"ADMIN_PASS": "Hq7!vR2xLm"}})
+    record = mem.update(memory_id, namespace="u", source=ORDER)
+    assert record.status == "quarantined"
+    rows = mem.db.conn().execute(
+        "SELECT category, field FROM memory_findings WHERE memory_id = ?", (memory_id,)
+    ).fetchall()
+    assert ("pii", "content") in rows and ("injection", "source") in rows

@@ -158,7 +158,13 @@ class Trust:
         """Refresh findings, hold the memory if its new text is suspect, audit the change."""
         detail: dict[str, Any] = {"fields": sorted(changed)}
         if screening is not None:
-            tx.execute("DELETE FROM memory_findings WHERE memory_id = ?", (record.id,))
+            # Only the changed fields were screened: replace their findings, keep the rest.
+            for name in sorted(set(changed) & {"content", "tags", "source", "metadata"}):
+                tx.execute(
+                    "DELETE FROM memory_findings WHERE memory_id = ? "
+                    "AND (field = ? OR field LIKE ?)",
+                    (record.id, name, f"{name}%"),
+                )
             self._save_findings(tx, record.id, screening.flags)
             if screening.quarantine and record.status == "active":
                 self.store.update_fields(tx, rowid, {"status": "quarantined"})
