@@ -1,4 +1,7 @@
-"""Quality and speed of the write screen on the labelled corpus (tests/trust/corpus.py).
+"""Quality and speed of the write screen: the labelled corpus (tests/trust/corpus.py) and
+the adversarial corpora generated from classes (tests/trust/corpora/, tune and holdout
+halves: stored/refused for secrets and look-alikes, held/active for injections and
+imperative notes, per class), and the screen's cost per KB of text (p50/p95).
 
 Secrets: positive = labelled ``secret``; predicted = the write is refused.
 Injection: positive = labelled ``injection``; predicted = quarantined in enforce mode
@@ -20,9 +23,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tests.trust.corpora import NAMES, figures, load  # noqa: E402
 from tests.trust.corpus import Sample, corpus  # noqa: E402
 
 from _common import machine, percentile, table, write_json  # noqa: E402
+from aide_memoire import Memory, Settings  # noqa: E402
 from aide_memoire.engine.trust import scan_pii, scan_secrets, screen_text  # noqa: E402
 
 
@@ -108,6 +113,37 @@ def speed(samples: list[Sample], rounds: int) -> dict[str, Any]:
     return out
 
 
+def corpora_figures() -> dict[str, Any]:
+    """Each adversarial corpus through a real (keyword-only) store, by half and class."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as home, Memory(
+        settings=Settings(home=Path(home), embedding_model="none")
+    ) as memory:
+        return figures(memory)
+
+
+def cost_per_kb(rounds: int) -> dict[str, Any]:
+    """Microseconds per KB of text for the whole screen (secrets, PII, injection, with
+    normalisation), over every corpus row and over 10 kB documents built from them."""
+    rows = [row["text"] for name in NAMES for row in load(name)]
+    documents = [(" ".join(rows[i:] + rows[:i]))[:10_000] for i in range(0, len(rows), 61)]
+    out: dict[str, Any] = {}
+    for label, texts, repeat in (("rows", rows, rounds), ("10kB", documents, rounds * 3)):
+        per_kb: list[float] = []
+        for _ in range(repeat):
+            for text in texts:
+                start = time.perf_counter()
+                scan_secrets(text)
+                screen_text(text, mode="enforce")
+                elapsed = (time.perf_counter() - start) * 1e6
+                per_kb.append(elapsed / (len(text.encode("utf-8")) / 1024))
+        out[f"{label}_us_per_kb_p50"] = percentile(per_kb, 50)
+        out[f"{label}_us_per_kb_p95"] = percentile(per_kb, 95)
+        out[f"{label}_n"] = len(texts)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", type=Path, default=None, help="Also write results here.")
@@ -119,6 +155,8 @@ def main() -> None:
         counts[sample.label] = counts.get(sample.label, 0) + 1
     results, errors = quality(samples)
     timing = speed(samples, args.rounds)
+    adversarial = corpora_figures()
+    cost = cost_per_kb(args.rounds)
     print(f"corpus: {len(samples)} samples {counts}")
     print(table(
         ["rule set", "precision", "recall", "tp", "fp", "fn", "tn"],
@@ -127,14 +165,25 @@ def main() -> None:
     ))
     print()
     print(table(["speed", "microseconds"], [[k, v] for k, v in timing.items()]))
+    print()
+    print(table(
+        ["corpus", "half", "n", "expected", "refused", "held", "active", "rate"],
+        [[name, half, h["n"], data["expected"], h.get("refused", 0), h.get("held", 0),
+          h.get("active", 0), h["rate"]]
+         for name, data in adversarial.items() for half, h in data["halves"].items()],
+    ))
+    print()
+    print(table(["cost", "value"], [[k, v] for k, v in cost.items()]))
     for error in errors:
         print(error)
     payload = {"machine": machine(), "corpus": counts, "quality": results, "speed": timing,
-               "errors": errors}
+               "errors": errors, "adversarial": adversarial, "cost_per_kb": cost}
     write_json(args.json, payload)
     import json
 
-    print(json.dumps({"quality": results, "speed": timing}, default=str))
+    print(json.dumps({"quality": results, "speed": timing, "cost_per_kb": cost,
+                      "adversarial": {n: d["halves"] for n, d in adversarial.items()}},
+                     default=str))
 
 
 if __name__ == "__main__":

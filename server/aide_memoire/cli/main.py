@@ -324,20 +324,23 @@ def export_cmd(
 
 @cli.command(name="import")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--redact-secrets", is_flag=True,
+              help="Replace secrets with [redacted:<kind>] instead of refusing the file.")
 @json_option
 @click.pass_context
-def import_cmd(ctx: click.Context, source: Path, as_json: bool) -> None:
+def import_cmd(ctx: click.Context, source: Path, redact_secrets: bool, as_json: bool) -> None:
     """Import a JSON Lines export; memories already present are skipped."""
     from .ops import progress_lines
 
     with open_memory(ctx) as memory, source.open(encoding="utf-8") as fh:
         report = memory.import_(progress_lines(
             fh, total=source.stat().st_size, desc="import", as_json=as_json, size=len, unit="B"
-        ))
+        ), redact_secrets=redact_secrets)
+    redacted = f", redacted {report.redacted} secrets" if report.redacted else ""
     emit(
         report,
         as_json=as_json,
-        text=f"read {report.read}, added {report.added}, skipped {report.skipped}",
+        text=f"read {report.read}, added {report.added}, skipped {report.skipped}{redacted}",
     )
 
 

@@ -591,14 +591,15 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
     ) -> ImportReport:
         """Add exported memories as they were; ids already present are skipped.
 
-        Each goes through the write pipeline as a new write would, whatever its status:
-        validated, screened (a secret refuses the import, or with ``secrets="redact"`` is
-        replaced by a marker; suspected injection is held for review), audited, and given
-        facts. Added memories get vectors when dense recall is live: the export's own when
-        it was made in the same embedding space, else encoded here.
+        Each is validated and screened as a new write would be, whatever its status: a
+        secret in any field refuses the import, or with ``secrets="redact"`` is replaced by
+        ``[redacted:<kind>]`` (counted in the report) so the rest of the file loads;
+        suspected injection is held for review. Then the rows go through the write pipeline
+        (audited, given facts). Added memories get vectors when dense recall is live: the
+        export's own when it was made in the same embedding space, else encoded here.
         """
         check_policy(secrets)
-        read = added = 0
+        read = added = redacted = 0
         pending: list[tuple[int, MemoryRecord]] = []
         vectors: dict[str, Any] = {}
         space: dict[str, Any] = {}
@@ -631,16 +632,18 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
                 v.validate_record(record, max_bytes=self.settings.max_content_bytes)
             except InvalidInput as exc:
                 raise type(exc)(f"import line {number}: {exc}") from None
-            pending.append((number, record))  # screened in the pipeline, whatever its status
+            record, found = self.trust.screen_import(record, number, redact=secrets == "redact")
+            redacted += sum(len(kinds) for kinds in found.values())
+            pending.append((number, record))
             if vector is not None and space.get("dim"):
                 vectors[record.id] = transfer.decode_vector(vector, int(space["dim"]), number)
             read += 1
             if len(pending) >= batch:
-                added += self._import_batch(pending, vectors, space.get("key"), secrets)
+                added += self._import_batch(pending, vectors, space.get("key"))
                 pending, vectors = [], {}
         if pending:
-            added += self._import_batch(pending, vectors, space.get("key"), secrets)
-        return ImportReport(read=read, added=added, skipped=read - added)
+            added += self._import_batch(pending, vectors, space.get("key"))
+        return ImportReport(read=read, added=added, skipped=read - added, redacted=redacted)
 
     def _import_row(self, number: int, record: MemoryRecord) -> NewRow:
         """The record as a new write, validated field by field like one."""
@@ -664,7 +667,7 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
 
     def _import_batch(
         self, batch: list[tuple[int, MemoryRecord]], given: dict[str, Any],
-        given_key: str | None, secrets: SecretsPolicy,
+        given_key: str | None,
     ) -> int:
         ids = [r.id for _, r in batch]
         with self.db.read() as conn:  # screen and encode only what is new
@@ -678,15 +681,11 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
         space = self.embedder.space if live else None
         reuse = {i: given[r.id] for i, (_, r) in enumerate(new)
                  if space is not None and space.key == given_key and r.id in given}
-        try:
-            result = self.pipeline.write(
-                rows, secrets=secrets, action="import", records=[r for _, r in new],
-                given_vectors=reuse, skip_hooks=("near_duplicates",),
-            )
-        except SecretRefused:
-            for number, record in new:  # name the line: the batch check does not know it
-                self.trust.screen_import(record, number)
-            raise
+        # Screened line by line already (secrets refused or redacted, suspects held).
+        result = self.pipeline.write(
+            rows, action="import", records=[r for _, r in new],
+            given_vectors=reuse, skip_hooks=("near_duplicates",),
+        )
         return result.added
 
     # -- operations --------------------------------------------------------------------

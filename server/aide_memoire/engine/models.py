@@ -112,3 +112,4 @@ class ImportReport(BaseModel):
     read: int
     added: int
     skipped: int
+    redacted: int = Field(default=0, description="Secrets replaced by [redacted:<kind>].")

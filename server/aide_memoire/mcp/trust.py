@@ -6,13 +6,14 @@ that tries to give an agent orders.
 
 from __future__ import annotations
 
+from html import escape
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
 from ..engine.trust.models import AuditEvent, AuditReport, ReviewDecision, ReviewItem
 from .models import MemoryId, Namespace, ToolInput
-from .render import PREFACE
+from .render import PREFACE, neutralise_tags
 from .spec import ToolSpec
 
 if TYPE_CHECKING:
@@ -82,16 +83,21 @@ def audit(memory: Memory, args: AuditInput, default_ns: str) -> AuditOutput:
     return AuditOutput(report=memory.audit_verify(), events=events)
 
 
+def _attr(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
 def _render_queue(out: ReviewQueueOutput) -> str:
     if not out.items:
         return f"No review items in {out.namespace or 'any namespace'}."
     blocks = [PREFACE]
     for item in out.items:
-        body = item.content or "(text already deleted)"
-        body = body.replace("</review-item", "&lt;/review-item")
-        blocks.append(f'<review-item id="{item.id}" kind="{item.kind}" '
-                      f'namespace="{item.namespace}" status="{item.status}">\n{body}\n'
-                      f"</review-item>\nevidence: {item.evidence}")
+        body = neutralise_tags(item.content or "(text already deleted)")
+        # Evidence may quote text (a proposal's pieces): it is neutralised the same way.
+        evidence = neutralise_tags(str(item.evidence))
+        blocks.append(f'<review-item id="{_attr(item.id)}" kind="{_attr(item.kind)}" '
+                      f'namespace="{_attr(item.namespace)}" status="{_attr(item.status)}">\n'
+                      f"{body}\n</review-item>\nevidence: {evidence}")
     return "\n".join(blocks)
 
 

@@ -150,6 +150,8 @@ class TrustAPI:
             namespace = v.validate_namespace(namespace)
         if decision not in _STATUS_OF:
             raise InvalidInput(f"decision must be approve, reject or edit, not {decision!r}")
+        if note is not None:
+            refuse_secrets({"note": note})  # a note is kept and shown with the decision
         if decision == "edit":
             text = self._screened_edit(text)
         elif text is not None:

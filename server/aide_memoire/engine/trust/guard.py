@@ -8,7 +8,6 @@ it, so a memory and its trail are committed together or not at all.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -20,30 +19,14 @@ from ..store import NewRow, Store, content_hash
 from . import audit, review
 from .findings import Finding
 from .injection import size_anomaly
-from .pii import mask_pii
-from .screen import Screening, ScreenMode, refuse_secrets, screen_text
+from .pii import mask_pii, mask_value
+from .redact import redact_record
+from .screen import Screening, ScreenMode, refuse_record_secrets, screen_record
 
 __all__ = ["DEFAULT_ACTOR", "Trust"]
 
 DEFAULT_ACTOR = "python"
 _actor: ContextVar[str | None] = ContextVar("aide_memoire_actor", default=None)
-
-
-def _secret_fields(
-    content: str | None,
-    *,
-    context: str | None = None,
-    metadata: Mapping[str, Any] | None = None,
-    tags: Sequence[str] | None = None,
-    source: str | None = None,
-) -> dict[str, Any]:
-    return {
-        "content": content,
-        "context": context,
-        "metadata": json.dumps(dict(metadata), ensure_ascii=False) if metadata else None,
-        "tags": ", ".join(tags) if tags else None,
-        "source": source,
-    }
 
 
 class Trust:
@@ -75,15 +58,13 @@ class Trust:
     def screen_rows(self, rows: Sequence[NewRow]) -> list[Screening]:
         """Refuse any secret in the batch; screen each row, marking quarantined ones."""
         for row in rows:
-            refuse_secrets(_secret_fields(row.content, context=row.context,
-                                          metadata=row.metadata, tags=row.tags,
-                                          source=row.source))
+            refuse_record_secrets(row)
         stats = self._size_stats({row.namespace for row in rows})
         out: list[Screening] = []
         for row in rows:
             count, mean, sd = stats.get(row.namespace, (0, 0.0, 0.0))
-            screening = screen_text(
-                row.content, mode=self.mode, extra=size_anomaly(len(row.content), count, mean, sd)
+            screening = screen_record(
+                row, mode=self.mode, extra=size_anomaly(len(row.content), count, mean, sd)
             )
             if screening.quarantine:
                 row.status = "quarantined"
@@ -91,26 +72,36 @@ class Trust:
         return out
 
     def screen_update(self, fields: Mapping[str, Any]) -> Screening | None:
-        """Refuse secrets among changed fields; screen new content (None if unchanged)."""
-        refuse_secrets(_secret_fields(fields.get("content"), metadata=fields.get("metadata"),
-                                      tags=fields.get("tags"), source=fields.get("source")))
-        content = fields.get("content")
-        return screen_text(content, mode=self.mode) if isinstance(content, str) else None
+        """Refuse secrets among changed fields; screen the changed text fields (None if
+        no screened field changed)."""
+        refuse_record_secrets(fields)
+        screened = ("content", "tags", "source", "metadata")
+        if not any(fields.get(name) is not None for name in screened):
+            return None
+        return screen_record({k: fields.get(k) for k in screened}, mode=self.mode)
 
-    def screen_import(self, record: MemoryRecord, line: int) -> MemoryRecord:
-        """Refuse an imported memory holding a secret; hold it if it looks like injection."""
+    def screen_import(
+        self, record: MemoryRecord, line: int, *, redact: bool = False
+    ) -> tuple[MemoryRecord, dict[str, list[str]]]:
+        """Refuse (or, with ``redact``, redact span by span) an imported memory's secrets
+        in any field; hold it if any field looks like injection, whatever status the file
+        gave it (an archived row must not skip the screen and be promoted later).
+        Returns the record to store and, per field, the kinds of secret redacted."""
+        report: dict[str, list[str]] = {}
+        if redact:
+            updates, report = redact_record(record)
+            if updates:
+                record = record.model_copy(update=updates)
         try:
-            refuse_secrets(_secret_fields(record.content, context=record.context,
-                                          metadata=record.metadata, tags=record.tags,
-                                          source=record.source))
+            refuse_record_secrets(record)
         except SecretRefused as exc:
             raise SecretRefused(
                 f"import line {line}: {exc}", kind=exc.kind, label=exc.label, field=exc.field,
                 offset=exc.offset,
             ) from None
-        if record.status == "active" and screen_text(record.content, mode=self.mode).quarantine:
-            return record.model_copy(update={"status": "quarantined"})
-        return record
+        if record.status != "quarantined" and screen_record(record, mode=self.mode).quarantine:
+            record = record.model_copy(update={"status": "quarantined"})
+        return record, report
 
     def _size_stats(self, namespaces: set[str]) -> dict[str, tuple[int, float, float]]:
         conn = self.db.conn()
@@ -151,7 +142,7 @@ class Trust:
         )
 
     def record_import(self, tx: Any, record: MemoryRecord) -> None:
-        screening = screen_text(record.content, mode=self.mode)
+        screening = screen_record(record, mode=self.mode)
         row = NewRow(namespace=record.namespace, kind=record.kind, content=record.content,
                      status=record.status)
         self.record_write(tx, record.id, row, screening, action="import")
@@ -167,7 +158,13 @@ class Trust:
         """Refresh findings, hold the memory if its new text is suspect, audit the change."""
         detail: dict[str, Any] = {"fields": sorted(changed)}
         if screening is not None:
-            tx.execute("DELETE FROM memory_findings WHERE memory_id = ?", (record.id,))
+            # Only the changed fields were screened: replace their findings, keep the rest.
+            for name in sorted(set(changed) & {"content", "tags", "source", "metadata"}):
+                tx.execute(
+                    "DELETE FROM memory_findings WHERE memory_id = ? "
+                    "AND (field = ? OR field LIKE ?)",
+                    (record.id, name, f"{name}%"),
+                )
             self._save_findings(tx, record.id, screening.flags)
             if screening.quarantine and record.status == "active":
                 self.store.update_fields(tx, rowid, {"status": "quarantined"})
@@ -222,8 +219,15 @@ class Trust:
 
     @staticmethod
     def masked(record: MemoryRecord) -> MemoryRecord:
-        """The record with personal data in its text masked."""
+        """The record with personal data masked in every field a reader sees: text,
+        context, tags, source, speaker and metadata values (keys kept, so it still loads)."""
         update: dict[str, Any] = {"content": mask_pii(record.content)}
-        if record.context:
-            update["context"] = mask_pii(record.context)
+        for name in ("context", "source", "speaker"):
+            value = getattr(record, name)
+            if value:
+                update[name] = mask_pii(value)
+        if record.tags:
+            update["tags"] = [mask_pii(tag) for tag in record.tags]
+        if record.metadata:
+            update["metadata"] = mask_value(record.metadata)
         return record.model_copy(update=update)

@@ -1,9 +1,15 @@
 """Suspected prompt injection or poisoning in text an agent will later read as memory.
 
-High-confidence rules (orders to the agent to ignore, reveal, run or exfiltrate; hidden
-or bidirectional Unicode; chat or tool-call markup) quarantine a write in ``enforce``
-mode. Medium ones are recorded as flags only. A phrase inside quotes is someone talking
-*about* an injection, so it is downgraded to medium.
+High-confidence rules (injection_rules.py: orders to the agent to ignore, reveal, run or
+exfiltrate, claims of authority, tool calls; hidden or bidirectional Unicode; chat or
+tool-call markup) quarantine a write in ``enforce`` mode. Medium ones are recorded as
+flags only. The rules read the normalised text and its loose form (normalize.py), and
+findings carry offsets into the original. A match inside a quotation that the rest of
+the sentence talks *about* ("the attacker wrote '...'") is downgraded to medium; quotes
+alone around an order are not enough, or quoting would be a disguise.
+
+Out of reach without a model: orders written in other languages than English, and
+paraphrases that use none of the rules' words.
 """
 
 from __future__ import annotations
@@ -13,88 +19,10 @@ import re
 import unicodedata
 
 from .findings import Confidence, Finding
+from .injection_rules import INJECTION_RULES, MEDIUM_RULES, NEEDS
+from .normalize import Normalized, loose, normalize
 
 __all__ = ["INJECTION_RULES", "scan_injection", "size_anomaly"]
-
-_YOU = r"(?:you|the (?:assistant|agent|ai|model|llm)|assistant|agent|ai|claude|chatgpt)"
-_PRIOR = r"(?:all |any |the |your |of (?:the |your )?)?(?:previous|prior|above|earlier|preceding|" \
-    r"former|original|existing|system|developer)"
-_RULES_WORD = r"(?:instructions?|prompts?|rules|directions|directives|guidelines|context|" \
-    r"messages|orders|constraints|guardrails|policies)"
-_SECRET_THING = r"(?:system prompt|hidden prompt|initial prompt|instructions|api keys?|" \
-    r"secrets?|credentials|passwords?|tokens?|private keys?|env(?:ironment)? variables|" \
-    r"\.env|memories|memory store|conversation history|chat history)"
-_TARGET = r"(?:https?://\S+|\S+@\S+\.\w+|(?:my|this|the following|our|an?) (?:server|url|" \
-    r"endpoint|webhook|address|email|site|domain))"
-
-INJECTION_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
-    (rule, label, re.compile(pattern, re.IGNORECASE))
-    for rule, label, pattern in (
-        ("ignore-instructions", "order to ignore earlier instructions",
-         rf"\b(?:ignore|disregard|forget|override|bypass|skip|drop)\s+(?:all\s+)?{_PRIOR}\s+"
-         rf"(?:\w+\s+){{0,2}}{_RULES_WORD}"),
-        ("ignore-everything", "order to ignore earlier instructions",
-         r"\b(?:ignore|disregard|forget) (?:everything|all) (?:you (?:were|have been) told|"
-         r"(?:said |written )?(?:above|before|so far))"),
-        ("new-identity", "attempt to replace the agent's role",
-         rf"\b(?:from now on,? {_YOU} (?:are|will|must|shall)|{_YOU} (?:are|is) now (?:in )?"
-         r"(?:dan\b|developer mode|jailbroken|unrestricted|free of|no longer bound)|"
-         r"(?:enter|enable|activate) (?:developer|god|jailbreak|dan) mode)"),
-        ("new-instructions", "injected instructions header",
-         r"(?:^|\n)\s*(?:#+\s*)?(?:new|updated|real|actual|hidden|secret|important) "
-         r"(?:system )?instructions?\s*:"),
-        ("reveal", "order to reveal protected information",
-         rf"\b(?:reveal|print|show|output|repeat|display|dump|leak|disclose|tell me|list)\s+"
-         r"(?:me\s+)?(?:all\s+|every\s+)?(?:of\s+)?(?:the\s+(?:full\s+)?(?:contents?|text|"
-         r"details|rest)\s+of\s+)?"
-         rf"(?:your|the|its|any)\s+(?:\w+\s+)?{_SECRET_THING}"),
-        ("exfiltrate", "order to send data elsewhere",
-         rf"\b(?:send|post|upload|exfiltrate|forward|transmit|email|leak|copy|pipe)\s+"
-         rf"(?:\w+\s+){{0,5}}?{_SECRET_THING}\s+(?:\w+\s+){{0,3}}?to\s+{_TARGET}"),
-        ("exfil-image", "markdown image that carries data out",
-         r"!\[[^\]]*\]\(\s*https?://[^)\s]*[?&][^)\s]*=(?:[^)\s]*\{|[^)\s]*\$|[^)\s]*%7B)"),
-        ("run-command", "order to run commands",
-         r"\b(?:run|execute|eval(?:uate)?)\s+(?:the\s+following|this|these)\s+(?:\w+\s+)?"
-         r"(?:commands?|shell|code|script|payload)"),
-        ("shell-payload", "download-and-run or destructive shell command",
-         r"(?:\b(?:curl|wget)\s+[^\n|;]*\|\s*(?:ba|z)?sh\b|\brm\s+-rf\s+(?:/|~|\$HOME)(?:\s|$)|"
-         r"\b(?:nc|ncat)\s+-e\s+/bin/(?:ba)?sh)"),
-        ("chat-markup", "chat template markup",
-         r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>|"
-         r"\[/?INST\]|<<SYS>>|<</SYS>>"),
-        ("tool-markup", "tool-call markup",
-         r"</?(?:tool_call|tool_use|function_call|function_calls|invoke|antml:[a-z_]+|"
-         r"tool_result|system-reminder|system)\b[^>]*>|\"tool_calls\"\s*:\s*\["),
-        ("role-marker", "conversation role marker",
-         r"(?:^|\n)\s*(?:system|assistant|human)\s*:\s*\S"),
-        ("addressed-order", "order addressed to the agent",
-         rf"\b(?:attention|note to|message (?:to|for)|instructions? (?:to|for)) {_YOU}\b|"
-         rf"(?:^|[.!?:\n]\s*){_YOU},\s*(?:you )?must (?:now )?(?:always|never|obey|comply|"
-         r"execute|run|send|"
-         r"reveal|ignore|delete)"),
-    )
-)
-
-# Words each rule needs (lower-cased) before its pattern is run: screening stays cheap.
-_NEEDS: dict[str, tuple[str, ...]] = {
-    "ignore-instructions": ("ignore", "disregard", "forget", "override", "bypass", "skip", "drop"),
-    "ignore-everything": ("ignore", "disregard", "forget"),
-    "new-identity": ("from now on", " now ", "mode"),
-    "new-instructions": ("instruction",),
-    "reveal": ("reveal", "print", "show", "output", "repeat", "display", "dump", "leak",
-               "disclose", "tell me", "list"),
-    "exfiltrate": (" to ",),
-    "exfil-image": ("](",),
-    "run-command": ("run", "execute", "eval"),
-    "shell-payload": ("curl", "wget", "rm ", "nc ", "ncat"),
-    "chat-markup": ("<|", "inst]", "<<sys>>", "<</sys>>"),
-    "tool-markup": ("<", "tool_calls"),
-    "role-marker": (":",),
-    "addressed-order": ("attention", "note to", "message", "instruction", "must"),
-}
-
-# Rules that stay medium even unquoted: a role marker is common in pasted transcripts.
-_MEDIUM_RULES = frozenset({"role-marker"})
 
 # Overrides and isolates (the "Trojan Source" characters). Plain direction marks (LRM,
 # RLM, ALM) are ordinary in right-to-left text and are not flagged.
@@ -103,15 +31,38 @@ _INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\u180e\u
 _QUOTES = "\"'“”‘’«»`"
 
 
-def _quoted(text: str, start: int, end: int) -> bool:
-    """True when the span sits inside quotation marks on its line (a mention, not an order)."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end < 0 else line_end
-    before = text[line_start:start]
-    after = text[end:line_end]
-    opens = sum(before.count(q) for q in _QUOTES)
-    return opens % 2 == 1 and any(q in after for q in _QUOTES)
+# Words that make a quotation a mention: someone reports, tests or discusses the text.
+_MENTION = re.compile(
+    r"(?i)\b(?:said|says|wrote|writes|typed|posted|sent|phrase|string|text|message|payload|"
+    r"attacks?|injections?|examples?|e\.g\.|such as|like|called|contains?|containing|patterns?|"
+    r"detect\w*|block\w*|filter\w*|flag\w*|test\w*|regex|quoted?|reported|saw|seen|tried|"
+    r"attempt\w*|classic|known|jailbreak|prompt|spam|phishing|warn\w*|rule|signature|"
+    r"matches|matched|screen\w*|caught|red.team\w*|strings?|check\w*|look for|search\w*|grep)\b"
+)
+# Quoted spans on one line. A single quote opens only where no letter precedes it and
+# closes only where no letter follows, so an apostrophe inside a word (don't, it's) is
+# never a quote mark.
+_QUOTATION = re.compile(
+    "\"[^\"\n]+\"|\u201c[^\u201d\n]+\u201d|\u00ab[^\u00bb\n]+\u00bb|`[^`\n]+`|"
+    "(?<![A-Za-z0-9])['\u2018](?:[^'\u2019\n]|(?<=[A-Za-z0-9])['\u2019](?=[A-Za-z0-9]))+"
+    "['\u2019](?![A-Za-z0-9])"
+)
+
+
+def _quote_spans(text: str) -> list[tuple[int, int]]:
+    return [match.span() for match in _QUOTATION.finditer(text)]
+
+
+def _quoted(text: str, spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """True when the span sits in a quotation that the rest of its line talks about."""
+    for lo, hi in spans:
+        if lo <= start and end <= hi:
+            line_start = text.rfind("\n", 0, lo) + 1
+            line_end = text.find("\n", hi)
+            line_end = len(text) if line_end < 0 else line_end
+            outside = text[line_start:lo] + " " + text[hi:line_end]
+            return bool(_MENTION.search(outside))
+    return False
 
 
 _SUSPECT_CHARS = re.compile(
@@ -171,22 +122,36 @@ def _merge_runs(found: list[Finding]) -> list[Finding]:
     return merged
 
 
-def scan_injection(text: str, *, field: str = "content") -> list[Finding]:
-    """Suspected injection in ``text``, by position."""
-    found = _unicode_findings(text, field)
-    # Rules read the text as a reader would see it: invisible characters cannot split words.
-    visible = "".join(" " if c in _INVISIBLE or c in _BIDI else c for c in text)
-    lowered = visible.lower()
+def _rule_findings(norm: Normalized, field: str) -> list[Finding]:
+    text = norm.text
+    lowered = text.lower()
+    found: list[Finding] = []
+    spans: list[tuple[int, int]] | None = None
     for rule, label, pattern in INJECTION_RULES:
-        needs = _NEEDS.get(rule)
+        needs = NEEDS.get(rule)
         if needs and not any(word in lowered for word in needs):
             continue
-        for match in pattern.finditer(visible):
-            start, end = match.span()
+        for match in pattern.finditer(text):
+            start, end = norm.span(*match.span())
             confidence: Confidence = "high"
-            if rule in _MEDIUM_RULES or _quoted(visible, start, end):
+            if spans is None:
+                spans = _quote_spans(norm.original)
+            if rule in MEDIUM_RULES or _quoted(norm.original, spans, start, end):
                 confidence = "medium"
             found.append(Finding("injection", rule, label, start, end, confidence, field))
+    return found
+
+
+def scan_injection(text: str, *, field: str = "content") -> list[Finding]:
+    """Suspected injection in ``text``, by position in ``text``."""
+    found = _unicode_findings(text, field)
+    strict = normalize(text)
+    rules = _rule_findings(strict, field)
+    relaxed = loose(strict)
+    if relaxed.text != strict.text:
+        seen = {(f.rule, f.start) for f in rules}
+        rules += [f for f in _rule_findings(relaxed, field) if (f.rule, f.start) not in seen]
+    found += rules
     found.sort(key=lambda f: (f.start, f.end))
     return found
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from typing import Any
 
 from .findings import Finding
 
-__all__ = ["MASKS", "luhn_valid", "mask_pii", "scan_pii"]
+__all__ = ["MASKS", "luhn_valid", "mask_pii", "mask_value", "scan_pii"]
 
 # In precedence order: an earlier kind wins where two overlap.
 MASKS = {
@@ -132,3 +133,16 @@ def mask_pii(text: str) -> str:
         cursor = finding.end
     parts.append(text[cursor:])
     return "".join(parts)
+
+
+def mask_value(value: Any, depth: int = 0) -> Any:
+    """``value`` (decoded JSON) with personal data masked in every string, recursively."""
+    if depth > 32:
+        return value
+    if isinstance(value, str):
+        return mask_pii(value)
+    if isinstance(value, dict):
+        return {key: mask_value(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list):
+        return [mask_value(item, depth + 1) for item in value]
+    return value

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import SecretRefused
+from .fields import record_fields
 from .findings import Finding
 from .injection import scan_injection
 from .pii import scan_pii
 from .secrets import scan_secrets
 
-__all__ = ["ScreenMode", "Screening", "refuse_secrets", "screen_text"]
+__all__ = ["ScreenMode", "Screening", "refuse_record_secrets", "refuse_secrets",
+           "screen_record", "screen_text"]
 
 ScreenMode = Literal["enforce", "observe"]
 
@@ -30,9 +33,10 @@ class Screening:
         return [*self.pii, *self.injection]
 
 
-def refuse_secrets(fields: Mapping[str, Any]) -> None:
+def refuse_secrets(fields: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
     """Raise SecretRefused for the first secret in any field; the secret is never echoed."""
-    for name, value in fields.items():
+    pairs = fields.items() if isinstance(fields, Mapping) else fields
+    for name, value in pairs:
         if not isinstance(value, str) or not value:
             continue
         found = scan_secrets(value, field=name)
@@ -46,7 +50,7 @@ def refuse_secrets(fields: Mapping[str, Any]) -> None:
                 "again",
                 kind=first.rule,
                 label=first.label,
-                field=name,
+                field=re.split(r"[.\[( ]", name, maxsplit=1)[0],
                 offset=first.start,
             )
 
@@ -58,3 +62,22 @@ def screen_text(text: str, *, mode: ScreenMode, extra: Finding | None = None) ->
         injection.append(extra)
     quarantine = mode == "enforce" and any(f.confidence == "high" for f in injection)
     return Screening(pii=scan_pii(text), injection=injection, quarantine=quarantine)
+
+
+def refuse_record_secrets(record: Any) -> None:
+    """Refuse a secret in any stored or shown field of ``record`` (decoded metadata too)."""
+    refuse_secrets(record_fields(record))
+
+
+def screen_record(record: Any, *, mode: ScreenMode, extra: Finding | None = None) -> Screening:
+    """Personal data and suspected injection in every field of ``record``: an order in a
+    tag, a speaker name or a metadata value holds the memory as one in its text does."""
+    pii: list[Finding] = []
+    injection: list[Finding] = []
+    for name, text in record_fields(record):
+        injection.extend(scan_injection(text, field=name))
+        pii.extend(scan_pii(text, field=name))
+    if extra is not None:
+        injection.append(extra)
+    quarantine = mode == "enforce" and any(f.confidence == "high" for f in injection)
+    return Screening(pii=pii, injection=injection, quarantine=quarantine)
