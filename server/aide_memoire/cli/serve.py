@@ -7,7 +7,7 @@ import click
 from ..engine.errors import AideMemoireError, InvalidInput
 from ..engine.memory import Memory
 from ..engine.settings import Settings
-from .output import fail
+from .output import EXIT_ERROR, EXIT_USAGE, fail
 
 __all__ = ["serve"]
 
@@ -33,9 +33,9 @@ def serve(ctx: click.Context, http: bool, namespace: str | None, workers: int, p
         settings = ServeSettings(default_namespace=default_namespace(namespace), workers=workers)
         memory = Memory(settings=Settings.from_env(home=ctx.obj.get("home")))
     except InvalidInput as exc:
-        fail(str(exc), 2)
+        fail(str(exc), EXIT_USAGE)
     except AideMemoireError as exc:
-        fail(str(exc), 1)
+        fail(str(exc), EXIT_ERROR)
     with memory:
         if http:
             run_http(memory, settings, port=port)

@@ -14,7 +14,7 @@ import structlog
 
 from .._version import __version__
 from ..logs import ensure_logging
-from . import clock
+from . import clock, parts
 from . import validate as v
 from .access import AccessLog
 from .code.models import CodeHit, CodeIndexReport, SymbolHit
@@ -731,6 +731,7 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
     def code(self) -> Any:
         """The code index over this store (loaded on first use: it needs the code extra)."""
         if getattr(self, "_code", None) is None:
+            parts.require("code")  # a clear error naming the extra, not ModuleNotFoundError
             from .code.index import CodeIndex
 
             dense = None

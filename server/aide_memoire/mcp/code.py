@@ -87,6 +87,7 @@ CODE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         destructive=False,
         idempotent=True,
+        part="code",
     ),
     ToolSpec(
         name="memory_code_search",
@@ -104,6 +105,7 @@ CODE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=True,
         destructive=False,
         idempotent=True,
+        part="code",
     ),
     ToolSpec(
         name="memory_code_symbol",
@@ -120,5 +122,6 @@ CODE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=True,
         destructive=False,
         idempotent=True,
+        part="code",
     ),
 )

@@ -16,7 +16,7 @@ from .render import render_memories
 from .spec import ToolSpec
 from .trust import TRUST_TOOLS
 
-__all__ = ["TOOLS", "ToolSpec", "tool_by_name"]
+__all__ = ["TOOLS", "ToolSpec", "available_tools", "tool_by_name"]
 
 
 def _render_recall(out: m.RecallOutput) -> str:
@@ -140,8 +140,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "Delete one memory by id, for good: its row and every index entry go (the audit "
             "log keeps that it happened, not the text). Use it when the user asks to forget "
             "something or a memory is wrong and should not be corrected. Do not use it to "
-            "tidy up on your own initiative; ask first. Returns forgotten=false if there "
-            "was no such memory."
+            "tidy up on your own initiative; ask first. Fails with a clear error if the id "
+            "is not in the namespace."
         ),
         input=m.ForgetInput,
         output=m.ForgetOutput,
@@ -171,6 +171,12 @@ TOOLS: tuple[ToolSpec, ...] = (
     *LIFECYCLE_TOOLS,
     *FACT_TOOLS,
 )
+
+
+def available_tools() -> tuple[ToolSpec, ...]:
+    """The tools this environment can run: a tool whose extra is missing is not published
+    (an agent must never see a tool that can only fail)."""
+    return tuple(spec for spec in TOOLS if spec.available)
 
 
 def tool_by_name(name: str) -> ToolSpec | None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
+from ..engine.errors import NotFound
 from ..engine.trust.models import AuditEvent, AuditReport, ReviewDecision, ReviewItem
 from .models import MemoryId, Namespace, ToolInput
 from .render import PREFACE
@@ -71,8 +72,11 @@ def review_queue(memory: Memory, args: ReviewQueueInput, default_ns: str) -> Rev
 
 
 def review_decide(memory: Memory, args: ReviewDecideInput, default_ns: str) -> ReviewDecision:
-    return memory.review_decide(args.item_id, args.decision, text=args.text, actor=ACTOR,
-                                note=args.note)
+    try:
+        return memory.review_decide(args.item_id, args.decision, text=args.text, actor=ACTOR,
+                                    note=args.note)
+    except NotFound as exc:
+        raise NotFound(f"{exc}; list the items with memory_review_queue") from exc
 
 
 def audit(memory: Memory, args: AuditInput, default_ns: str) -> AuditOutput:

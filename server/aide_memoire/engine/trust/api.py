@@ -105,7 +105,7 @@ class TrustAPI:
         with self.trust.acting_as(who), self.db.write() as tx:
             item = review.get_item(tx, item_id)
             if item is None:
-                raise NotFound(f"no review item {item_id!r}; list them with review_queue()")
+                raise NotFound(f"no review item {item_id!r}")
             note = note or ("edited before approval" if decision == "edit" else None)
             decided_at = review.settle(tx, item_id, _STATUS_OF[decision], actor=who, note=note)
             if decided_at is None:
