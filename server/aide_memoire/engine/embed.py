@@ -13,6 +13,8 @@ import hashlib
 import importlib.util
 import os
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,6 +110,9 @@ class Embedder:
         self.int8 = int8
         self.cache_dir = cache_dir
         self.runtime: str | None = None  # "onnx", "onnx-int8" or "torch" once loaded
+        # Told, in words, what a slow load is doing (a server prints it on stderr); the
+        # engine itself never prints.
+        self.progress: Callable[[str], None] | None = None
         self.enabled = spec.strip().lower() not in _DISABLED
         self._model: Any = None
         self._error: str | None = (
@@ -138,23 +143,37 @@ class Embedder:
                 )
                 self._thread.start()
 
+    def _say(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(message)
+
     def _load(self) -> None:
+        started = time.monotonic()
         try:
             key = f"{self.spec}|{self.backend}|{self.int8}|{self.cache_dir}"
             with _LOAD_LOCK:
                 if key not in _LOADED:
+                    self._say(f"loading the embedding model {self.spec} ...")
                     _LOADED[key] = self._load_model()
                 self._model, self._space = _LOADED[key]
             self.runtime = "torch" if not isinstance(self._model, OnnxEncoder) else (
                 "onnx-int8" if self.int8 else "onnx"
             )
+            self._say(f"embedding model ready ({self.runtime}, "
+                      f"{time.monotonic() - started:.1f} s): dense recall is live")
         except ModelUnavailable as exc:
             self._error = str(exc)
         except Exception as exc:  # noqa: BLE001 - a broken model means keyword-only, said in status
             self._error = f"embedding model {self.spec!r} failed to load: {exc}"
             log.warning("embedder_failed", error=self._error)
         finally:
+            if self._error:
+                self._say(f"no embedding model, recall is keyword-only: {self._error}")
             self._loaded.set()
+
+    def _exporting(self, target: Path) -> None:
+        self._say(f"first start with this model: exporting its ONNX copy to {target} "
+                  "(once; about 15 s on 2 cores; recalls wait for it)")
 
     def _load_model(self) -> tuple[Any, EmbeddingSpace]:
         _offline()
@@ -199,7 +218,8 @@ class Embedder:
         if problem is None:
             assert self.cache_dir is not None and pooling is not None
             try:
-                onnx_path = cached_export(path, self.cache_dir, int8=self.int8, name=name)
+                onnx_path = cached_export(path, self.cache_dir, int8=self.int8, name=name,
+                                          on_export=self._exporting)
                 return OnnxEncoder(
                     onnx_path, path, pooling, max_seq_length=self.max_seq_length
                 )
