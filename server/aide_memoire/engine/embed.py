@@ -182,7 +182,7 @@ class Embedder:
         onnx = self._load_onnx(path, name)
         if onnx is not None:
             # float32 ONNX vectors equal the torch ones (to 1e-6): the same space.
-            model_name = f"{name}+int8" if self.int8 else name
+            model_name = self.space_name(name)
             log.info("embedder_loaded", model=model_name, dim=onnx.dim, runtime="onnx")
             return onnx, EmbeddingSpace(model=model_name, dim=onnx.dim)
         import torch
@@ -199,6 +199,17 @@ class Embedder:
         log.info("embedder_loaded", model=name, dim=dim, runtime="torch")
         return model, EmbeddingSpace(model=name, dim=dim)
 
+    def _onnx_missing(self) -> list[str]:
+        return [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
+
+    def space_name(self, name: str) -> str:
+        """The model name vectors of ``name`` are recorded under, known without loading it
+        (status, doctor and export must not load the model): int8 vectors are a space of
+        their own. Only a failed ONNX export can make the loaded name differ."""
+        if self.int8 and self.backend != "torch" and not self._onnx_missing():
+            return f"{name}+int8"
+        return name
+
     def _load_onnx(self, path: str, name: str) -> OnnxEncoder | None:
         """The ONNX Runtime encoder, or None to use sentence-transformers (float32).
 
@@ -207,7 +218,7 @@ class Embedder:
         """
         if self.backend == "torch":
             return None
-        missing = [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
+        missing = self._onnx_missing()
         pooling = pooling_of(path)
         problem = (
             f"{' and '.join(missing)} not installed" if missing
