@@ -21,11 +21,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
-from scale import make_item  # noqa: E402
-
 from aide_memoire import Memory  # noqa: E402
 from aide_memoire.engine.driver import load_driver  # noqa: E402
 from aide_memoire.engine.settings import Settings  # noqa: E402
+from scale import make_item  # noqa: E402
 
 # (memories, namespaces): one namespace at three sizes, and ten memories spread over ten
 # namespaces (each namespace is a vector partition of its own).

@@ -160,7 +160,6 @@ def _walk(
 
 def render_cli_md() -> str:
     from .cli.main import cli
-
     from .cli.output import EXIT_CODES
 
     pages = _walk(cli, ["aide-memoire"], None)
