@@ -93,6 +93,10 @@ def cached_export(
     with _exclusive(cache_dir / ".export.lock"):  # several processes starting at once
         if target.exists():
             return target
+        # A process killed mid-export leaves its ~90 MB temporary behind; holding the lock,
+        # nobody else is writing one now.
+        for stale in cache_dir.glob(f"{target.name}.*.tmp"):
+            stale.unlink(missing_ok=True)
         temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
         try:
             _export(source, temporary)
@@ -126,6 +130,12 @@ def _export(source: Path, target: Path) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
+    with contextlib.suppress(ImportError, AttributeError):
+        # Its "Loading weights" bar would land on the stderr of a server at a terminal,
+        # which already says that the export runs.
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
     model = SentenceTransformer(str(source), device="cpu")
     transformer: Any = model[0].auto_model
     transformer.eval()
