@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..engine.code.models import CodeHit, CodeIndexReport, SymbolHit
-from .output import emit, needs_part
+from .output import emit, needs_part, why
 
 __all__ = ["register"]
 
@@ -56,7 +56,7 @@ def _report_text(report: CodeIndexReport) -> str:
 
 def _hit_text(rank: int, hit: CodeHit) -> str:
     name = f"  {hit.kind} {hit.name}" if hit.name else f"  {hit.kind}"
-    head = f"{rank:>3}. {hit.location}{name}  ({hit.language}, score {hit.score:.3f})"
+    head = f"{rank:>3}. {hit.location}{name}  ({hit.language}, {why(hit.ranks)})"
     body = "\n".join("     " + line for line in hit.snippet.split("\n"))
     return f"{head}\n{body}"
 

@@ -40,6 +40,7 @@ __all__ = [
     "format_records",
     "needs_part",
     "plural",
+    "why",
 ]
 
 EXIT_OK = 0
@@ -114,11 +115,14 @@ def format_record(record: MemoryRecord) -> str:
     return f"{head}\n    {record.content}"
 
 
+def why(ranks: dict[str, int]) -> str:
+    """``bm25 #1, dense #3``: the ranks each retriever gave say why a hit came back; the
+    fused score does not (it is scaled within the call), so it stays in --json only."""
+    return ", ".join(f"{name} #{place}" for name, place in sorted(ranks.items())) or "filter"
+
+
 def format_hit(rank: int, hit: Hit) -> str:
-    # The ranks each retriever gave say why a hit came back; the fused score does not
-    # (it is scaled within the call), so it stays in --json only.
-    why = ", ".join(f"{name} #{place}" for name, place in sorted(hit.ranks.items()))
-    head = f"{rank:>3}. {hit.id}  {hit.kind}  {_when(hit)}  ({why or 'filter'})"
+    head = f"{rank:>3}. {hit.id}  {hit.kind}  {_when(hit)}  ({why(hit.ranks)})"
     replaced = f"  (superseded by {hit.superseded_by})" if hit.superseded_by else ""
     return f"{head}{replaced}\n     {hit.content}"
 
