@@ -135,7 +135,7 @@ def _export(source: Path, target: Path) -> None:
         # which already says that the export runs.
         from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     model = SentenceTransformer(str(source), device="cpu")
     transformer: Any = model[0].auto_model
     transformer.eval()
