@@ -1,40 +1,60 @@
 # Two commands for a fresh machine: `make serve` and `make test` (see README.md).
+# Recipe lines start with @ so that `make serve` shows the server's own words, not make's.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # The CPU build of torch, pinned: an unpinned torch pulls a multi-GB CUDA build.
 TORCH  ?= torch==2.13.0
+# A second, small environment with `pip install .` and no extras: the keyword-only
+# install docs/install.md describes. tests/test_keyword_install.py runs the CLI and the
+# MCP server in it (and fails if it is missing). Rebuilt only when the dependencies change.
+KW_VENV  := .venv-keyword
+KW_STAMP := $(KW_VENV)/.installed
 
-.PHONY: setup serve test test-fast lint clean
+.PHONY: setup keyword-env serve test test-fast lint clean
 
+# GLiNER's code path is tested with a tiny model built locally (tests/facts): its package
+# pins transformers<5.17 though it runs on the newer one installed with torch, so it goes
+# in without its dependencies rather than downgrade the embeddings stack.
 $(STAMP): pyproject.toml Makefile
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "$(TORCH)"
-	$(BIN)/python -m pip install --quiet -e ".[all,dev]"
-	# GLiNER's code path is tested with a tiny model built locally (tests/facts): its
-	# package pins transformers<5.17 though it runs on the newer one installed above, so
-	# it goes in without its dependencies rather than downgrade the embeddings stack.
-	$(BIN)/python -m pip install --quiet --no-deps "gliner==0.2.29"
-	touch $@
+	@echo "make: installing into $(VENV) (first time only)"
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(BIN)/python -m pip install --quiet "$(TORCH)"
+	@$(BIN)/python -m pip install --quiet -e ".[all,dev]"
+	@$(BIN)/python -m pip install --quiet --no-deps "gliner==0.2.29"
+	@touch $@
 
 setup: $(STAMP)
 
-serve: setup
-	$(BIN)/aide-memoire serve
+# The package is installed as a user would install it (a wheel of this tree, no extras);
+# the test then runs this tree's code in it (PYTHONPATH), so edits need no reinstall.
+$(KW_STAMP): pyproject.toml Makefile
+	@echo "make: building the keyword-only environment $(KW_VENV) (first time only)"
+	@rm -rf $(KW_VENV)
+	@$(PYTHON) -m venv $(KW_VENV)
+	@$(KW_VENV)/bin/python -m pip install --quiet --upgrade pip
+	@$(KW_VENV)/bin/python -m pip install --quiet .
+	@rm -rf build
+	@touch $@
 
-test: setup
-	npm install --prefix .tools --no-audit --no-fund @anthropic-ai/claude-code@2.1.197
-	$(BIN)/python -m pytest
+keyword-env: $(KW_STAMP)
+
+serve: setup
+	@$(BIN)/aide-memoire serve
+
+test: setup keyword-env
+	@npm install --prefix .tools --no-audit --no-fund --silent @anthropic-ai/claude-code@2.1.197
+	@$(BIN)/python -m pytest
 
 # The fast tier: no real clients or servers, no model-backed stores (see tests/conftest.py).
 test-fast: setup
-	$(BIN)/python -m pytest -m "not slow" -q
+	@$(BIN)/python -m pytest -m "not slow" -q
 
 lint: setup
-	$(BIN)/ruff check server tests bench
-	$(BIN)/mypy
+	@$(BIN)/ruff check server tests bench
+	@$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) .tools
+	@rm -rf $(VENV) $(KW_VENV) .tools

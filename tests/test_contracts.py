@@ -27,6 +27,7 @@ def test_public_names() -> None:
             "ModelUnavailable",
             "NewerSchema",
             "NotFound",
+            "PartMissing",
             "SecretRefused",
             "Settings",
             "Stage",

@@ -59,10 +59,35 @@ Generated from the commands' `--help` by
 `python -m aide_memoire.refdocs cli > docs/cli.md`; do not edit by hand
 (`tests/plugin/test_refdocs.py` fails when this page and the commands differ).
 
-Conventions: `--json` prints one JSON document on stdout; errors go to stderr with a
-non-zero exit status (1 for an engine error, 2 for bad input); logs go to stderr. The
-store is the one named by `--home`, else `AIDE_MEMOIRE_HOME`, else the user data folder
-(see [configuration.md](configuration.md)).
+Conventions (server/aide_memoire/cli/output.py; `tests/cli/test_output_rules.py` checks
+them): stdout carries results only, `--json` as one JSON document; an error is one line
+`aide-memoire: error: ...` on stderr that says what to do; logs go to stderr. The store is
+the one named by `--home`, else `AIDE_MEMOIRE_HOME`, else the user data folder (see
+[configuration.md](configuration.md)). Commands whose optional part is not installed
+(the code index without the `code` extra) say which extra to install and exit 4.
+
+A first session (`tests/test_documented_commands.py` runs these in a temporary home):
+
+```sh
+aide-memoire store "Deploys go through ops/deploy.sh; never push to prod by hand" --tags ops
+echo "Alice prefers tabs over spaces" | aide-memoire store - -n user:alice
+aide-memoire recall "how do we deploy?"
+aide-memoire search --tags ops
+aide-memoire status
+aide-memoire export -o memories.jsonl
+aide-memoire import memories.jsonl
+aide-memoire maintain
+aide-memoire review list
+aide-memoire audit verify
+aide-memoire snapshot create
+aide-memoire doctor
+aide-memoire get 0123456789abcdef0123456789abcdef  # docs-test: exit 1 (no such memory)
+```
+
+Exit status:
+
+| code | meaning |
+|---|---|
 """
 
 
@@ -135,9 +160,12 @@ def _walk(
 
 def render_cli_md() -> str:
     from .cli.main import cli
+    from .cli.output import EXIT_CODES
 
     pages = _walk(cli, ["aide-memoire"], None)
-    out = [CLI_HEADER, "Commands:", ""]
+    out = [CLI_HEADER.rstrip("\n")]
+    out += [f"| {code} | {meaning} |" for code, meaning in EXIT_CODES.items()]
+    out += ["", "Commands:", ""]
     out += [f"- [`{title}`](#{title.replace(' ', '-')})" for title, _ in pages[1:]]
     for title, text in pages:
         out += ["", f"## {title}", "", "```text", text.rstrip(), "```"]

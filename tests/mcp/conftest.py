@@ -38,5 +38,7 @@ async def connect(memory: Memory, namespace: str = NAMESPACE) -> AsyncIterator[C
 def server_env(home: Path, **extra: str) -> dict[str, str]:
     """Environment for a server subprocess (the stdio client passes only a small allow-list)."""
     env = {"AIDE_MEMOIRE_HOME": str(home), "PATH": os.environ.get("PATH", "")}
+    if "PYTHONPATH" in os.environ:  # run the code under test, not the installed copy
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     env.update(extra)
     return env

@@ -15,8 +15,9 @@ from pathlib import Path
 import httpx2
 import pytest
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
-from aide_memoire.mcp.http import DISCOVERY_FILE, TOKEN_FILE
+from aide_memoire.mcp.http import DISCOVERY_FILE, PORT_FILE, TOKEN_FILE, derived_port
 from mcp import Client
 
 from .conftest import BIN, server_env
@@ -142,3 +143,82 @@ def test_discovery_file_is_removed_on_signal(tmp_path: Path, sig: signal.Signals
     finally:
         proc2.terminate()
         proc2.wait(30)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_the_port_is_the_homes_own_and_survives_a_restart(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    proc, first = _start(home)
+    _stop(proc)
+    recorded = int((home / PORT_FILE).read_text())
+    assert recorded == first["port"] == derived_port(home)
+    proc, second = _start(home)
+    try:
+        # The URL a client registered stays right after a restart.
+        assert second["url"] == first["url"]
+    finally:
+        _stop(proc)
+    # Another home gets its own port, so two stores' daemons do not collide by default.
+    assert derived_port(tmp_path / "other") != derived_port(home)
+
+
+def test_a_second_daemon_on_a_taken_port_exits_with_one_clear_line(daemon: tuple) -> None:
+    _, info, home = daemon
+    env = server_env(home, AIDE_MEMOIRE_EMBEDDING_MODEL="none")
+    second = subprocess.run([str(BIN / "aide-memoire"), "serve", "--http"],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert second.returncode == 1
+    lines = second.stderr.strip().splitlines()
+    assert len(lines) == 1, second.stderr
+    assert "Traceback" not in second.stderr and "ExceptionGroup" not in second.stderr
+    assert f"port {info['port']}" in lines[0] and "--port" in lines[0]
+    assert f"pid {info['pid']}" in lines[0]  # it names the daemon that holds the port
+
+
+def test_stopping_one_of_two_daemons_keeps_the_others_discovery_file(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    first, info = _start(home)
+    env = server_env(home, AIDE_MEMOIRE_EMBEDDING_MODEL="none")
+    err = tmp_path / "second.err"
+    with err.open("wb") as fh:
+        second = subprocess.Popen([str(BIN / "aide-memoire"), "serve", "--http", "--port", "0"],
+                                  env=env, stderr=fh)
+    try:
+        deadline = time.monotonic() + 60
+        while "serving MCP over HTTP" not in err.read_text() and time.monotonic() < deadline:
+            assert second.poll() is None, err.read_text()
+            time.sleep(0.1)
+        assert "names another running daemon" in err.read_text()
+        assert json.loads((home / DISCOVERY_FILE).read_text())["pid"] == first.pid
+        _stop(second)
+        assert json.loads((home / DISCOVERY_FILE).read_text()) == info
+    finally:
+        _stop(second)
+        _stop(first)
+    assert not (home / DISCOVERY_FILE).exists()  # the owner removes it
+
+
+async def test_a_wrong_token_tells_the_sdk_client_what_is_wrong(daemon: tuple) -> None:
+    _, info, home = daemon
+    headers = {"Authorization": "Bearer not-the-token"}
+    async with httpx2.AsyncClient(headers=headers) as http:
+        with pytest.raises(BaseException) as caught:  # the SDK wraps it in an ExceptionGroup
+            async with Client(streamable_http_client(str(info["url"]), http_client=http)):
+                pass
+    errors = _leaves(caught.value)
+    assert errors and all(isinstance(e, MCPError) for e in errors), errors
+    # What the user sees: the cause and where the right token is.
+    message = str(errors[0])
+    assert "token is missing or wrong" in message
+    assert str(home / TOKEN_FILE) in message

@@ -72,7 +72,9 @@ async def test_store_get_search_forget_roundtrip(memory: Memory) -> None:
         assert gone.structured_content == {"id": memory_id, "namespace": NAMESPACE,
                                            "forgotten": True}
         twice = await client.call_tool("memory_forget", {"id": memory_id})
-        assert twice.structured_content["forgotten"] is False
+        # Like the CLI's exit 1: forgetting an id that is not there is an error, not a no-op.
+        assert twice.is_error
+        assert "no memory" in _text(twice) and "nothing was forgotten" in _text(twice)
         missing = await client.call_tool("memory_get", {"id": memory_id})
         assert missing.is_error
         assert "no memory" in _text(missing)

@@ -120,3 +120,17 @@ def test_import_gives_vectors_and_reuses_exported_ones(tmp_path: Path) -> None:
             assert len(got) == 6
             if name == "c":
                 assert got == original  # taken from the file, not encoded again
+
+
+def test_a_process_that_has_not_loaded_the_model_knows_its_vectors(home: Path) -> None:
+    # The default int8 vectors live in their own space ("...+int8"); doctor and export run
+    # without loading the model and must name that space, not the float32 one (they did
+    # not: a fresh store's doctor said every row lacked a vector, found by the test of
+    # the documented commands).
+    with Memory(settings=Settings(home=home)) as memory:
+        memory.store("vectors travel with the export", namespace="v")
+    with Memory(settings=Settings(home=home)) as fresh:
+        assert fresh.embedder.space is None  # not loaded in this instance
+        assert _bad(fresh) == set()
+        lines = [line for line in fresh.export_lines("v", with_vectors=True) if '"id"' in line]
+        assert lines and all('"vector"' in line for line in lines)

@@ -91,6 +91,9 @@ def test_restore_keeps_the_live_store_and_refuses_when_open(tmp_path: Path) -> N
         Memory.restore(bogus, home=home)
     report = Memory.restore(snap.name, settings=Settings(home=home, embedding_model="none"))
     assert report.kept_aside and Path(report.kept_aside).exists()
+    # The aside copy is one complete file: no -journal or -shm left beside it.
+    aside_name = Path(report.kept_aside).name
+    assert sorted(p.name for p in home.iterdir() if p.name.startswith(aside_name)) == [aside_name]
     with _open(home) as memory:
         assert [r["id"] for r in _contents(memory, "r")] == [first]
         assert memory.audit_verify().intact

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..engine.code.models import CodeHit, CodeIndexReport, SymbolHit
-from .output import emit
+from .output import emit, needs_part, why
 
 __all__ = ["register"]
 
@@ -56,7 +56,7 @@ def _report_text(report: CodeIndexReport) -> str:
 
 def _hit_text(rank: int, hit: CodeHit) -> str:
     name = f"  {hit.kind} {hit.name}" if hit.name else f"  {hit.kind}"
-    head = f"{rank:>3}. {hit.location}{name}  ({hit.language}, score {hit.score:.3f})"
+    head = f"{rank:>3}. {hit.location}{name}  ({hit.language}, {why(hit.ranks)})"
     body = "\n".join("     " + line for line in hit.snippet.split("\n"))
     return f"{head}\n{body}"
 
@@ -77,7 +77,11 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
     @click.pass_context
     def code_index(ctx: click.Context, root: str, as_json: bool) -> None:
-        """Index the source tree at ROOT (again: only changed files are re-read)."""
+        """Index the source tree at ROOT (again: only changed files are re-read).
+
+        Needs the 'code' extra: pip install 'aide-memoire[code]'.
+        """
+        needs_part("code")
         bar = _Bar(enabled=not as_json)
         try:
             with open_memory(ctx) as memory:
@@ -96,7 +100,11 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
     def code_search(
         ctx: click.Context, root: str, query: str, language: str | None, limit: int, as_json: bool
     ) -> None:
-        """Search the index of ROOT for code relevant to QUERY, best first."""
+        """Search the index of ROOT for code relevant to QUERY, best first.
+
+        Needs the 'code' extra: pip install 'aide-memoire[code]'.
+        """
+        needs_part("code")
         with open_memory(ctx) as memory:
             hits = memory.code_search(root, query, language=language, limit=limit)
         text = "\n".join(_hit_text(i, h) for i, h in enumerate(hits, 1)) or "no code found"
@@ -109,7 +117,11 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
     @click.pass_context
     def code_symbol(ctx: click.Context, root: str, name: str, limit: int, as_json: bool) -> None:
-        """Where NAME is defined in ROOT's index, then where it is used."""
+        """Where NAME is defined in ROOT's index, then where it is used.
+
+        Needs the 'code' extra: pip install 'aide-memoire[code]'.
+        """
+        needs_part("code")
         with open_memory(ctx) as memory:
             hits = memory.code_symbol(root, name, limit=limit)
         text = "\n".join(_symbol_text(h) for h in hits) or f"no symbol {name!r} found"

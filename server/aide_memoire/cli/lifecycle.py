@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -10,12 +9,9 @@ import click
 
 from ..engine.errors import MaintenanceBusy
 from ..engine.lifecycle.models import Action, MaintenanceReport
-from .output import emit
+from .output import EXIT_BUSY, emit, emit_failure, fail, plural
 
 __all__ = ["register"]
-
-EXIT_ERROR = 1
-EXIT_BUSY = 3
 
 
 def _action_text(action: Action) -> str:
@@ -54,8 +50,7 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
             try:
                 report = memory.maintain(namespace, apply=apply, auto_only=auto_only)
             except MaintenanceBusy as exc:
-                click.echo(f"aide-memoire: error: {exc}", err=True)
-                sys.exit(EXIT_BUSY)
+                fail(str(exc), EXIT_BUSY)
         emit(report, as_json=as_json, text=_report_text(report))
 
     @cli.command(name="maintenance-status")
@@ -104,10 +99,11 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
         with open_memory(ctx) as memory:
             report = memory.consolidate(namespace, dry_run=dry_run, limit=limit)
         verb = "would write" if dry_run else "wrote"
-        lines = [f"{verb} {len(report.summaries)} summaries in {namespace}"]
+        lines = [f"{verb} {plural(len(report.summaries), 'summary')} in {namespace}"]
         for plan in report.summaries:
-            lines.append(f"\n{plan.summary_id or '(dry run)'}  from {len(plan.source_ids)} "
-                         f"memories, similarity {plan.similarity:.2f}\n{plan.text}")
+            lines.append(f"\n{plan.summary_id or '(dry run)'}  from "
+                         f"{plural(len(plan.source_ids), 'memory')}, "
+                         f"similarity {plan.similarity:.2f}\n{plan.text}")
         lines += [f"note: {n}" for n in report.notes]
         emit(report, as_json=as_json, text="\n".join(lines))
 
@@ -120,8 +116,7 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
         """Bring an archived (cold) memory back to the active tier."""
         with open_memory(ctx) as memory:
             result = memory.promote(memory_id, namespace=namespace)
-        text = (f"promoted {memory_id}" if result.restored
-                else f"{memory_id} is {result.status}; nothing to promote")
-        emit(result, as_json=as_json, text=text)
         if not result.restored:
-            sys.exit(EXIT_ERROR)
+            emit_failure(result, as_json=as_json,
+                         message=f"{memory_id} is {result.status}; nothing to promote")
+        emit(result, as_json=as_json, text=f"promoted {memory_id}")

@@ -13,17 +13,25 @@ from typing import IO, Any, TypeVar
 import click
 
 from .._version import __version__
-from ..engine.errors import AideMemoireError, InvalidInput, NotFound
+from ..engine.errors import AideMemoireError, InvalidInput, NotFound, PartMissing
 from ..engine.memory import Memory
 from ..engine.settings import Settings
 from ..logs import configure_logging
 from .facts import format_facts
-from .output import emit, fail, format_hit, format_record, format_records
+from .output import (
+    EXIT_ERROR,
+    EXIT_MISSING_PART,
+    EXIT_USAGE,
+    emit,
+    emit_failure,
+    fail,
+    format_hit,
+    format_record,
+    format_records,
+    plural,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-EXIT_ERROR = 1
-EXIT_USAGE = 2
 
 
 def as_of_options(fn: F) -> F:
@@ -53,6 +61,8 @@ def open_memory(ctx: click.Context) -> Iterator[Memory]:
             yield memory
     except InvalidInput as exc:
         fail(str(exc), EXIT_USAGE)
+    except PartMissing as exc:
+        fail(str(exc), EXIT_MISSING_PART)
     except AideMemoireError as exc:
         fail(str(exc), EXIT_ERROR)
 
@@ -82,8 +92,16 @@ def cli(ctx: click.Context, home: Path | None, log_level: str) -> None:
 
 def _read_content(text: str) -> str | bytes:
     if text == "-":
-        return sys.stdin.buffer.read()
+        return strip_final_newline(sys.stdin.buffer.read())
     return text
+
+
+def strip_final_newline(data: bytes) -> bytes:
+    """``echo text | aide-memoire store -`` stores "text": the shell's one final newline
+    (LF or CRLF) is not part of it; any other whitespace the user sent is kept."""
+    if data.endswith(b"\r\n"):
+        return data[:-2]
+    return data[:-1] if data.endswith(b"\n") else data
 
 
 @cli.command()
@@ -248,15 +266,16 @@ def forget(
                 namespace=namespace, tag=tag, query=query, dry_run=dry_run, only_id=memory_id
             )
         verb = "would forget" if dry_run else "forgot"
-        emit(report, as_json=as_json, text="\n".join([f"{verb} {len(report.ids)}", *report.ids]))
+        emit(report, as_json=as_json,
+             text="\n".join([f"{verb} {plural(len(report.ids), 'memory')}", *report.ids]))
         return
     with open_memory(ctx) as memory:
         removed = memory.forget(memory_id, namespace=namespace)
-    if not removed and not as_json:
-        fail(f"no memory {memory_id!r} in namespace {namespace!r}", EXIT_ERROR)
-    emit({"id": memory_id, "forgotten": removed}, as_json=as_json, text=f"forgot {memory_id}")
+    result = {"id": memory_id, "forgotten": removed}
     if not removed:
-        sys.exit(EXIT_ERROR)
+        emit_failure(result, as_json=as_json,
+                     message=f"no memory {memory_id!r} in namespace {namespace!r}")
+    emit(result, as_json=as_json, text=f"forgot {memory_id}")
 
 
 @cli.command()
@@ -319,7 +338,7 @@ def export_cmd(
             for line in lines:
                 fh.write(line + "\n")
                 count += 1
-    click.echo(f"exported {count} memories", err=True)
+    click.echo(f"exported {plural(count, 'memory')}", err=True)
 
 
 @cli.command(name="import")

@@ -17,14 +17,11 @@ from ..engine.memory import Memory
 from ..engine.ops.models import DoctorReport
 from ..engine.ops.snapshot import DEFAULT_KEEP
 from ..engine.settings import Settings
-from .output import emit, fail
+from .output import EXIT_ERROR, EXIT_USAGE, emit, fail, plural
 
 __all__ = ["progress_bar", "progress_lines", "register"]
 
 T = TypeVar("T")
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-
 
 class _Bar:
     """What a command advances; draws nothing unless a tqdm bar is attached."""
@@ -120,7 +117,8 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
         """Delete all but the KEEP newest snapshots."""
         with open_memory(ctx) as memory:
             removed = memory.snapshot_rotate(keep)
-        emit({"removed": removed}, as_json=as_json, text=f"removed {len(removed)} snapshots")
+        emit({"removed": removed}, as_json=as_json,
+             text=f"removed {plural(len(removed), 'snapshot')}")
 
     @snapshot.command(name="restore")
     @click.argument("snapshot_name", metavar="SNAPSHOT")
@@ -141,7 +139,7 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
             fail(str(exc), EXIT_ERROR)
         aside = f"; previous store kept at {report.kept_aside}" if report.kept_aside else ""
         emit(report, as_json=as_json,
-             text=f"restored {report.memories} memories from {report.snapshot}{aside}")
+             text=f"restored {plural(report.memories, 'memory')} from {report.snapshot}{aside}")
 
     @cli.command()
     @click.option("--repair", is_flag=True,

@@ -1,30 +1,55 @@
-"""``aide-memoire serve``: the MCP server over stdio, or as a loopback HTTP daemon."""
+"""``aide-memoire serve``: the MCP server over stdio, or as a loopback HTTP daemon.
+
+A person who starts it at a terminal (``make serve``) sees one line on stderr saying
+what is served and where the store is, then what the model preparation is doing; stdout
+stays the stdio transport's.
+"""
 
 from __future__ import annotations
 
+import sys
+
 import click
 
+from ..engine import parts
 from ..engine.errors import AideMemoireError, InvalidInput
 from ..engine.memory import Memory
 from ..engine.settings import Settings
-from .output import fail
+from .output import EXIT_ERROR, EXIT_USAGE, fail
 
 __all__ = ["serve"]
 
 
+def say(message: str) -> None:
+    """One progress line on stderr (the model loads in a background thread)."""
+    print(f"aide-memoire: {message}", file=sys.stderr, flush=True)
+
+
+def _what(memory: Memory, namespace: str) -> str:
+    from ..mcp.registry import TOOLS, available_tools
+
+    served = available_tools()
+    hidden = sorted({spec.part for spec in TOOLS if spec not in served and spec.part})
+    off = "".join(f"; {parts.PARTS[p].what} off ({parts.PARTS[p].install})" for p in hidden)
+    return (f"store {memory.settings.db_path}, default namespace {namespace}, "
+            f"{len(served)} tools{off}")
+
+
 @click.command()
 @click.option("--http", "http", is_flag=True,
-              help="Serve streamable HTTP on 127.0.0.1 (ephemeral port, bearer token) "
+              help="Serve streamable HTTP on 127.0.0.1 (this store's own port, bearer token) "
               "instead of stdio.")
 @click.option("--namespace", "-n", default=None,
               help="Default namespace for tools (default: project:<folder> of "
               "$CLAUDE_PROJECT_DIR, else of the working directory).")
 @click.option("--workers", type=click.IntRange(1, 64), default=4, show_default=True,
               help="Engine calls running at once.")
-@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
-              help="With --http: the port (0 = any free port, announced in mcp-http.json).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="With --http: the port (default: this store's port, derived from its "
+              "folder and recorded in <home>/mcp-http-port; 0 = any free port).")
 @click.pass_context
-def serve(ctx: click.Context, http: bool, namespace: str | None, workers: int, port: int) -> None:
+def serve(ctx: click.Context, http: bool, namespace: str | None, workers: int,
+          port: int | None) -> None:
     """Run the MCP server (stdio by default) on the store."""
     from ..mcp.run import default_namespace, run_http, run_stdio
     from ..mcp.server import ServeSettings
@@ -33,11 +58,22 @@ def serve(ctx: click.Context, http: bool, namespace: str | None, workers: int, p
         settings = ServeSettings(default_namespace=default_namespace(namespace), workers=workers)
         memory = Memory(settings=Settings.from_env(home=ctx.obj.get("home")))
     except InvalidInput as exc:
-        fail(str(exc), 2)
+        fail(str(exc), EXIT_USAGE)
     except AideMemoireError as exc:
-        fail(str(exc), 1)
+        fail(str(exc), EXIT_ERROR)
+    memory.embedder.progress = say
     with memory:
+        what = _what(memory, settings.default_namespace)
         if http:
-            run_http(memory, settings, port=port)
+            from ..mcp.http import PortInUse, bind_daemon
+
+            try:
+                sock = bind_daemon(memory.settings.home, port)
+            except PortInUse as exc:
+                fail(str(exc), EXIT_ERROR)
+            run_http(memory, settings, sock=sock, announce=f"; {what}")
         else:
+            waiting = ("; waiting for an MCP client on stdin (an MCP client starts this "
+                       "command itself; Ctrl-D stops)" if sys.stdin.isatty() else "")
+            say(f"serving MCP over stdio; {what}{waiting}")
             run_stdio(memory, settings)

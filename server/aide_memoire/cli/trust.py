@@ -8,12 +8,11 @@ from typing import Any
 
 import click
 
+from ..engine.errors import NotFound
 from ..engine.trust.models import AuditEvent, ReviewItem
-from .output import emit
+from .output import EXIT_ERROR, emit, emit_failure, fail
 
 __all__ = ["register"]
-
-EXIT_ERROR = 1
 
 
 def _item_text(item: ReviewItem) -> str:
@@ -86,13 +85,14 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
     ) -> None:
         """Approve, reject (deletes the memory) or edit-then-approve ITEM_ID."""
         with open_memory(ctx) as memory:
-            result = memory.review_decide(item_id, decision, namespace=namespace, text=text,
-                                          note=note)
-        emit(result, as_json=as_json, text=result.message)
+            try:
+                result = memory.review_decide(item_id, decision, namespace=namespace, text=text,
+                                              note=note)
+            except NotFound as exc:
+                fail(f"{exc}; list the items with `aide-memoire review list`")
         if not result.applied:
-            if not as_json:
-                click.echo(f"aide-memoire: error: {result.message}", err=True)
-            sys.exit(EXIT_ERROR)
+            emit_failure(result, as_json=as_json, message=result.message)
+        emit(result, as_json=as_json, text=result.message)
 
     @cli.group()
     def audit() -> None:

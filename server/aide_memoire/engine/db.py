@@ -36,6 +36,7 @@ __all__ = ["Database"]
 log = get_logger(__name__)
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_PAGE_SIZE = 2048
 _WAL_LIMIT_BYTES = 64 * 1024 * 1024
 
 
@@ -193,6 +194,10 @@ class Database:
             str(self.path), isolation_level=None, check_same_thread=False, timeout=0
         )
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        # Takes effect only on a new, empty file (a no-op afterwards): 2 kB pages keep a
+        # fresh store, whose ~75 tables and indexes each start with one page, near 150 kB
+        # instead of 300 kB, and measured no bigger at 1,000 memories (bench/store_size.py).
+        conn.execute(f"PRAGMA page_size = {_PAGE_SIZE}")
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             log.warning("wal_unavailable", journal_mode=mode)

@@ -13,6 +13,8 @@ import hashlib
 import importlib.util
 import os
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,6 +109,9 @@ class Embedder:
         self.int8 = int8
         self.cache_dir = cache_dir
         self.runtime: str | None = None  # "onnx", "onnx-int8" or "torch" once loaded
+        # Told, in words, what a slow load is doing (a server prints it on stderr); the
+        # engine itself never prints.
+        self.progress: Callable[[str], None] | None = None
         self.enabled = spec.strip().lower() not in _DISABLED
         self._model: Any = None
         self._error: str | None = (
@@ -137,23 +142,37 @@ class Embedder:
                 )
                 self._thread.start()
 
+    def _say(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(message)
+
     def _load(self) -> None:
+        started = time.monotonic()
         try:
             key = f"{self.spec}|{self.backend}|{self.int8}|{self.cache_dir}"
             with _LOAD_LOCK:
                 if key not in _LOADED:
+                    self._say(f"loading the embedding model {self.spec} ...")
                     _LOADED[key] = self._load_model()
                 self._model, self._space = _LOADED[key]
             self.runtime = "torch" if not isinstance(self._model, OnnxEncoder) else (
                 "onnx-int8" if self.int8 else "onnx"
             )
+            self._say(f"embedding model ready ({self.runtime}, "
+                      f"{time.monotonic() - started:.1f} s): dense recall is live")
         except ModelUnavailable as exc:
             self._error = str(exc)
         except Exception as exc:  # noqa: BLE001 - a broken model means keyword-only, said in status
             self._error = f"embedding model {self.spec!r} failed to load: {exc}"
             log.warning("embedder_failed", error=self._error)
         finally:
+            if self._error:
+                self._say(f"no embedding model, recall is keyword-only: {self._error}")
             self._loaded.set()
+
+    def _exporting(self, target: Path) -> None:
+        self._say(f"first start with this model: exporting its ONNX copy to {target} "
+                  "(once; about 15 s on 2 cores; recalls wait for it)")
 
     def _load_model(self) -> tuple[Any, EmbeddingSpace]:
         _offline()
@@ -162,7 +181,7 @@ class Embedder:
         onnx = self._load_onnx(path, name)
         if onnx is not None:
             # float32 ONNX vectors equal the torch ones (to 1e-6): the same space.
-            model_name = f"{name}+int8" if self.int8 else name
+            model_name = self.space_name(name)
             log.info("embedder_loaded", model=model_name, dim=onnx.dim, runtime="onnx")
             return onnx, EmbeddingSpace(model=model_name, dim=onnx.dim)
         import torch
@@ -179,6 +198,17 @@ class Embedder:
         log.info("embedder_loaded", model=name, dim=dim, runtime="torch")
         return model, EmbeddingSpace(model=name, dim=dim)
 
+    def _onnx_missing(self) -> list[str]:
+        return [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
+
+    def space_name(self, name: str) -> str:
+        """The model name vectors of ``name`` are recorded under, known without loading it
+        (status, doctor and export must not load the model): int8 vectors are a space of
+        their own. Only a failed ONNX export can make the loaded name differ."""
+        if self.int8 and self.backend != "torch" and not self._onnx_missing():
+            return f"{name}+int8"
+        return name
+
     def _load_onnx(self, path: str, name: str) -> OnnxEncoder | None:
         """The ONNX Runtime encoder, or None to use sentence-transformers (float32).
 
@@ -187,7 +217,7 @@ class Embedder:
         """
         if self.backend == "torch":
             return None
-        missing = [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
+        missing = self._onnx_missing()
         pooling = pooling_of(path)
         problem = (
             f"{' and '.join(missing)} not installed" if missing
@@ -198,7 +228,8 @@ class Embedder:
         if problem is None:
             assert self.cache_dir is not None and pooling is not None
             try:
-                onnx_path = cached_export(path, self.cache_dir, int8=self.int8, name=name)
+                onnx_path = cached_export(path, self.cache_dir, int8=self.int8, name=name,
+                                          on_export=self._exporting)
                 return OnnxEncoder(
                     onnx_path, path, pooling, max_seq_length=self.max_seq_length
                 )

@@ -16,7 +16,8 @@
     │   ├── StoreBusy           another process held the write lock past the busy timeout
     │   ├── StoreConflict       a write met a row another writer stored first (a constraint)
     │   └── MaintenanceBusy     another maintenance runner holds the namespace's lease
-    └── ModelUnavailable        a configured model is not present locally
+    ├── ModelUnavailable        a configured model is not present locally
+    └── PartMissing             an optional part's extra is not installed (engine/parts.py)
 
 Every message names the problem and what to do next. Edges (CLI, MCP) map these to
 their own error kinds; they never parse message text.
@@ -35,6 +36,7 @@ __all__ = [
     "ModelUnavailable",
     "NewerSchema",
     "NotFound",
+    "PartMissing",
     "SecretRefused",
     "StoreBusy",
     "StoreConflict",
@@ -110,3 +112,12 @@ class MaintenanceBusy(StoreError):
 
 class ModelUnavailable(AideMemoireError):
     """A configured model is not present on this machine."""
+
+
+class PartMissing(AideMemoireError):
+    """An optional part (code index, vectors, ...) is not installed; names its extra."""
+
+    def __init__(self, message: str, *, part: str, extra: str) -> None:
+        super().__init__(message)
+        self.part = part
+        self.extra = extra

@@ -12,7 +12,7 @@ from typing import IO, Any
 
 from .._version import __version__
 from ..logs import get_logger
-from . import clock
+from . import clock, parts
 from . import validate as v
 from .access import AccessLog
 from .code.models import CodeHit, CodeIndexReport, SymbolHit
@@ -508,6 +508,10 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
         )
 
     def _dense_stage(self) -> Stage:
+        hint = parts.install_hint("vectors", "embeddings")
+        if hint is not None:  # both are needed: name every missing one, not the first
+            return Stage(name="dense", live=False,
+                         detail=f"keyword-only: dense recall needs {hint}")
         if self.db.vec_version is None:
             return Stage(name="dense", live=False, detail=f"keyword-only: {self.db.vec_error}")
         if not self.embedder.enabled:
@@ -744,6 +748,7 @@ class Memory(TrustAPI, LifecycleAPI, FactsAPI):
     def code(self) -> Any:
         """The code index over this store (loaded on first use: it needs the code extra)."""
         if getattr(self, "_code", None) is None:
+            parts.require("code")  # a clear error naming the extra, not ModuleNotFoundError
             from .code.index import CodeIndex
 
             dense = None

@@ -21,7 +21,7 @@ import json
 import logging
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,18 +75,29 @@ def _fingerprint(model_path: Path, int8: bool) -> str:
 
 
 def cached_export(
-    model_path: str | Path, cache_dir: Path, *, int8: bool, name: str | None = None
+    model_path: str | Path, cache_dir: Path, *, int8: bool, name: str | None = None,
+    on_export: Callable[[Path], None] | None = None,
 ) -> Path:
-    """The ONNX file for the model, exported into ``cache_dir`` on first use."""
+    """The ONNX file for the model, exported into ``cache_dir`` on first use.
+
+    ``on_export(target)`` is called before an export (or a wait for another process's),
+    so that a server can tell the person at the terminal why its first start is slow.
+    """
     source = Path(model_path)
     label = name or source.name
     target = cache_dir / f"{label}-{_fingerprint(source, int8)}.onnx"
     if target.exists():
         return target
+    if on_export is not None:
+        on_export(target)
     cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     with _exclusive(cache_dir / ".export.lock"):  # several processes starting at once
         if target.exists():
             return target
+        # A process killed mid-export leaves its ~90 MB temporary behind; holding the lock,
+        # nobody else is writing one now.
+        for stale in cache_dir.glob(f"{target.name}.*.tmp"):
+            stale.unlink(missing_ok=True)
         temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
         try:
             _export(source, temporary)
@@ -120,6 +131,12 @@ def _export(source: Path, target: Path) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
+    with contextlib.suppress(ImportError, AttributeError):
+        # Its "Loading weights" bar would land on the stderr of a server at a terminal,
+        # which already says that the export runs.
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     model = SentenceTransformer(str(source), device="cpu")
     transformer: Any = model[0].auto_model
     transformer.eval()

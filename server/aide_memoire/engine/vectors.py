@@ -24,6 +24,21 @@ VectorCache = VectorMirror  # the name recall and older callers import
 
 _TABLE_RE = re.compile(r"^memory_vec_[0-9a-z_]+$")
 
+# vec0 reserves a whole chunk (chunk_size vectors) per partition, i.e. per namespace, as
+# soon as the partition's first vector lands: at its default of 1024 that is 1.5 MB for
+# one 384-d memory. Recall reads vectors through the numpy mirror, never vec0's KNN, so a
+# small chunk costs nothing measurable (bench/store_size.py); a space created in a store
+# that already holds many memories (reembed) gets bigger chunks, bounded by the default.
+CHUNK_MIN, CHUNK_MAX = 16, 1024
+
+
+def chunk_size_for(largest_namespace: int) -> int:
+    """vec0 ``chunk_size`` for a new space: a partition of that many rows fills ~8 chunks."""
+    size = CHUNK_MIN
+    while size < largest_namespace // 8 and size < CHUNK_MAX:
+        size *= 2
+    return size
+
 
 def _blob(vector: Any) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
@@ -49,9 +64,14 @@ class VectorTables:
         if found:
             return str(found[0])
         self._require_vec()
+        largest = tx.execute(
+            "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM memories "
+            "GROUP BY namespace)"
+        ).fetchone()[0]
         tx.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
-            f"namespace text partition key, embedding float[{int(space.dim)}])"
+            f"namespace text partition key, embedding float[{int(space.dim)}], "
+            f"chunk_size={chunk_size_for(int(largest))})"
         )
         tx.execute(
             "INSERT INTO vector_spaces (key, model, dim, table_name, created_at) "

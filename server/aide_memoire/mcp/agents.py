@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from ..engine.errors import InvalidInput
 from . import handlers
 from .models import RecallInput, RecallOutput
-from .registry import TOOLS, ToolSpec, tool_by_name
+from .registry import ToolSpec, available_tools, tool_by_name
 
 if TYPE_CHECKING:
     from ..engine.memory import Memory
@@ -44,14 +44,14 @@ def tool_specs() -> list[dict[str, Any]]:
                 "parameters": spec.input.model_json_schema(),
             },
         }
-        for spec in TOOLS
+        for spec in available_tools()
     ]
 
 
 def _spec(name: str) -> ToolSpec:
     spec = tool_by_name(name)
-    if spec is None:
-        known = ", ".join(s.name for s in TOOLS)
+    if spec is None or not spec.available:
+        known = ", ".join(s.name for s in available_tools())
         raise InvalidInput(f"no tool named {name!r}; the tools are: {known}")
     return spec
 
@@ -114,7 +114,7 @@ def register_tools(agent: Any, memory: Memory, *, namespace: str = "default") ->
     register = getattr(agent, "register_tool", None) or getattr(agent, "tool", None)
     if not callable(register):
         raise TypeError("the agent has neither register_tool() nor tool(); use tool_specs()")
-    functions = [_as_function(spec, memory, namespace) for spec in TOOLS]
+    functions = [_as_function(spec, memory, namespace) for spec in available_tools()]
     for fn in functions:
         register(fn)
     return functions

@@ -85,6 +85,7 @@ CODE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         destructive=False,
         idempotent=True,
+        part="code",
     ),
     ToolSpec(
         name="memory_code_search",
@@ -100,6 +101,7 @@ CODE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=True,
         destructive=False,
         idempotent=True,
+        part="code",
     ),
     ToolSpec(
         name="memory_code_symbol",
@@ -115,5 +117,6 @@ CODE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=True,
         destructive=False,
         idempotent=True,
+        part="code",
     ),
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..engine.parts import PARTS
 from .prompts import load_prompts
 from .registry import TOOLS, ToolSpec
 
@@ -93,13 +94,21 @@ def _hints(spec: ToolSpec) -> str:
             f"open-world: {str(spec.open_world).lower()}")
 
 
+def _extra(spec: ToolSpec) -> str:
+    return "-" if spec.part is None else f"`{PARTS[spec.part].extra}`"
+
+
 def render_tools_md() -> str:
-    out = [HEADER, "| tool | title | read-only | destructive |", "|---|---|---|---|"]
+    out = [HEADER, "| tool | title | read-only | destructive | extra |", "|---|---|---|---|---|"]
     out += [f"| [`{s.name}`](#{s.name}) | {s.title} | {'yes' if s.read_only else 'no'} "
-            f"| {'yes' if s.destructive else 'no'} |" for s in TOOLS]
+            f"| {'yes' if s.destructive else 'no'} | {_extra(s)} |" for s in TOOLS]
     for spec in TOOLS:
+        needs = [] if spec.part is None else [
+            f"Needs the `{PARTS[spec.part].extra}` extra (`{PARTS[spec.part].install}`); "
+            "without it the server does not publish this tool.", ""]
         out += ["", f"## {spec.name}", "", f"**{spec.title}** ({_hints(spec)})", "",
-                spec.description, "", "Arguments:", "", *_params(spec.input.model_json_schema()),
+                spec.description, "", *needs, "Arguments:", "",
+                *_params(spec.input.model_json_schema()),
                 "", f"Returns `{spec.output.__name__}`:", "", *_returns(spec)]
     out += ["", "## Prompts", ""]
     out += [f"- `{p.name}` (argument `namespace`, optional): {p.description}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..engine.errors import NotFound
 from ..engine.facts.models import MemoryDetail
 from . import models as m
 from .render import estimate_tokens, render_memory
@@ -107,8 +108,12 @@ def get(memory: Memory, args: m.GetInput, default_ns: str) -> MemoryDetail:
 
 def forget(memory: Memory, args: m.ForgetInput, default_ns: str) -> m.ForgetOutput:
     namespace = args.namespace or default_ns
-    removed = memory.forget(args.id, namespace=namespace)
-    return m.ForgetOutput(id=args.id, namespace=namespace, forgotten=removed)
+    if not memory.forget(args.id, namespace=namespace):
+        # As the CLI exits 1: forgetting what is not there is an error the agent must see
+        # (a wrong id or namespace), not a silent success.
+        raise NotFound(f"no memory {args.id!r} in namespace {namespace!r}; nothing was "
+                       "forgotten (check the id with memory_recall or memory_get)")
+    return m.ForgetOutput(id=args.id, namespace=namespace, forgotten=True)
 
 
 def status(memory: Memory, args: m.StatusInput, default_ns: str) -> m.StatusOutput:

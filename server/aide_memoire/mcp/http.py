@@ -1,10 +1,16 @@
 """The loopback HTTP daemon: streamable HTTP on 127.0.0.1, behind a per-user bearer token.
 
-- It binds 127.0.0.1 only, on an ephemeral port chosen by the kernel.
+- It binds 127.0.0.1 only, on the data home's own port: derived from the home's path
+  (so two homes do not collide), recorded in ``<home>/mcp-http-port`` on first start and
+  reused, so a ``claude mcp add --transport http`` registration survives restarts.
+  ``--port N`` overrides it (0 = any free port). A taken port is one clear error line.
 - Every HTTP request must carry ``Authorization: Bearer <token>``; the token lives in
-  ``<home>/mcp-token`` (0600, created once, reused by later daemons).
+  ``<home>/mcp-token`` (0600, created once, reused by later daemons). A missing or wrong
+  token gets 401 with a JSON-RPC error body, so an MCP client shows what is wrong.
 - ``<home>/mcp-http.json`` (0600) names the URL, port and pid while the daemon runs, so
-  clients of the same user can find it; it is removed on SIGTERM / SIGINT.
+  clients of the same user can find it. It is owned by the pid inside: a daemon takes it
+  only when no live daemon holds it, and removes it on SIGTERM / SIGINT only if it is its
+  own, so stopping one of two daemons never hides the other.
 - The SDK's DNS-rebinding guard is on (Host must be a loopback name), so a web page in
   the user's browser cannot reach the daemon through a rebound name either.
 """
@@ -12,6 +18,8 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import hmac
 import json
 import os
@@ -26,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
+from ..engine.errors import AideMemoireError
+
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -33,8 +43,12 @@ if TYPE_CHECKING:
 __all__ = [
     "DISCOVERY_FILE",
     "HOST",
+    "PORT_FILE",
     "TOKEN_FILE",
     "BearerAuth",
+    "PortInUse",
+    "bind_daemon",
+    "default_port",
     "ensure_token",
     "read_discovery",
     "serve_http",
@@ -44,6 +58,14 @@ HOST = "127.0.0.1"
 PATH = "/mcp"
 TOKEN_FILE = "mcp-token"
 DISCOVERY_FILE = "mcp-http.json"
+PORT_FILE = "mcp-http-port"
+# Derived ports sit below Linux's ephemeral range (32768-60999), where the kernel hands
+# out ports to outgoing connections, and above most well-known services.
+PORT_LOW, PORT_HIGH = 20000, 32767
+
+
+class PortInUse(AideMemoireError):
+    """The daemon's port is taken; the message names the port and the way out."""
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -79,18 +101,87 @@ def read_discovery(home: Path) -> dict[str, Any] | None:
     return data
 
 
+def derived_port(home: Path) -> int:
+    """The home's port from its absolute path: stable across restarts and machines' reboots."""
+    digest = hashlib.sha256(str(home.expanduser().resolve()).encode()).digest()
+    return PORT_LOW + int.from_bytes(digest[:4], "big") % (PORT_HIGH - PORT_LOW + 1)
+
+
+def default_port(home: Path) -> int:
+    """The port recorded in ``<home>/mcp-http-port``, else the derived one."""
+    try:
+        recorded = int((home / PORT_FILE).read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return derived_port(home)
+    return recorded if 1 <= recorded <= 65535 else derived_port(home)
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _busy_message(home: Path, port: int, is_default: bool) -> str:
+    other = read_discovery(home)
+    if other and other.get("port") == port and _alive(other.get("pid")):
+        return (f"port {port} is taken by the aide-memoire daemon already serving this store "
+                f"(pid {other['pid']}, {other.get('url')}): use that one, stop it "
+                f"(kill {other['pid']}), or start another with --port N (0 = any free port)")
+    where = (f"this store's port, recorded in {home / PORT_FILE}" if is_default
+             else "given with --port")
+    return (f"port {port} ({where}) is in use by another program: stop it, pass --port N "
+            f"(0 = any free port)" + (f", or write another port number in {home / PORT_FILE}"
+                                      if is_default else ""))
+
+
+def bind_daemon(home: Path, port: int | None) -> socket.socket:
+    """The listening socket on ``port`` (None: the home's default, recorded once bound).
+
+    Bound before the event loop starts, so a taken port is one ``PortInUse`` with a clear
+    message instead of an exception group from inside the server's task group.
+    """
+    chosen = default_port(home) if port is None else port
+    try:
+        sock = bind_loopback(chosen)
+    except OSError as exc:
+        if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+            raise PortInUse(_busy_message(home, chosen, port is None)) from None
+        raise
+    if port is None and not (home / PORT_FILE).exists():
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _write_private(home / PORT_FILE, f"{chosen}\n")
+    return sock
+
+
+def _unauthorized_body(token_file: Path) -> bytes:
+    # A JSON-RPC error (id null), which the MCP SDK client shows as the error's message;
+    # a plain body would reach the user as "Server returned an error response".
+    message = (f"unauthorized: the bearer token is missing or wrong; send "
+               f"'Authorization: Bearer <token>' with the token in {token_file}")
+    return json.dumps({"jsonrpc": "2.0", "id": None,
+                       "error": {"code": -32001, "message": message}}).encode()
+
+
 class BearerAuth:
     """Pure ASGI guard: 401 unless the request carries the token. Lifespan passes through."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, token_file: Path) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode()
+        self.body = _unauthorized_body(token_file)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             given = dict(scope["headers"]).get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):
-                body = b'{"error":"unauthorized: send Authorization: Bearer <token in mcp-token>"}'
+                body = self.body
                 await send({
                     "type": "http.response.start",
                     "status": 401,
@@ -130,16 +221,36 @@ def bind_loopback(port: int = 0) -> socket.socket:
     return sock
 
 
+def _claim_discovery(home: Path, info: dict[str, Any]) -> bool:
+    """Write the discovery file unless another live daemon owns it; True if it is ours."""
+    current = read_discovery(home)
+    if current and current.get("pid") != os.getpid() and _alive(current.get("pid")):
+        return False
+    _write_private(home / DISCOVERY_FILE, json.dumps(info, indent=2) + "\n")
+    return True
+
+
+def _release_discovery(home: Path) -> None:
+    current = read_discovery(home)
+    if current is not None and current.get("pid") == os.getpid():
+        with contextlib.suppress(FileNotFoundError):
+            (home / DISCOVERY_FILE).unlink()
+
+
 async def serve_http(
     server: MCPServer[Any],
     home: Path,
     *,
+    sock: socket.socket | None = None,
     port: int = 0,
+    announce: str = "",
 ) -> None:
-    """Serve until SIGTERM / SIGINT; announce the port in the discovery file meanwhile."""
+    """Serve on ``sock`` (else a new one on ``port``) until SIGTERM / SIGINT, announced in
+    the discovery file meanwhile when no other live daemon owns it."""
     token = ensure_token(home)
-    app = BearerAuth(server.streamable_http_app(streamable_http_path=PATH, host=HOST), token)
-    sock = bind_loopback(port)
+    app = BearerAuth(server.streamable_http_app(streamable_http_path=PATH, host=HOST), token,
+                     home / TOKEN_FILE)
+    sock = sock or bind_loopback(port)
     bound = sock.getsockname()[1]
     discovery = home / DISCOVERY_FILE
     info = {
@@ -149,14 +260,14 @@ async def serve_http(
         "pid": os.getpid(),
         "token_file": str(home / TOKEN_FILE),
     }
-    _write_private(discovery, json.dumps(info, indent=2) + "\n")
-    print(f"aide-memoire: serving {info['url']} (token in {info['token_file']})",
-          file=sys.stderr, flush=True)
+    owned = _claim_discovery(home, info)
+    found = (f"; found through {discovery}" if owned else
+             f"; {discovery} names another running daemon, so this one is not in it")
+    print(f"aide-memoire: serving MCP over HTTP at {info['url']} (token in "
+          f"{info['token_file']}){announce}{found}", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     try:
         await _Uvicorn(config).serve(sockets=[sock])
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            if read_discovery(home) == info:  # another daemon may have taken over the file
-                discovery.unlink()
+        _release_discovery(home)
         sock.close()

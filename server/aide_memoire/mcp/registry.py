@@ -16,7 +16,7 @@ from .render import render_memories
 from .spec import ToolSpec
 from .trust import TRUST_TOOLS
 
-__all__ = ["TOOLS", "ToolSpec", "tool_by_name"]
+__all__ = ["TOOLS", "ToolSpec", "available_tools", "tool_by_name"]
 
 
 def _render_recall(out: m.RecallOutput) -> str:
@@ -127,7 +127,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         description=(
             "Delete one memory by id for good, from every index (the audit log keeps that it "
             "happened, not the text). Only when the user asks, or a memory is wrong and not "
-            "worth correcting; ask first. forgotten=false if there was none."
+            "worth correcting; ask first. An id not in the namespace is an error."
         ),
         input=m.ForgetInput,
         output=m.ForgetOutput,
@@ -156,6 +156,12 @@ TOOLS: tuple[ToolSpec, ...] = (
     *LIFECYCLE_TOOLS,
     *FACT_TOOLS,
 )
+
+
+def available_tools() -> tuple[ToolSpec, ...]:
+    """The tools this environment can run: a tool whose extra is missing is not published
+    (an agent must never see a tool that can only fail)."""
+    return tuple(spec for spec in TOOLS if spec.available)
 
 
 def tool_by_name(name: str) -> ToolSpec | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -75,14 +76,15 @@ async def _stdio(memory: Memory, settings: ServeSettings) -> None:
         tasks.cancel_scope.cancel()
 
 
-async def _http(memory: Memory, settings: ServeSettings, port: int) -> None:
+async def _http(memory: Memory, settings: ServeSettings, sock: socket.socket | None,
+                port: int, announce: str) -> None:
     from .http import serve_http
     from .server import build_server
 
     server = build_server(memory, settings)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_warm, memory, server)
-        await serve_http(server, memory.settings.home, port=port)
+        await serve_http(server, memory.settings.home, sock=sock, port=port, announce=announce)
         tasks.cancel_scope.cancel()
 
 
@@ -91,6 +93,8 @@ def run_stdio(memory: Memory, settings: ServeSettings) -> None:
     anyio.run(_stdio, memory, settings)
 
 
-def run_http(memory: Memory, settings: ServeSettings, *, port: int = 0) -> Any:
+def run_http(memory: Memory, settings: ServeSettings, *, port: int = 0,
+             sock: socket.socket | None = None, announce: str = "") -> Any:
+    """Serve HTTP on ``sock`` (see ``http.bind_daemon``), else on a new socket on ``port``."""
     quiet_stdlib_logging()
-    anyio.run(_http, memory, settings, port)
+    anyio.run(_http, memory, settings, sock, port, announce)

@@ -24,7 +24,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from .._version import __version__
 from ..engine.errors import AideMemoireError
 from .prompts import mcp_prompts
-from .registry import TOOLS, ToolSpec
+from .registry import ToolSpec, available_tools
 from .schema import compact_schema, shallow_schema
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def build_server(memory: Memory, settings: ServeSettings | None = None) -> Memor
         version=__version__,
         instructions=INSTRUCTIONS,
         log_level="WARNING",
-        tools=[make_tool(spec, memory, settings, limiter) for spec in TOOLS],
+        tools=[make_tool(spec, memory, settings, limiter) for spec in available_tools()],
     )
     for prompt in mcp_prompts():
         server.add_prompt(prompt)

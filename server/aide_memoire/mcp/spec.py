@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from ..engine import parts
+
 if TYPE_CHECKING:
     from ..engine.memory import Memory
     from .models import ToolInput
@@ -33,3 +35,10 @@ class ToolSpec:
     open_world: bool = False
     # Text content for the agent; None means the output as JSON.
     render: Callable[[Any], str] | None = None
+    # The optional part (engine/parts.py) the tool needs; None = the base install.
+    part: str | None = None
+
+    @property
+    def available(self) -> bool:
+        """Whether this environment can run the tool (its part's extra is installed)."""
+        return self.part is None or parts.available(self.part)

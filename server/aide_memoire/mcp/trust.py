@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
+from ..engine.errors import NotFound
 from ..engine.trust.models import AuditEvent, AuditReport, ReviewDecision, ReviewItem
 from .models import MemoryId, Namespace, ToolInput
 from .render import PREFACE, neutralise_tags
@@ -74,8 +75,12 @@ def review_queue(memory: Memory, args: ReviewQueueInput, default_ns: str) -> Rev
 
 def review_decide(memory: Memory, args: ReviewDecideInput, default_ns: str) -> ReviewDecision:
     # Scoped: a session decides only its own namespace's items (or the one it names).
-    return memory.review_decide(args.item_id, args.decision, namespace=args.namespace or default_ns,
-                                text=args.text, actor=ACTOR, note=args.note)
+    try:
+        return memory.review_decide(args.item_id, args.decision,
+                                    namespace=args.namespace or default_ns, text=args.text,
+                                    actor=ACTOR, note=args.note)
+    except NotFound as exc:
+        raise NotFound(f"{exc}; list the items with memory_review_queue") from exc
 
 
 def audit(memory: Memory, args: AuditInput, default_ns: str) -> AuditOutput:

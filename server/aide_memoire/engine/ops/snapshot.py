@@ -244,6 +244,28 @@ def _alone(path: Path, driver: Driver) -> Iterator[Any]:
         conn.close()
 
 
+# A rollback journal whose header does not start with this is not "hot": SQLite ignores it.
+_JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
+
+
+def _tidy_aside(aside: Path) -> None:
+    """Remove the side files the exclusive lock left beside the moved-aside store.
+
+    ``_alone`` folded the WAL in and left rollback-journal mode, so the aside file holds
+    everything: its ``-shm`` is meaningless without a ``-wal``, and its ``-journal`` was
+    only zeroed (exclusive locking mode keeps the file). A journal that is still hot is
+    kept, so that SQLite rolls it back when someone opens the aside copy.
+    """
+    journal = Path(f"{aside}-journal")
+    with contextlib.suppress(FileNotFoundError):
+        with journal.open("rb") as fh:
+            hot = fh.read(len(_JOURNAL_MAGIC)) == _JOURNAL_MAGIC
+        if not hot:
+            journal.unlink()
+    if not Path(f"{aside}-wal").exists():
+        Path(f"{aside}-shm").unlink(missing_ok=True)
+
+
 def restore(
     home: Path, snapshot: str | os.PathLike[str], driver: Driver, *, actor: str = "python"
 ) -> RestoreReport:
@@ -271,6 +293,7 @@ def restore(
                     if side.exists():
                         os.replace(side, Path(f"{aside}{suffix}"))
                 os.replace(incoming, live)
+            _tidy_aside(aside)
         else:
             os.replace(incoming, live)
     finally:

@@ -26,9 +26,9 @@ def model_name(embedder: Embedder) -> str | None:
     if embedder.space is not None:
         return embedder.space.model
     if embedder.spec == PACKAGED_MODEL:
-        return PACKAGED_MODEL
+        return embedder.space_name(PACKAGED_MODEL)
     try:
-        return Path(resolve_model(embedder.spec)).name
+        return embedder.space_name(Path(resolve_model(embedder.spec)).name)
     except ModelUnavailable:
         return None
 

@@ -162,9 +162,7 @@ class TrustAPI:
             item = review.get_item(tx, item_id)
             if item is None or (namespace is not None and item.namespace != namespace):
                 where = f" in namespace {namespace!r}" if namespace is not None else ""
-                raise NotFound(
-                    f"no review item {item_id!r}{where}; list them with review_queue()"
-                )
+                raise NotFound(f"no review item {item_id!r}{where}")
             note = note or ("edited before approval" if decision == "edit" else None)
             decided_at = review.settle(tx, item_id, _STATUS_OF[decision], actor=who, note=note)
             if decided_at is None:
