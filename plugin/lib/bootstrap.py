@@ -133,7 +133,7 @@ def _run(command: list[str]) -> None:
 def _install(args: argparse.Namespace) -> int:
     paths = _paths(args.data)
     venv, src = paths["venv"], paths["src"]
-    extras = [e.strip() for e in args.extras.split(",") if e.strip()]
+    extras = [e.strip() for e in args.extras.split(",") if e.strip() not in ("", "none")]
     wants_torch = bool({"all", "embeddings"} & set(extras))
     total = 4 if wants_torch else 3
     started = time.monotonic()

@@ -18,7 +18,8 @@ AM_DATA=${CLAUDE_PLUGIN_DATA:-${HOME:-.}/.claude/plugins/data/aide-memoire-aide-
 AM_VENV="$AM_DATA/venv"
 AM_STAMP="$AM_VENV/.aide-memoire-stamp"
 # What the plugin's environment holds: `all` by default (dense recall, code index); a
-# smaller set, e.g. `vectors` (keyword recall, no torch), where the disk or time is short.
+# smaller set where disk or time is short, e.g. `vectors` (keyword recall, no torch, no
+# model) or `none` (the package alone).
 AM_EXTRAS=${AIDE_MEMOIRE_PLUGIN_EXTRAS:-all}
 # The CPU build of torch, pinned as in the repository's Makefile: an unpinned torch on
 # Linux pulls the multi-GB CUDA build.
