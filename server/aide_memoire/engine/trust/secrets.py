@@ -127,7 +127,8 @@ _URL_PASSWORD = re.compile(
 _DSN_PASSWORD = re.compile(r"(?i)(?:^|[;\s\"'])(?:password|pwd)\s*=\s*(?P<value>[^;\s\"']{3,})")
 
 _PLACEHOLDER = re.compile(
-    r"(?i)^(?:\$\{?[A-Z_][A-Z0-9_]*\}?|%\(?[a-z_]+\)?s?|\{\{?[^}]*\}?\}|<[^>]*>|\[[^\]]*\]|"
+    # The marker redaction leaves (trust/redact.py) is not a password either.
+    r"(?i)^(?:\[redacted:[a-z0-9\-]+\]?|\$\{?[A-Z_][A-Z0-9_]*\}?|%\(?[a-z_]+\)?s?|\{\{?[^}]*\}?\}|<[^>]*>|\[[^\]]*\]|"
     r"[x*•.\-_#]+|your\w*|(?:my|the|some)[_\-]\w+|changeme|password\d?|secret|example\w*|"
     r"dummy\w*|redacted|placeholder|none|null|true|false|undefined|required|optional|"
     r"string|env(?:\.\w+|\[.*)|os\.\w+.*|process\.env.*|getenv.*)$"
