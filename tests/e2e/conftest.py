@@ -3,6 +3,7 @@ into a throwaway HOME, talking to the local Messages API stand-in (standin.py)."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -51,23 +52,27 @@ def install_plugin(env: dict[str, str], cwd: Path) -> None:
     assert installed.returncode == 0, installed.stdout + installed.stderr
 
 
+def _daemons(store: Path) -> set[int]:
+    """Pids of `serve --http` processes whose command line names this test's store."""
+    pids: set[int] = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            words = cmdline.read_bytes().split(b"\0")
+            if str(store).encode() in words and b"--http" in words:
+                pids.add(int(cmdline.parent.name))
+    return pids
+
+
 def stop_daemon(store: Path) -> None:
-    """Stop a loopback daemon that the hooks started on this test's store (by its pid)."""
-    try:
-        pid = int(json.loads((store / "mcp-http.json").read_text())["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.1)
+    """Stop the loopback daemon the hooks started, detached and on demand, on this test's
+    store: by its pid, never by name."""
+    time.sleep(1)  # a hook that just spawned it
+    for pid in _daemons(store):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    while _daemons(store) and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 def wait_for(check: Callable[[], Any], what: str, timeout: float = 90) -> Any:

@@ -1,0 +1,67 @@
+"""Installing the plugin is the only step: a fresh HOME with nothing but the plugin (no
+`aide-memoire` on PATH, no AIDE_MEMOIRE_BIN; only the system's sh and Python 3.11+), and
+after the first-use setup `claude mcp list` shows the plugin's server Connected.
+
+This runs the full default setup (`all` extras, the pinned CPU torch) with a cold pip
+cache in the temporary HOME, as a user's first start does: minutes, not seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from ..plugin.conftest import BARE_PATH
+from .conftest import BASE_ENV, install_plugin, require_claude, run_claude, wait_for
+
+pytestmark = pytest.mark.slow
+
+SETUP_SECONDS = 1800.0  # a bound on a cold install on a loaded machine, not a target
+
+
+def _server_line(listed: str) -> str:
+    return next((x for x in listed.splitlines() if x.startswith("plugin:aide-memoire:")), "")
+
+
+def test_fresh_home_sets_itself_up_and_connects(tmp_path: Path) -> None:
+    require_claude()
+    home, store, project = tmp_path / "home", tmp_path / "store", tmp_path / "work" / "app"
+    home.mkdir()
+    project.mkdir(parents=True)
+    env = {**BASE_ENV, "HOME": str(home), "PATH": BARE_PATH, "AIDE_MEMOIRE_HOME": str(store)}
+    install_plugin(env, project)
+    cache = next((home / ".claude" / "plugins" / "cache").glob("*/aide-memoire/*"))
+    # The installed copy ships the package source as real files (symlinks resolved).
+    assert not (cache / "pkg" / "server").is_symlink()
+    assert (cache / "pkg" / "server" / "aide_memoire" / "_version.py").is_file()
+
+    # The first start sets the environment up in the plugin's data folder; Claude Code
+    # stops waiting long before a cold install ends, and the install carries on.
+    first = run_claude("mcp", "list", cwd=project, env={**env, "MCP_TIMEOUT": "5000"})
+    assert "plugin:aide-memoire:aide-memoire:" in first.stdout, first.stdout + first.stderr
+    data = home / ".claude" / "plugins" / "data" / "aide-memoire-aide-memoire"
+    log = data / "setup.log"
+    assert log.exists() and "first-use setup" in log.read_text()
+
+    started = time.monotonic()
+    stamp = data / "venv" / ".aide-memoire-stamp"
+    wait_for(lambda: stamp.exists() or (data / "setup.failed").exists(),
+             "the first-use setup", timeout=SETUP_SECONDS)
+    assert not (data / "setup.failed").exists(), log.read_text()[-3000:]
+    print(f"first-use setup finished {time.monotonic() - started:.0f} s after the first "
+          f"mcp list")
+    assert stamp.read_text().startswith("aide-memoire ") and "extras=all" in stamp.read_text()
+
+    listed = run_claude("mcp", "list", cwd=project, env=env)
+    line = _server_line(listed.stdout)
+    assert "✔ Connected" in line, listed.stdout + listed.stderr + log.read_text()[-2000:]
+    assert (store / "memory.db").exists()  # the plugin's own server made the store
+    # One setup only, and later starts reuse it.
+    assert log.read_text().count("first-use setup") == 1
+    again = run_claude("mcp", "list", cwd=project, env=env)
+    assert "✔ Connected" in _server_line(again.stdout)
+    assert log.read_text().count("first-use setup") == 1
+    installed = list((data / "venv" / "lib").glob("python3*/site-packages/aide_memoire"))
+    assert installed and not any(p.is_symlink() for p in installed)
