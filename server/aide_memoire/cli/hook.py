@@ -63,6 +63,16 @@ def log(home: Path, event: str, message: str, **fields: Any) -> None:
 # -- the daemon -------------------------------------------------------------------------
 
 
+def _flag(name: str, default: bool) -> bool:
+    """A boolean setting read as pydantic reads it (Settings is too slow to import here)."""
+    value = os.environ.get(name, "").strip().lower()
+    if value in ("0", "false", "no", "off", "f", "n"):
+        return False
+    if value in ("1", "true", "yes", "on", "t", "y"):
+        return True
+    return default
+
+
 def _alive(pid: object) -> bool:
     if not isinstance(pid, int) or pid <= 0:
         return False
@@ -136,7 +146,7 @@ def ask_daemon(home: Path, request: dict[str, Any], timeout: float) -> dict[str,
 
 def start_daemon(home: Path) -> bool:
     """Start ``aide-memoire serve --http`` detached, unless one runs or just started."""
-    if _daemon(home) is not None:
+    if not _flag("AIDE_MEMOIRE_HOOK_DAEMON", True) or _daemon(home) is not None:
         return False
     marker = home / "hooks" / "daemon-start"
     try:

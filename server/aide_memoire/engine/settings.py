@@ -233,6 +233,12 @@ class Settings(BaseSettings):
         "docs/hooks.md) under which a memory is not injected before a prompt; chosen by "
         "cross-validation on LOCOMO questions (bench/hook_floor.py).",
     )
+    hook_daemon: bool = Field(
+        default=True,
+        description="Let the hooks start the loopback daemon (aide-memoire serve --http) in "
+        "the background when none runs, so later prompts are answered by a warm model. "
+        "Off: hooks answer in process, keyword-only.",
+    )
     hook_time_limit_s: float = Field(
         default=2.0, gt=0, le=60,
         description="Hard limit on one hook's own work; past it the hook gives up and the "
