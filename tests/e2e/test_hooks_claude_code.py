@@ -11,6 +11,7 @@ an unrelated prompt get none of it.
 
 from __future__ import annotations
 
+import re
 import secrets
 import string
 from typing import Any
@@ -47,10 +48,18 @@ def _sent(bodies: list[dict[str, Any]]) -> str:
                      _texts(body.get("system", [])))
 
 
+PROMPT_HOOK = "UserPromptSubmit hook success:"
+
+
 def _prompt_hook_context(bodies: list[dict[str, Any]]) -> list[str]:
-    """What the UserPromptSubmit hook added (Claude Code labels it with the event)."""
-    return [t for body in bodies for t in _texts(body.get("messages", []))
-            if "UserPromptSubmit hook" in t]
+    """What the UserPromptSubmit hook added. Claude Code puts each hook's output in the
+    context under a label naming the event (the SessionStart briefing sits in the same
+    block), so this is the text from that label to the next hook's label, if any."""
+    found = []
+    for text in (t for body in bodies for t in _texts(body.get("messages", []))):
+        for part in text.split(PROMPT_HOOK)[1:]:
+            found.append(re.split(r"\n\n\w+(?::\w+)? hook success:", part)[0])
+    return found
 
 
 @pytest.fixture(scope="module")
