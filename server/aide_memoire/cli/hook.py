@@ -30,6 +30,9 @@ CAPTURE_LIMIT_S = 60.0  # a capture cut short resumes at the next one (keyed by 
 SPAWN_GRACE_S = 60.0
 LOG_MAX_BYTES = 1_000_000
 HOOK_PATH = "/hook"  # mcp/http.py serves it (not imported: it pulls in uvicorn)
+# Started daemons outlive this process by design; holding them here keeps Popen from
+# warning that they still run when it is collected.
+_DETACHED: list[Any] = []
 
 
 def data_home(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -141,6 +144,7 @@ def ask_daemon(home: Path, request: dict[str, Any], timeout: float) -> dict[str,
     if status != 200 or not isinstance(answer, dict):  # 503 while the model loads
         log(home, str(request.get("op")), "daemon declined", status=status)
         return None
+    log(home, str(request.get("op")), "answered by the daemon")
     return answer
 
 
@@ -159,12 +163,12 @@ def start_daemon(home: Path) -> bool:
         import subprocess
 
         err = open(home / "logs" / "daemon.log", "ab")  # noqa: SIM115 - handed to the child
-        subprocess.Popen(
+        _DETACHED.append(subprocess.Popen(
             [sys.executable, "-m", "aide_memoire.cli.main", "--home", str(home),
              "serve", "--http", "--namespace", "default"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
             start_new_session=True, env=env, cwd=str(home), close_fds=True,
-        )
+        ))
         err.close()
     except OSError as exc:
         log(home, "daemon", "could not start the daemon", error=str(exc))
