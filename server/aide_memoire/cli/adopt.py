@@ -1,10 +1,8 @@
 """``aide-memoire project``: which namespace a folder uses, and adopting the old one.
 
-Automatic adoption (SessionStart): when this project's new namespace is still empty and
-the old ``project:<folder>`` holds memories, and no other ``project:<folder>-<hash>``
-namespace exists (so exactly one checkout of that name has been seen), the old memories
-move in. Otherwise nothing moves by itself: ``aide-memoire project adopt`` does it on
-request (two checkouts once shared the old namespace, and only the person knows whose).
+The SessionStart hook adopts by itself only when that is safe (engine/ops/adopt.py
+``auto_adopt``); otherwise two checkouts once shared the old namespace, only the person
+knows whose memories they were, and ``aide-memoire project adopt`` moves them on request.
 """
 
 from __future__ import annotations
@@ -15,30 +13,7 @@ from typing import Any
 
 import click
 
-__all__ = ["auto_adopt", "register"]
-
-
-def _candidates(namespaces: dict[str, int], project: Any) -> list[str]:
-    stem = project.legacy + "-"
-    return [ns for ns in namespaces if ns.startswith(stem) and ns != project.namespace
-            and len(ns) - len(stem) == 6]
-
-
-def auto_adopt(home: Path, project: Any) -> int:
-    """Adopt the legacy namespace when exactly one candidate is plain; returns moved count."""
-    from ..engine.memory import Memory
-    from ..engine.ops.adopt import adopt_namespace
-    from ..engine.settings import Settings
-
-    if not (home / "memory.db").exists():
-        return 0
-    with Memory(settings=Settings.from_env(home=home, embedding_model="none")) as memory:
-        counts = memory.store_.namespace_counts(memory.db.conn())
-        if not counts.get(project.legacy) or counts.get(project.namespace):
-            return 0
-        if _candidates(counts, project):
-            return 0
-        return adopt_namespace(memory.db, project.legacy, project.namespace, actor="hook")
+__all__ = ["register"]
 
 
 def register(cli: click.Group, open_memory: Any) -> None:

@@ -26,7 +26,8 @@ __all__ = ["EVENTS", "run_hook"]
 EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
 CAPTURE_EVENTS = ("stop", "pre-compact", "session-end")
 DEFAULT_LIMIT_S = 2.0
-CAPTURE_LIMIT_S = 60.0  # a capture cut short resumes at the next one (keyed by uuid)
+CAPTURE_LIMIT_S = 60.0
+SESSION_START_FACTOR = 3.0  # a capture cut short resumes at the next one (keyed by uuid)
 SPAWN_GRACE_S = 60.0
 LOG_MAX_BYTES = 1_000_000
 HOOK_PATH = "/hook"  # mcp/http.py serves it (not imported: it pulls in uvicorn)
@@ -215,10 +216,8 @@ def _session_start(home: Path, payload: dict[str, Any], limit: float) -> str:
     project = _project(payload)
     start_daemon(home)
     expire_states(home)
-    from .adopt import auto_adopt
-
-    auto_adopt(home, project)
-    request = {"op": "briefing", "namespace": project.namespace,
+    # The briefing adopts the older project:<folder> namespace first when that is safe.
+    request = {"op": "briefing", "namespace": project.namespace, "legacy": project.legacy,
                "session_id": payload.get("session_id")}
     return str(_run(home, request, limit).get("text") or "")
 
@@ -287,11 +286,15 @@ def _dispatch(home: Path, event: str, payload: dict[str, Any], limit: float) -> 
 
 
 def time_limit(event: str) -> float:
+    """The prompt hook's limit is the setting; the briefing, once a session and possibly
+    without a daemon (the engine's import alone takes ~0.5 s), gets three times it."""
     try:
         limit = float(os.environ.get("AIDE_MEMOIRE_HOOK_TIME_LIMIT_S") or DEFAULT_LIMIT_S)
     except ValueError:
         limit = DEFAULT_LIMIT_S
-    return max(limit, CAPTURE_LIMIT_S) if event in CAPTURE_EVENTS else limit
+    if event in CAPTURE_EVENTS:
+        return max(limit, CAPTURE_LIMIT_S)
+    return limit * SESSION_START_FACTOR if event == "session-start" else limit
 
 
 def run_hook(event: str, raw: bytes, home: Path) -> str:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
+from ..ops.adopt import auto_adopt
+from ..validate import validate_namespace
 from .briefing import briefing
 from .capture import capture_transcript
 from .prompt import prompt_context
@@ -35,11 +37,15 @@ def _text(request: dict[str, Any], key: str, *, required: bool = True) -> str | 
 def handle(memory: Memory, request: dict[str, Any]) -> dict[str, Any]:
     """Run one hook request; raises InvalidInput for a malformed one."""
     op = request.get("op")
-    namespace = _text(request, "namespace")
-    assert namespace is not None
+    namespace = validate_namespace(_text(request, "namespace"))
     session = _text(request, "session_id", required=False)
     settings = memory.settings
     if op == "briefing":
+        legacy = _text(request, "legacy", required=False)
+        if legacy is not None:
+            counts = memory.store_.namespace_counts(memory.db.conn())
+            auto_adopt(memory.db, counts, validate_namespace(legacy), namespace,
+                       actor=memory.actor)
         text = briefing(memory, namespace, budget_tokens=settings.hook_briefing_tokens,
                         current_session=session)
         return {"text": text}

@@ -14,7 +14,9 @@ from typing import Any
 
 from ..trust import audit
 
-__all__ = ["adopt_namespace"]
+__all__ = ["adopt_namespace", "auto_adopt", "plain_candidates"]
+
+HASH_CHARS = 6
 
 # Kept as written: history, not state. Entities are merged by name below.
 _SKIP = {"audit_events", "entities", "memories"}
@@ -92,3 +94,21 @@ def adopt_namespace(db: Any, old: str, new: str, *, actor: str) -> int:
         audit.append_event(tx, actor=actor, action="adopt", namespace=new,
                            detail={"from": old, "memories": moved})
     return moved
+
+
+def plain_candidates(counts: dict[str, int], legacy: str, namespace: str) -> list[str]:
+    """Other ``<legacy>-<hash>`` namespaces: other checkouts that had the same name."""
+    stem = legacy + "-"
+    return [ns for ns in counts if ns.startswith(stem) and ns != namespace
+            and len(ns) - len(stem) == HASH_CHARS]
+
+
+def auto_adopt(db: Any, counts: dict[str, int], legacy: str, namespace: str, *,
+               actor: str) -> int:
+    """Adopt ``legacy`` into an empty ``namespace`` when no other checkout of that name
+    exists (docs/hooks.md); returns how many memories moved."""
+    if not counts.get(legacy) or counts.get(namespace) or legacy == namespace:
+        return 0
+    if plain_candidates(counts, legacy, namespace):
+        return 0
+    return adopt_namespace(db, legacy, namespace, actor=actor)
