@@ -63,7 +63,7 @@ def _spawn_worker(args: argparse.Namespace, lock_fd: int) -> None:
     subprocess.Popen(
         [sys.executable, os.path.abspath(__file__), "install", "--data", str(args.data),
          "--pkg", str(args.pkg), "--key", args.key, "--extras", args.extras,
-         "--torch", args.torch, "--lock-fd", str(lock_fd)],
+         "--torch", args.torch, "--torch-index", args.torch_index, "--lock-fd", str(lock_fd)],
         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock_fd,),
         start_new_session=True, close_fds=True)
     log.close()
@@ -154,7 +154,8 @@ def _install(args: argparse.Namespace) -> int:
         number = 3
         if wants_torch:
             _step(number, total, f"installing {args.torch} (CPU build; the largest step)")
-            _run([*pip, args.torch])
+            index = ["--index-url", args.torch_index] if args.torch_index else []
+            _run([*pip, *index, args.torch])
             number += 1
         target = f"{src}[{','.join(extras)}]" if extras else str(src)
         _step(number, total, f"installing aide-memoire ({args.extras or 'no extras'})")
@@ -179,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--key", required=True)
     parser.add_argument("--extras", default="all")
     parser.add_argument("--torch", default="torch==2.13.0")
+    parser.add_argument("--torch-index", default="")
     parser.add_argument("--lock-fd", type=int)
     args = parser.parse_args(argv)
     if args.mode == "install":

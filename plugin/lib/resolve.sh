@@ -24,6 +24,9 @@ AM_EXTRAS=${AIDE_MEMOIRE_PLUGIN_EXTRAS:-all}
 # The CPU build of torch, pinned as in the repository's Makefile: an unpinned torch on
 # Linux pulls the multi-GB CUDA build.
 AM_TORCH=${AIDE_MEMOIRE_PLUGIN_TORCH:-torch==2.13.0}
+# Where pip finds that CPU build: pip's own configuration unless this names an index
+# (PyTorch's CPU wheel index, from its install page) for the torch step only.
+AM_TORCH_INDEX=${AIDE_MEMOIRE_PLUGIN_TORCH_INDEX:-}
 
 am_version() {
     sed -n 's/^__version__ = "\(.*\)"$/\1/p' "$AM_ROOT/pkg/server/aide_memoire/_version.py" \
@@ -82,5 +85,6 @@ am_bootstrap() {
         return 1
     }
     "$python" "$AM_ROOT/lib/bootstrap.py" "$1" --data "$AM_DATA" --pkg "$AM_ROOT/pkg" \
-        --key "$(am_key)" --extras "$AM_EXTRAS" --torch "$AM_TORCH"
+        --key "$(am_key)" --extras "$AM_EXTRAS" --torch "$AM_TORCH" \
+        --torch-index "$AM_TORCH_INDEX"
 }

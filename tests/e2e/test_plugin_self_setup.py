@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ..plugin.conftest import BARE_PATH
+from ..plugin.conftest import BARE_PATH, pip_configuration
 from .conftest import BASE_ENV, install_plugin, require_claude, run_claude, wait_for
 
 pytestmark = pytest.mark.slow
@@ -30,7 +30,8 @@ def test_fresh_home_sets_itself_up_and_connects(tmp_path: Path) -> None:
     home, store, project = tmp_path / "home", tmp_path / "store", tmp_path / "work" / "app"
     home.mkdir()
     project.mkdir(parents=True)
-    env = {**BASE_ENV, "HOME": str(home), "PATH": BARE_PATH, "AIDE_MEMOIRE_HOME": str(store)}
+    env = {**BASE_ENV, "HOME": str(home), "PATH": BARE_PATH, "AIDE_MEMOIRE_HOME": str(store),
+           **pip_configuration()}
     install_plugin(env, project)
     cache = next((home / ".claude" / "plugins" / "cache").glob("*/aide-memoire/*"))
     # The installed copy ships the package source as real files (symlinks resolved).
@@ -63,5 +64,8 @@ def test_fresh_home_sets_itself_up_and_connects(tmp_path: Path) -> None:
     again = run_claude("mcp", "list", cwd=project, env=env)
     assert "✔ Connected" in _server_line(again.stdout)
     assert log.read_text().count("first-use setup") == 1
-    installed = list((data / "venv" / "lib").glob("python3*/site-packages/aide_memoire"))
-    assert installed and not any(p.is_symlink() for p in installed)
+    site = next((data / "venv" / "lib").glob("python3*/site-packages"))
+    assert (site / "aide_memoire").is_dir() and not (site / "aide_memoire").is_symlink()
+    # The CPU build of torch: none of the CUDA runtime packages came with it.
+    assert (site / "torch").is_dir() and not list(site.glob("nvidia*")), sorted(
+        p.name for p in site.glob("nvidia*"))
