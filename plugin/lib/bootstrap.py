@@ -137,6 +137,9 @@ def _install(args: argparse.Namespace) -> int:
     wants_torch = bool({"all", "embeddings"} & set(extras))
     total = 4 if wants_torch else 3
     started = time.monotonic()
+    if args.lock_fd is not None:  # who holds the lock: the pid of this worker (and group)
+        os.ftruncate(args.lock_fd, 0)
+        os.pwrite(args.lock_fd, f"{os.getpid()}\n".encode(), 0)
     try:
         print(f"aide-memoire plugin: first-use setup of its own environment in {venv} "
               f"({args.key}); this happens once.", flush=True)

@@ -8,6 +8,8 @@ cache in the temporary HOME, as a user's first start does: minutes, not seconds.
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -38,14 +40,33 @@ def test_fresh_home_sets_itself_up_and_connects(tmp_path: Path) -> None:
     assert not (cache / "pkg" / "server").is_symlink()
     assert (cache / "pkg" / "server" / "aide_memoire" / "_version.py").is_file()
 
+    data = home / ".claude" / "plugins" / "data" / "aide-memoire-aide-memoire"
+    try:
+        _connects_after_setup(data, project, env, store)
+    finally:
+        _stop_setup(data)
+
+
+def _stop_setup(data: Path) -> None:
+    """End a setup worker this test started that is still running (a failed assertion
+    must not leave an install going): by the pid it wrote, with its process group."""
+    try:
+        pid = int((data / "setup.lock").read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return
+    if b"bootstrap.py" in cmdline and str(data).encode() in cmdline:
+        os.killpg(pid, signal.SIGTERM)
+
+
+def _connects_after_setup(data: Path, project: Path, env: dict[str, str],
+                          store: Path) -> None:
     # The first start sets the environment up in the plugin's data folder; Claude Code
     # stops waiting long before a cold install ends, and the install carries on.
     first = run_claude("mcp", "list", cwd=project, env={**env, "MCP_TIMEOUT": "5000"})
     assert "plugin:aide-memoire:aide-memoire:" in first.stdout, first.stdout + first.stderr
-    data = home / ".claude" / "plugins" / "data" / "aide-memoire-aide-memoire"
     log = data / "setup.log"
     assert log.exists() and "first-use setup" in log.read_text()
-
     started = time.monotonic()
     stamp = data / "venv" / ".aide-memoire-stamp"
     wait_for(lambda: stamp.exists() or (data / "setup.failed").exists(),
