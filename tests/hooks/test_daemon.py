@@ -112,3 +112,23 @@ def test_session_start_starts_the_daemon_in_the_background(
         assert json.loads((home / "mcp-http.json").read_text())["pid"] == info["pid"]
     finally:
         _stop(int(info["pid"]))
+
+
+def test_a_prompt_hook_answered_by_the_daemon_loads_no_engine(
+    home: Path, project: Path, transcript: Path, daemon: dict
+) -> None:
+    run_hook("stop", json.dumps({"session_id": MAIN_SESSION, "cwd": str(project),
+                                 "transcript_path": str(transcript)}).encode(), home)
+    probe = (
+        "import sys; from aide_memoire.cli import entry; entry.main(); "
+        "heavy = [m for m in ('aide_memoire.engine.memory', 'pydantic', 'numpy', 'click') "
+        "if m in sys.modules]; print('HEAVY', heavy, file=sys.stderr)"
+    )
+    ask = {"session_id": "fresh", "cwd": str(project),
+           "prompt": "Which Postgres version does the staging database run now?"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "--home", str(home), "hook", "user-prompt-submit"],
+        input=json.dumps(ask).encode(), capture_output=True, check=True,
+    )
+    assert b"Postgres 16" in done.stdout
+    assert b"HEAVY []" in done.stderr

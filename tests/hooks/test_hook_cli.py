@@ -186,3 +186,26 @@ def test_cli_entry_reads_stdin(home: Path, project: Path, captured: Path) -> Non
     bad = CliRunner().invoke(cli, ["--home", str(home), "hook", "stop"], input="{{{")
     assert bad.exit_code == 0 and bad.output == ""
 
+
+
+def test_cli_dot_namespace_is_this_project(
+    home: Path, project: Path, captured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(cli, ["--home", str(home), "search", "-n", ".", "--kind",
+                                      "turn", "--json"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)["memories"]
+    assert found and {m["namespace"] for m in found} == {project_namespace(project)}
+
+
+def test_entry_dispatches_only_the_hook_command() -> None:
+    from aide_memoire.cli.entry import _hook_args
+
+    assert _hook_args(["hook", "stop"]) == ("stop", None)
+    assert _hook_args(["--home", "/h", "--log-level", "debug", "hook", "session-start"]) == (
+        "session-start", "/h")
+    assert _hook_args(["--home=/h", "hook", "pre-compact"]) == ("pre-compact", "/h")
+    for other in (["hook", "nope"], ["status"], ["hook"], ["--json", "hook", "stop"],
+                  ["hook", "stop", "extra"]):
+        assert _hook_args(other) is None
