@@ -209,3 +209,12 @@ def test_entry_dispatches_only_the_hook_command() -> None:
     for other in (["hook", "nope"], ["status"], ["hook"], ["--json", "hook", "stop"],
                   ["hook", "stop", "extra"]):
         assert _hook_args(other) is None
+
+
+def test_a_memory_in_the_briefing_is_not_injected_again(
+    home: Path, project: Path, captured: Path
+) -> None:
+    ask = "Which Postgres version does the staging database run now?"
+    shown = hook(home, "session-start", session_id="b", cwd=str(project))
+    assert "Postgres 16" in shown  # the first request of the last session
+    assert hook(home, "user-prompt-submit", session_id="b", cwd=str(project), prompt=ask) == ""

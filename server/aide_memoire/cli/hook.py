@@ -217,9 +217,23 @@ def _session_start(home: Path, payload: dict[str, Any], limit: float) -> str:
     start_daemon(home)
     expire_states(home)
     # The briefing adopts the older project:<folder> namespace first when that is safe.
+    session = payload.get("session_id")
     request = {"op": "briefing", "namespace": project.namespace, "legacy": project.legacy,
-               "session_id": payload.get("session_id")}
-    return str(_run(home, request, limit).get("text") or "")
+               "session_id": session}
+    answer = _run(home, request, limit)
+    _remember_shown(home, session, answer)
+    return str(answer.get("text") or "")
+
+
+def _remember_shown(home: Path, session: object, answer: dict[str, Any]) -> None:
+    """Note what the session was shown, so that no later prompt shows it again."""
+    from ..engine.hooks.state import session_state
+
+    ids = [str(i) for i in answer.get("ids") or []]
+    if ids and isinstance(session, str) and session:
+        with session_state(home, session) as state:
+            state.add_injected(ids)
+            state.save()
 
 
 def _prompt(home: Path, payload: dict[str, Any], limit: float) -> str:

@@ -46,9 +46,9 @@ def handle(memory: Memory, request: dict[str, Any]) -> dict[str, Any]:
             counts = memory.store_.namespace_counts(memory.db.conn())
             auto_adopt(memory.db, counts, validate_namespace(legacy), namespace,
                        actor=memory.actor)
-        text = briefing(memory, namespace, budget_tokens=settings.hook_briefing_tokens,
-                        current_session=session)
-        return {"text": text}
+        shown = briefing(memory, namespace, budget_tokens=settings.hook_briefing_tokens,
+                         current_session=session)
+        return {"text": shown.text, "ids": list(shown.ids)}
     if op == "prompt":
         prompt = _text(request, "prompt")
         assert prompt is not None
