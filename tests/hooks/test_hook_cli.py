@@ -218,3 +218,20 @@ def test_a_memory_in_the_briefing_is_not_injected_again(
     shown = hook(home, "session-start", session_id="b", cwd=str(project))
     assert "Postgres 16" in shown  # the first request of the last session
     assert hook(home, "user-prompt-submit", session_id="b", cwd=str(project), prompt=ask) == ""
+
+
+def test_after_a_compaction_memories_may_come_back(
+    home: Path, project: Path, captured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIDE_MEMOIRE_HOOK_BRIEFING_TOKENS", "50")  # too small to show a memory
+    ask = "Which Postgres version does the staging database run now?"
+
+    def prompt() -> str:
+        return hook(home, "user-prompt-submit", session_id="c", cwd=str(project), prompt=ask)
+
+    first = prompt()
+    assert first and prompt() == ""
+    hook(home, "session-start", session_id="c", cwd=str(project), source="resume")
+    assert prompt() == ""  # a resumed session still holds what it was shown
+    hook(home, "session-start", session_id="c", cwd=str(project), source="compact")
+    assert prompt() == first  # a compacted one does not

@@ -221,17 +221,21 @@ def _session_start(home: Path, payload: dict[str, Any], limit: float) -> str:
     request = {"op": "briefing", "namespace": project.namespace, "legacy": project.legacy,
                "session_id": session}
     answer = _run(home, request, limit)
-    _remember_shown(home, session, answer)
+    # After /clear or a compaction the context no longer holds what was injected before.
+    _remember_shown(home, session, answer, forget=payload.get("source") in ("clear", "compact"))
     return str(answer.get("text") or "")
 
 
-def _remember_shown(home: Path, session: object, answer: dict[str, Any]) -> None:
+def _remember_shown(home: Path, session: object, answer: dict[str, Any], *,
+                    forget: bool) -> None:
     """Note what the session was shown, so that no later prompt shows it again."""
     from ..engine.hooks.state import session_state
 
     ids = [str(i) for i in answer.get("ids") or []]
-    if ids and isinstance(session, str) and session:
+    if (ids or forget) and isinstance(session, str) and session:
         with session_state(home, session) as state:
+            if forget:
+                state.data["injected"] = []
             state.add_injected(ids)
             state.save()
 
