@@ -63,6 +63,9 @@ def handle(memory: Memory, request: dict[str, Any]) -> dict[str, Any]:
     if op == "capture":
         path = _text(request, "transcript_path")
         assert path is not None
+        if not path.endswith(".jsonl") or not Path(path).is_file():
+            # The daemon reads only what looks like a transcript, never any file it is named.
+            raise InvalidInput("transcript_path must name an existing .jsonl transcript")
         start = request.get("start", 0)
         report = capture_transcript(
             memory, Path(path), namespace=namespace, session_id=session,
