@@ -214,10 +214,22 @@ def test_entry_dispatches_only_the_hook_command() -> None:
 def test_a_memory_in_the_briefing_is_not_injected_again(
     home: Path, project: Path, captured: Path
 ) -> None:
-    ask = "Which Postgres version does the staging database run now?"
+    with Memory(settings=Settings(home=home, embedding_model="none")) as memory:
+        note = memory.store("The staging database is backed up nightly to the cold bucket",
+                            namespace=project_namespace(project), tags=["decision"])
+    ask = "When is the staging database backed up, and where to?"
     shown = hook(home, "session-start", session_id="b", cwd=str(project))
-    assert "Postgres 16" in shown  # the first request of the last session
-    assert hook(home, "user-prompt-submit", session_id="b", cwd=str(project), prompt=ask) == ""
+    assert note in shown
+    assert "Postgres 16" in shown  # in the gist of the last session
+    # The gist is only an extract: the turn it quotes may still come whole, as evidence.
+    asked = hook(home, "user-prompt-submit", session_id="b", cwd=str(project),
+                 prompt="Which Postgres version does the staging database run now?")
+    assert "Postgres 16" in asked
+    # The note was quoted whole in the briefing: not again in this session.
+    later = hook(home, "user-prompt-submit", session_id="b", cwd=str(project), prompt=ask)
+    assert note not in later
+    fresh = hook(home, "user-prompt-submit", session_id="other", cwd=str(project), prompt=ask)
+    assert note in fresh
 
 
 def test_after_a_compaction_memories_may_come_back(

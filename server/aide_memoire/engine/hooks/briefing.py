@@ -59,6 +59,8 @@ def _notes(memory: Memory, namespace: str) -> list[Line]:
 
 
 def _session_gist(turns: Sequence[MemoryRecord]) -> list[Line]:
+    # A gist line is an extract, undated and without its id: the prompt hook may still
+    # bring the whole turn as evidence when a prompt asks about it (no id recorded).
     ordered = sorted(turns, key=lambda r: (r.position or 0))
     asked = [t for t in ordered if t.speaker == "user"]
     said = [t for t in ordered if t.speaker == "assistant"]
@@ -67,13 +69,13 @@ def _session_gist(turns: Sequence[MemoryRecord]) -> list[Line]:
         (f"Session of {_day(start)} ({len(ordered)} turns, id {ordered[0].session_id}):", None)
     ]
     if asked:
-        lines.append((f"- asked first: {quote(asked[0].content)}", asked[0].id))
+        lines.append((f"- asked first: {quote(asked[0].content)}", None))
         # The longest of the other requests carry the most of what the session was about.
         others = sorted(asked[1:], key=lambda t: -len(t.content))[:2]
         for turn in sorted(others, key=lambda t: t.position or 0):
-            lines.append((f"- also asked: {quote(turn.content, 160)}", turn.id))
+            lines.append((f"- also asked: {quote(turn.content, 160)}", None))
     if said:
-        lines.append((f"- ended with: {quote(said[-1].content)}", said[-1].id))
+        lines.append((f"- ended with: {quote(said[-1].content)}", None))
     return lines
 
 
@@ -108,7 +110,7 @@ def _fit(heading: str, lines: list[Line], budget_chars: int, ids: list[str]) -> 
 @dataclass(frozen=True)
 class Briefing:
     text: str
-    ids: tuple[str, ...]  # the memories it shows (the prompt hook does not repeat them)
+    ids: tuple[str, ...]  # the memories it quotes whole (the prompt hook does not repeat them)
 
 
 def briefing(
