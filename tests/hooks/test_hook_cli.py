@@ -247,3 +247,14 @@ def test_after_a_compaction_memories_may_come_back(
     assert prompt() == ""  # a resumed session still holds what it was shown
     hook(home, "session-start", session_id="c", cwd=str(project), source="compact")
     assert prompt() == first  # a compacted one does not
+
+
+def test_a_running_capture_does_not_hold_up_the_prompt_hook(
+    home: Path, project: Path, captured: Path
+) -> None:
+    from aide_memoire.engine.hooks.state import session_state
+
+    ask = "Which Postgres version does the staging database run now?"
+    with session_state(home, "busy", "capture"):  # a long capture of the same session
+        text = hook(home, "user-prompt-submit", session_id="busy", cwd=str(project), prompt=ask)
+    assert "Postgres 16" in text

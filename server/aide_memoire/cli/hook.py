@@ -233,7 +233,7 @@ def _remember_shown(home: Path, session: object, answer: dict[str, Any], *,
 
     ids = [str(i) for i in answer.get("ids") or []]
     if (ids or forget) and isinstance(session, str) and session:
-        with session_state(home, session) as state:
+        with session_state(home, session, "inject") as state:
             if forget:
                 state.data["injected"] = []
             state.add_injected(ids)
@@ -252,7 +252,7 @@ def _prompt(home: Path, payload: dict[str, Any], limit: float) -> str:
                                "prompt": prompt, "session_id": session}
     if not isinstance(session, str) or not session:
         return str(_run(home, request, limit).get("text") or "")
-    with session_state(home, session) as state:
+    with session_state(home, session, "inject") as state:
         request["exclude"] = sorted(state.injected())
         answer = ask_daemon(home, request, limit / 2)
         if answer is None or "error" in answer:
@@ -283,7 +283,7 @@ def _capture(home: Path, payload: dict[str, Any], event: str, limit: float) -> s
     if not Path(path).is_file():
         log(home, event, "transcript not found", path=path)
         return ""
-    with session_state(home, session) as state:
+    with session_state(home, session, "capture") as state:
         request = {"op": "capture", "namespace": project.namespace, "session_id": session,
                    "transcript_path": path, "start": state.cursor(path),
                    "final": event == "session-end"}

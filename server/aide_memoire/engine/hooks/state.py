@@ -1,6 +1,6 @@
 """Per-session hook state in the data home: capture cursors and what was injected.
 
-One small JSON file per Claude Code session under ``<home>/hooks/sessions/``, named by a
+Small JSON files per Claude Code session under ``<home>/hooks/sessions/``, named by a
 hash of the session id (no path is ever built from input). Each change happens under an
 exclusive lock on the file's lock, so a Stop capture and a SessionEnd capture running at
 once, or two prompt hooks, never lose each other's updates.
@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 __all__ = ["SessionState", "session_state"]
 
@@ -70,12 +70,20 @@ def _folder(home: Path) -> Path:
     return folder
 
 
+Part = Literal["capture", "inject"]
+
+
 @contextlib.contextmanager
-def session_state(home: Path, session_id: str) -> Iterator[SessionState]:
-    """Load, lock and yield one session's state; the caller calls ``save`` to keep changes."""
+def session_state(home: Path, session_id: str, part: Part) -> Iterator[SessionState]:
+    """Load, lock and yield one part of a session's state (``save`` keeps changes).
+
+    Capture cursors and the injected list are separate files with separate locks: a long
+    capture must never make the next prompt's hook wait.
+    """
     folder = _folder(home)
-    path = folder / f"{_key(session_id)}.json"
-    lock_fd = os.open(folder / f"{_key(session_id)}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    stem = f"{_key(session_id)}.{part}"
+    path = folder / f"{stem}.json"
+    lock_fd = os.open(folder / f"{stem}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         if fcntl is not None:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
