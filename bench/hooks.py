@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -284,6 +285,7 @@ def main() -> None:
     print(table(["hook", "p50 / total ms", "p95 ms", "turns/s"], rows), file=sys.stderr)
     print(json.dumps(results, indent=2))
     write_json(args.json, results)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
