@@ -4,9 +4,10 @@ an explicit timeout; capture detached, the two context hooks waited for."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 
-from .conftest import PLUGIN
+from .conftest import PLUGIN, REPO
 
 HOOKS = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
 EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
@@ -48,3 +49,14 @@ def test_session_start_covers_every_source() -> None:
     assert set(matcher.split("|")) == {"startup", "resume", "clear", "compact"}
     for event in EVENTS.keys() - {"SessionStart"}:
         assert HOOKS[event][0].get("matcher") in (None, "", "*"), event
+
+
+def test_the_plugin_ships_the_package_source_and_executable_launchers() -> None:
+    # What the first-use setup installs from: the package itself, not a copy to drift.
+    for name in ("server", "pyproject.toml", "README.md"):
+        assert (PLUGIN / "pkg" / name).resolve() == (REPO / name).resolve(), name
+    for name in ("aide-memoire-mcp", "aide-memoire-hook"):
+        assert os.access(PLUGIN / "bin" / name, os.X_OK), name
+    # Nothing in bin/ is called `aide-memoire`: Claude Code may put a plugin's bin/ on
+    # PATH, and the launchers look for the user's own `aide-memoire` there.
+    assert not (PLUGIN / "bin" / "aide-memoire").exists()
