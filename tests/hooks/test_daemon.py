@@ -87,7 +87,7 @@ def test_the_hook_route_needs_the_token(home: Path, daemon: dict) -> None:
     assert status == 401
     token = (home / "mcp-token").read_text().strip()
     status, payload = _post("127.0.0.1", int(daemon["port"]), token, body, 10)
-    assert status == 200 and json.loads(payload) == {"text": ""}
+    assert status == 200 and json.loads(payload) == {"text": "", "ids": []}
     status, payload = _post("127.0.0.1", int(daemon["port"]), token, b"[1]", 10)
     assert status == 400 and "JSON object" in json.loads(payload)["error"]
     bad = json.dumps({"op": "drop-tables", "namespace": "project:x-123456"}).encode()
