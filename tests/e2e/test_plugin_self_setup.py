@@ -3,7 +3,10 @@
 after the first-use setup `claude mcp list` shows the plugin's server Connected.
 
 This runs the full default setup (`all` extras, the pinned CPU torch) with a cold pip
-cache in the temporary HOME, as a user's first start does: minutes, not seconds.
+cache in the temporary HOME, as a user's first start does: minutes, not seconds (376 s
+on the 2-core reference machine under load). AIDE_MEMOIRE_PLUGIN_EXTRAS in the outer
+environment (e.g. `vectors`: no torch, about a tenth of the time) is passed on, as a user
+would set it, and the checks follow what it asks for.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ def test_fresh_home_sets_itself_up_and_connects(tmp_path: Path) -> None:
     project.mkdir(parents=True)
     env = {**BASE_ENV, "HOME": str(home), "PATH": BARE_PATH, "AIDE_MEMOIRE_HOME": str(store),
            **pip_configuration()}
+    if os.environ.get("AIDE_MEMOIRE_PLUGIN_EXTRAS"):
+        env["AIDE_MEMOIRE_PLUGIN_EXTRAS"] = os.environ["AIDE_MEMOIRE_PLUGIN_EXTRAS"]
     install_plugin(env, project)
     cache = next((home / ".claude" / "plugins" / "cache").glob("*/aide-memoire/*"))
     # The installed copy ships the package source as real files (symlinks resolved).
@@ -74,7 +79,10 @@ def _connects_after_setup(data: Path, project: Path, env: dict[str, str],
     assert not (data / "setup.failed").exists(), log.read_text()[-3000:]
     print(f"first-use setup finished {time.monotonic() - started:.0f} s after the first "
           f"mcp list")
-    assert stamp.read_text().startswith("aide-memoire ") and "extras=all" in stamp.read_text()
+    extras = env.get("AIDE_MEMOIRE_PLUGIN_EXTRAS", "all")
+    print(f"first-use setup with extras={extras}")
+    assert stamp.read_text().startswith("aide-memoire ")
+    assert f"extras={extras} " in stamp.read_text()
 
     listed = run_claude("mcp", "list", cwd=project, env=env)
     line = _server_line(listed.stdout)
@@ -87,6 +95,7 @@ def _connects_after_setup(data: Path, project: Path, env: dict[str, str],
     assert log.read_text().count("first-use setup") == 1
     site = next((data / "venv" / "lib").glob("python3*/site-packages"))
     assert (site / "aide_memoire").is_dir() and not (site / "aide_memoire").is_symlink()
-    # The CPU build of torch: none of the CUDA runtime packages came with it.
-    assert (site / "torch").is_dir() and not list(site.glob("nvidia*")), sorted(
-        p.name for p in site.glob("nvidia*"))
+    # The CPU build of torch when torch is asked for: no CUDA runtime packages came.
+    assert not list(site.glob("nvidia*")), sorted(p.name for p in site.glob("nvidia*"))
+    wants_torch = bool({"all", "embeddings"} & set(extras.split(",")))
+    assert (site / "torch").is_dir() == wants_torch
