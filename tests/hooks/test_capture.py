@@ -152,3 +152,26 @@ def test_reading_skips_what_is_not_conversation(transcript: Path) -> None:
     assert chunk.malformed == 2
     assert not any("Subagent" in m.text for m in chunk.messages)
     assert chunk.results == {"toolu_01": False, "toolu_02": True}
+
+
+def test_what_claude_code_writes_on_its_own_is_not_a_turn(
+    kmemory: Memory, tmp_path: Path
+) -> None:
+    def line(n: int, kind: str, content: object, **extra: object) -> str:
+        return json.dumps({"type": kind, "uuid": f"x{n}", "sessionId": "s", "timestamp":
+                           "2026-11-22T08:00:00Z", "message": {"role": kind,
+                                                               "content": content}, **extra})
+
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join([
+        line(1, "user", "<bash-input>cat .env</bash-input>"),
+        line(2, "user", "<bash-stdout>DATABASE_URL=...</bash-stdout><bash-stderr></bash-stderr>"),
+        line(3, "assistant", [{"type": "text", "text": "API Error: 529 overloaded"}],
+             isApiErrorMessage=True),
+        json.dumps({"type": "attachment", "uuid": "x4", "attachment": {
+            "type": "hook_success", "hookEvent": "UserPromptSubmit",
+            "content": "aide-memoire: earlier memories ..."}}),
+        line(5, "user", "Keep the retry budget at three attempts."),
+    ]) + "\n")
+    capture_transcript(kmemory, path, namespace=NS)
+    assert [t.content for t in turns(kmemory)] == ["Keep the retry budget at three attempts."]

@@ -8,8 +8,9 @@ Each line is one JSON object. What becomes memory:
 - each ``tool_use`` block: one short line (tool, command or path, and whether its
   ``tool_result`` reported an error), never the tool's output.
 
-Sidechain lines (a subagent's own conversation), summaries, attachments, queue and
-snapshot records are skipped; so are malformed lines (counted). Reading is incremental:
+Sidechain lines (a subagent's own conversation), summaries, attachments (hook output,
+ours included: injected memory never comes back as a new turn), API error lines, queue
+and snapshot records are skipped; so are malformed lines (counted). Reading is incremental:
 it starts at a byte offset and stops before a last line that is not yet complete.
 """
 
@@ -28,8 +29,11 @@ MAX_TOOL_DETAIL = 160
 # Inputs that name what a tool acted on, in order of preference.
 _TOOL_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "description",
               "prompt", "notebook_path", "skill")
+# Text Claude Code writes on the person's behalf: slash-command wrappers and the output
+# of `!` shell commands (tool output, in effect).
 _WRAPPERS = ("<command-name>", "<command-message>", "<local-command-stdout>",
-             "<local-command-stderr>", "<command-args>")
+             "<local-command-stderr>", "<command-args>", "<bash-input>", "<bash-stdout>",
+             "<bash-stderr>")
 
 
 @dataclass
@@ -92,6 +96,8 @@ def _user_text(record: dict[str, Any], content: Any) -> str:
 def _parse(record: dict[str, Any], chunk: Chunk, offset: int) -> Iterator[Message]:
     kind = record.get("type")
     if kind not in ("user", "assistant") or record.get("isSidechain"):
+        return
+    if record.get("isApiErrorMessage"):  # "API Error: ..." written as if Claude said it
         return
     uuid = record.get("uuid")
     message = record.get("message")
