@@ -175,3 +175,37 @@ def test_what_claude_code_writes_on_its_own_is_not_a_turn(
     ]) + "\n")
     capture_transcript(kmemory, path, namespace=NS)
     assert [t.content for t in turns(kmemory)] == ["Keep the retry budget at three attempts."]
+
+
+def test_concurrent_captures_of_the_same_lines_add_them_once(
+    home: Path, transcript: Path
+) -> None:
+    import threading
+
+    from aide_memoire import Settings
+    from aide_memoire.engine.hooks.service import handle
+
+    settings = Settings(home=home, embedding_model="none")
+    with Memory(settings=settings) as setup:
+        setup.status()  # create the store before the writers race
+    errors: list[BaseException] = []
+
+    def capture(session: str) -> None:
+        try:
+            with Memory(settings=settings) as memory:
+                handle(memory, {"op": "capture", "namespace": NS, "session_id": session,
+                                "transcript_path": str(transcript)})
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    # The session and a resumed copy of it, captured at the same moment.
+    workers = [threading.Thread(target=capture, args=(s,)) for s in ("one", "two", "one")]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert not errors
+    with Memory(settings=settings) as memory:
+        uuids = [str(r[0]) for r in memory.db.conn().execute(
+            "SELECT json_extract(metadata, '$.uuid') FROM memories WHERE namespace = ?", (NS,))]
+    assert len(uuids) == len(set(uuids)) == 11

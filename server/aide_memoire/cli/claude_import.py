@@ -46,6 +46,7 @@ def import_claude_code(
     from tqdm import tqdm
 
     from ..engine.hooks.capture import capture_enabled, capture_transcript
+    from ..engine.hooks.state import capture_lock
     from ..engine.projects import project_for
 
     files = sorted(transcripts_root().glob("*/*.jsonl"))
@@ -66,8 +67,9 @@ def import_claude_code(
         if not on:
             totals["skipped_off"] += 1
             continue
-        report = capture_transcript(memory, path, namespace=project.namespace, final=True,
-                                    dry_run=dry_run)
+        with capture_lock(memory.settings.home, project.namespace):
+            report = capture_transcript(memory, path, namespace=project.namespace, final=True,
+                                        dry_run=dry_run)
         totals["transcripts"] += 1
         for key in ("sessions", "turns", "present", "redacted", "private", "malformed"):
             totals[key] += getattr(report, key)

@@ -16,6 +16,7 @@ from ..validate import validate_namespace
 from .briefing import briefing
 from .capture import capture_transcript
 from .prompt import prompt_context
+from .state import capture_lock
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -67,11 +68,12 @@ def handle(memory: Memory, request: dict[str, Any]) -> dict[str, Any]:
             # The daemon reads only what looks like a transcript, never any file it is named.
             raise InvalidInput("transcript_path must name an existing .jsonl transcript")
         start = request.get("start", 0)
-        report = capture_transcript(
-            memory, Path(path), namespace=namespace, session_id=session,
-            start=start if isinstance(start, int) and start >= 0 else 0,
-            final=bool(request.get("final")),
-        )
+        with capture_lock(memory.settings.home, namespace):
+            report = capture_transcript(
+                memory, Path(path), namespace=namespace, session_id=session,
+                start=start if isinstance(start, int) and start >= 0 else 0,
+                final=bool(request.get("final")),
+            )
         return {"turns": report.turns, "present": report.present, "cursor": report.cursor,
                 "redacted": report.redacted, "private": report.private,
                 "malformed": report.malformed}

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["SessionState", "session_state"]
+__all__ = ["SessionState", "capture_lock", "expire_states", "session_state"]
 
 STATE_DIR = ("hooks", "sessions")
 EXPIRE_DAYS = 30.0
@@ -106,3 +106,19 @@ def expire_states(home: Path, *, days: float = EXPIRE_DAYS) -> int:
                 path.unlink()
                 removed += 1
     return removed
+
+
+@contextlib.contextmanager
+def capture_lock(home: Path, namespace: str) -> Iterator[None]:
+    """Serialise captures into one namespace (live hooks and a backfill alike): the check
+    "is this line stored already?" and the write then see each other, so two captures of
+    the same lines (a session and its resumed copy) cannot both add them."""
+    folder = _folder(home)
+    lock_fd = os.open(folder / f"capture-{_key(namespace)}.lock", os.O_RDWR | os.O_CREAT,
+                      0o600)
+    try:
+        if fcntl is not None:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(lock_fd)
