@@ -1,25 +1,48 @@
-"""aide-memoire: persistent, local-first memory for AI agents."""
+"""aide-memoire: persistent, local-first memory for AI agents.
+
+The public names load on first use (PEP 562), so that a short process importing one
+light module of the package (the prompt hook: cli/hook.py) does not pay for the engine.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .engine.async_memory import AsyncMemory
-from .engine.errors import (
-    AideMemoireError,
-    ForeignDatabase,
-    InvalidContent,
-    InvalidInput,
-    InvalidNamespace,
-    InvalidQuery,
-    ModelUnavailable,
-    NewerSchema,
-    NotFound,
-    PartMissing,
-    SecretRefused,
-    StoreError,
-    StoreFull,
-)
-from .engine.memory import Memory
-from .engine.models import Hit, ImportReport, MemoryRecord, Stage, Status
-from .engine.settings import Settings
+
+if TYPE_CHECKING:
+    from .engine.async_memory import AsyncMemory
+    from .engine.errors import (
+        AideMemoireError,
+        ForeignDatabase,
+        InvalidContent,
+        InvalidInput,
+        InvalidNamespace,
+        InvalidQuery,
+        ModelUnavailable,
+        NewerSchema,
+        NotFound,
+        PartMissing,
+        SecretRefused,
+        StoreError,
+        StoreFull,
+    )
+    from .engine.memory import Memory
+    from .engine.models import Hit, ImportReport, MemoryRecord, Stage, Status
+    from .engine.settings import Settings
+
+_WHERE = {
+    "AsyncMemory": "engine.async_memory",
+    "Memory": "engine.memory",
+    "Settings": "engine.settings",
+    **{name: "engine.models" for name in ("Hit", "ImportReport", "MemoryRecord", "Stage",
+                                          "Status")},
+    **{name: "engine.errors" for name in (
+        "AideMemoireError", "ForeignDatabase", "InvalidContent", "InvalidInput",
+        "InvalidNamespace", "InvalidQuery", "ModelUnavailable", "NewerSchema", "NotFound",
+        "PartMissing", "SecretRefused", "StoreError", "StoreFull")},
+}
 
 __all__ = [
     "AideMemoireError",
@@ -45,3 +68,16 @@ __all__ = [
     "StoreFull",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'aide_memoire' has no attribute {name!r}")
+    value = getattr(import_module(f".{where}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,10 @@ def test_explicit_namespace_wins_and_is_validated() -> None:
 
 
 def test_claude_project_dir_then_working_directory() -> None:
+    # Readable folder name plus a hash of the project root (engine/projects.py).
     env = {"CLAUDE_PROJECT_DIR": "/home/a/My Project (v2)"}
-    assert default_namespace(environ=env, cwd=Path("/elsewhere")) == "project:My-Project-v2"
-    assert default_namespace(environ={}, cwd=Path("/srv/app.io")) == "project:app.io"
-    assert default_namespace(environ={}, cwd=Path("/")) == "project:root"
+    assert re.fullmatch(r"project:My-Project-v2-[0-9a-f]{6}",
+                        default_namespace(environ=env, cwd=Path("/elsewhere")))
+    assert re.fullmatch(r"project:app\.io-[0-9a-f]{6}",
+                        default_namespace(environ={}, cwd=Path("/srv/app.io")))
+    assert re.fullmatch(r"project:root-[0-9a-f]{6}", default_namespace(environ={}, cwd=Path("/")))

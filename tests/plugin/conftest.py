@@ -36,6 +36,18 @@ def front_matter(path: Path) -> dict[str, object]:
     return data
 
 
+def pip_configuration() -> dict[str, str]:
+    """This machine's pip configuration (where its CPU torch and other wheels come from),
+    which lives in the real HOME: a fresh HOME keeps it, as a user's own settings would
+    be kept. Without it, pip on Linux resolves `torch==2.13.0` to the multi-GB CUDA build
+    (docs/install.md: AIDE_MEMOIRE_PLUGIN_TORCH_INDEX)."""
+    kept = {k: v for k, v in os.environ.items() if k.startswith("PIP_")}
+    user = Path("~/.config/pip/pip.conf").expanduser()
+    if "PIP_CONFIG_FILE" not in kept and user.is_file():
+        kept["PIP_CONFIG_FILE"] = str(user)
+    return kept
+
+
 @pytest.fixture
 def claude(tmp_path: Path) -> Claude:
     """Run the real Claude Code CLI in a throwaway HOME; extra env vars as keywords."""

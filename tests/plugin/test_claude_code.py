@@ -5,9 +5,15 @@ server connects."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from .conftest import BARE_PATH, REPO, VENV_BIN, Claude
+
+
+def _checkout() -> dict[str, str]:
+    """This checkout's code for the servers Claude Code starts (not the shared install's)."""
+    return {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
 
 
 def test_plugin_and_marketplace_validate(claude: Claude) -> None:
@@ -39,9 +45,14 @@ def test_install_from_the_checkout_and_connect(claude: Claude, tmp_path: Path) -
     skills = {p.parent.name for p in (REPO / "skills").glob("*/SKILL.md")}
     assert {"review-memory", "memory-status"} <= commands | prompts
     assert commands | prompts | skills == seen
+    hooks = next(x for x in details.stdout.splitlines() if x.strip().startswith("Hooks ("))
+    assert {
+        h.strip() for h in hooks.split(")", 1)[1].split("(")[0].split(",")
+    } == {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
 
     listed = claude("mcp", "list", cwd=project, PATH=f"{VENV_BIN}:{BARE_PATH}",
-                    AIDE_MEMOIRE_HOME=str(store), AIDE_MEMOIRE_EMBEDDING_MODEL="none")
+                    AIDE_MEMOIRE_HOME=str(store), AIDE_MEMOIRE_EMBEDDING_MODEL="none",
+                    **_checkout())
     line = next((x for x in listed.stdout.splitlines() if x.startswith("plugin:aide-memoire:")),
                 "")
     assert line.startswith("plugin:aide-memoire:aide-memoire:"), listed.stdout + listed.stderr
@@ -49,11 +60,15 @@ def test_install_from_the_checkout_and_connect(claude: Claude, tmp_path: Path) -
     # The health check ran the real server on the store the environment named.
     assert (store / "memory.db").exists()
 
-    # Without the command installed, the server does not connect (the launcher's message
-    # is in Claude Code's MCP log; tests/plugin/test_launcher.py checks its text).
-    missing = claude("mcp", "list", cwd=project, AIDE_MEMOIRE_HOME=str(store))
-    assert "plugin:aide-memoire:aide-memoire:" in missing.stdout
-    assert "✘ Failed to connect" in missing.stdout, missing.stdout
+    # A wrong AIDE_MEMOIRE_BIN is an error, not a reason to set up another environment
+    # (the launcher's message is in Claude Code's MCP log; tests/plugin/test_launcher.py
+    # checks its text). With nothing at all, the plugin sets up its own: tests/e2e.
+    wrong = claude("mcp", "list", cwd=project, AIDE_MEMOIRE_HOME=str(store),
+                   AIDE_MEMOIRE_BIN=str(tmp_path / "nowhere"))
+    assert "plugin:aide-memoire:aide-memoire:" in wrong.stdout
+    assert "✘ Failed to connect" in wrong.stdout, wrong.stdout
+    assert not (tmp_path / "claude-home" / ".claude" / "plugins" / "data" /
+                "aide-memoire-aide-memoire" / "venv").exists()
 
     # What docs/clients.md tells a user whose PATH lacks the command, or who wants another
     # store: the `env` block of ~/.claude/settings.json reaches the plugin's server.
@@ -64,6 +79,6 @@ def test_install_from_the_checkout_and_connect(claude: Claude, tmp_path: Path) -
     settings["env"] = {"AIDE_MEMOIRE_BIN": str(VENV_BIN / "aide-memoire"),
                        "AIDE_MEMOIRE_HOME": str(other), "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
     settings_file.write_text(json.dumps(settings))
-    configured = claude("mcp", "list", cwd=project)
+    configured = claude("mcp", "list", cwd=project, **_checkout())
     assert "✔ Connected" in configured.stdout, configured.stdout + configured.stderr
     assert (other / "memory.db").exists()

@@ -45,9 +45,18 @@ def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")(fn)
 
 
+def _here(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    if value != ".":
+        return value
+    from ..engine.projects import directory_from, project_namespace
+
+    return project_namespace(directory_from(os.environ, None))
+
+
 def namespace_option(fn: F) -> F:
     return click.option(
-        "--namespace", "-n", default="default", show_default=True, help="Namespace to use."
+        "--namespace", "-n", default="default", show_default=True, callback=_here,
+        help="Namespace to use ('.': this project's, as the hooks and the MCP server use).",
     )(fn)
 
 
@@ -283,8 +292,13 @@ def forget(
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """What the store holds and which recall stages are live."""
+    from ..engine.hooks.capture import capture_enabled
+    from ..engine.projects import directory_from, project_for
+
+    project = project_for(directory_from(os.environ, None))
     with open_memory(ctx) as memory:
         report = memory.status()
+        capture_on, capture_why = capture_enabled(memory.settings, project.root)
     lines = [
         f"aide-memoire {report.version}",
         f"store      {report.db_path} ({report.db_bytes} bytes, schema {report.schema_version})",
@@ -296,7 +310,22 @@ def status(ctx: click.Context, as_json: bool) -> None:
         f"stage      {s.name:<10} {'live' if s.live else 'off '}  {s.detail}"
         for s in report.stages
     ]
-    emit(report, as_json=as_json, text="\n".join(lines))
+    lines.append(f"project    {project.namespace} ({project.root}); capture {capture_why}")
+    emit({**report.model_dump(), "project": {
+        "namespace": project.namespace, "root": str(project.root), "capture": capture_on,
+        "capture_detail": capture_why}}, as_json=as_json, text="\n".join(lines))
+
+
+@cli.command(name="hook")
+@click.argument("event", type=click.Choice(
+    ["session-start", "user-prompt-submit", "stop", "pre-compact", "session-end"]))
+@click.pass_context
+def hook_cmd(ctx: click.Context, event: str) -> None:
+    """Run a Claude Code hook: reads the hook JSON on stdin, prints context, exits 0
+    (failures are logged to <home>/logs/hooks.log; docs/hooks.md)."""
+    from .hook import main as hook_main
+
+    hook_main(event, ctx.obj.get("home"))
 
 
 def _private_file(path: Path) -> IO[str]:
@@ -342,19 +371,37 @@ def export_cmd(
 
 
 @cli.command(name="import")
-@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("source")
+@click.option("--project", "project_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="claude-code: this project's transcripts (default: here).")
+@click.option("--all", "every", is_flag=True, help="claude-code: every project's transcripts.")
+@click.option("--dry-run", is_flag=True, help="claude-code: count what would be added.")
 @click.option("--redact-secrets", is_flag=True,
               help="Replace secrets with [redacted:<kind>] instead of refusing the file.")
 @json_option
 @click.pass_context
-def import_cmd(ctx: click.Context, source: Path, redact_secrets: bool, as_json: bool) -> None:
-    """Import a JSON Lines export; memories already present are skipped."""
+def import_cmd(ctx: click.Context, source: str, project_dir: Path | None, every: bool,
+               dry_run: bool, redact_secrets: bool, as_json: bool) -> None:
+    """Import a JSON Lines export (memories present are skipped), or with SOURCE
+    'claude-code' the Claude Code transcripts in ~/.claude/projects (docs/hooks.md)."""
     from .ops import progress_lines
 
-    with open_memory(ctx) as memory, source.open(encoding="utf-8") as fh:
+    if source == "claude-code":
+        from .claude_import import run
+
+        run(ctx, open_memory, project_dir, every, dry_run, as_json)
+        return
+    if project_dir is not None or every or dry_run:
+        fail("--project, --all and --dry-run apply to 'import claude-code' only", EXIT_USAGE)
+    source_path = Path(source)
+    if not source_path.is_file():
+        fail(f"no such file: {source}", EXIT_USAGE)
+
+    with open_memory(ctx) as memory, source_path.open(encoding="utf-8") as fh:
         report = memory.import_(progress_lines(
-            fh, total=source.stat().st_size, desc="import", as_json=as_json, size=len, unit="B"
-        ), redact_secrets=redact_secrets)
+            fh, total=source_path.stat().st_size, desc="import", as_json=as_json, size=len,
+            unit="B",
+        ), secrets="redact" if redact_secrets else "refuse")
     redacted = f", redacted {report.redacted} secrets" if report.redacted else ""
     emit(
         report,
@@ -385,6 +432,10 @@ _register_lifecycle(cli, open_memory)
 from .facts import register as _register_facts  # noqa: E402 - facts, related
 
 _register_facts(cli, open_memory)
+
+from .adopt import register as _register_project  # noqa: E402 - project show / adopt
+
+_register_project(cli, open_memory)
 
 
 def main() -> None:

@@ -40,8 +40,8 @@ def _what(memory: Memory, namespace: str) -> str:
               help="Serve streamable HTTP on 127.0.0.1 (this store's own port, bearer token) "
               "instead of stdio.")
 @click.option("--namespace", "-n", default=None,
-              help="Default namespace for tools (default: project:<folder> of "
-              "$CLAUDE_PROJECT_DIR, else of the working directory).")
+              help="Default namespace for tools (default: the project of $CLAUDE_PROJECT_DIR, "
+              "else of the working directory: project:<folder>-<hash>).")
 @click.option("--workers", type=click.IntRange(1, 64), default=4, show_default=True,
               help="Engine calls running at once.")
 @click.option("--port", type=click.IntRange(0, 65535), default=None,

@@ -229,6 +229,39 @@ class Settings(BaseSettings):
         "auto_maintenance is on."
     )
 
+    # -- Claude Code hooks (docs/hooks.md) ----------------------------------------------
+    capture: bool = Field(
+        default=True,
+        description="Capture Claude Code sessions into the project's memory (the Stop, "
+        "PreCompact and SessionEnd hooks). Off here: off everywhere; a project switches it "
+        "off alone with a file .aide-memoire/capture-off in its root.",
+    )
+    hook_briefing_tokens: int = Field(
+        default=600, ge=50, le=8000,
+        description="Most tokens (about 4 characters each) the SessionStart briefing prints.",
+    )
+    hook_recall_tokens: int = Field(
+        default=400, ge=50, le=8000,
+        description="Most tokens (about 4 characters each) of memory injected before a prompt.",
+    )
+    hook_recall_floor: float = Field(
+        default=0.65, ge=0.0, le=1.0,
+        description="Relevance (share of the prompt's weighted words a memory holds, "
+        "docs/hooks.md) under which a memory is not injected before a prompt; chosen by "
+        "cross-validation on LOCOMO questions (bench/hook_floor.py).",
+    )
+    hook_daemon: bool = Field(
+        default=True,
+        description="Let the hooks start the loopback daemon (aide-memoire serve --http) in "
+        "the background when none runs, so later prompts are answered by a warm model. "
+        "Off: hooks answer in process, keyword-only.",
+    )
+    hook_time_limit_s: float = Field(
+        default=2.0, gt=0, le=60,
+        description="Hard limit on one hook's own work; past it the hook gives up and the "
+        "prompt goes on unchanged (capture continues at the next hook).",
+    )
+
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
         """Settings from the environment, with explicit overrides winning."""

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import uvicorn
 
 from ..engine.errors import AideMemoireError
@@ -40,8 +41,11 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+    from ..engine.memory import Memory
+
 __all__ = [
     "DISCOVERY_FILE",
+    "HOOK_PATH",
     "HOST",
     "PORT_FILE",
     "TOKEN_FILE",
@@ -49,6 +53,7 @@ __all__ = [
     "PortInUse",
     "bind_daemon",
     "default_port",
+    "HookRoute",
     "ensure_token",
     "read_discovery",
     "serve_http",
@@ -196,6 +201,59 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+HOOK_PATH = "/hook"
+HOOK_MAX_BYTES = 1_000_000
+
+
+class HookRoute:
+    """``POST /hook``: the Claude Code hooks' requests (engine/hooks/service.py) answered
+    by the warm engine, so a prompt hook process never loads the model. Behind the same
+    bearer token as everything else (it sits inside BearerAuth)."""
+
+    def __init__(self, app: ASGIApp, memory: Memory) -> None:
+        self.app = app
+        self.memory = memory
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != HOOK_PATH:
+            await self.app(scope, receive, send)
+            return
+        status, answer = 200, {}
+        body = b""
+        more = True
+        while more and len(body) <= HOOK_MAX_BYTES:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        try:
+            if scope["method"] != "POST" or len(body) > HOOK_MAX_BYTES:
+                raise ValueError("POST one JSON object of at most 1 MB")
+            request = json.loads(body)
+            if not isinstance(request, dict):
+                raise ValueError("the body must be a JSON object")
+            if self._warming():
+                # A recall now would wait seconds for the model: the hook answers itself.
+                status, answer = 503, {"error": "the model is still loading"}
+            else:
+                answer = await anyio.to_thread.run_sync(self._handle, request)
+        except (ValueError, AideMemoireError) as exc:
+            status, answer = 400, {"error": str(exc)}
+        payload = json.dumps(answer).encode()
+        await send({"type": "http.response.start", "status": status, "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(payload)).encode())]})
+        await send({"type": "http.response.body", "body": payload})
+
+    def _warming(self) -> bool:
+        return self.memory.recaller.dense_live() and self.memory.embedder.space is None
+
+    def _handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        from ..engine.hooks.service import handle
+
+        with self.memory.acting_as("hook"):
+            return handle(self.memory, request)
+
+
 class _Uvicorn(uvicorn.Server):
     """uvicorn that stops cleanly on SIGTERM / SIGINT without re-raising the signal,
     so the caller's cleanup (removing the discovery file) always runs."""
@@ -244,12 +302,15 @@ async def serve_http(
     sock: socket.socket | None = None,
     port: int = 0,
     announce: str = "",
+    memory: Memory | None = None,
 ) -> None:
     """Serve on ``sock`` (else a new one on ``port``) until SIGTERM / SIGINT, announced in
     the discovery file meanwhile when no other live daemon owns it."""
     token = ensure_token(home)
-    app = BearerAuth(server.streamable_http_app(streamable_http_path=PATH, host=HOST), token,
-                     home / TOKEN_FILE)
+    inner: ASGIApp = server.streamable_http_app(streamable_http_path=PATH, host=HOST)
+    if memory is not None:
+        inner = HookRoute(inner, memory)
+    app = BearerAuth(inner, token, home / TOKEN_FILE)
     sock = sock or bind_loopback(port)
     bound = sock.getsockname()[1]
     discovery = home / DISCOVERY_FILE

@@ -13,13 +13,15 @@ import logging
 import os
 import socket
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..engine.validate import normalize_namespace, validate_namespace
+from ..engine.projects import directory_from, project_namespace
+from ..engine.validate import validate_namespace
 
 if TYPE_CHECKING:
     from ..engine.memory import Memory
@@ -34,13 +36,12 @@ def default_namespace(
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> str:
-    """``explicit`` if given, else ``project:<folder>`` of the client's project directory
-    (``CLAUDE_PROJECT_DIR``, else the working directory)."""
+    """``explicit`` if given, else the namespace of the client's project (``CLAUDE_PROJECT_DIR``,
+    else the working directory): see engine/projects.py."""
     if explicit:
         return validate_namespace(explicit)
     env = os.environ if environ is None else environ
-    folder = Path(env.get("CLAUDE_PROJECT_DIR") or (cwd or Path.cwd()))
-    return normalize_namespace(folder.name or "root", prefix="project:")
+    return project_namespace(directory_from(env, cwd))
 
 
 def quiet_stdlib_logging() -> None:
@@ -76,6 +77,16 @@ async def _stdio(memory: Memory, settings: ServeSettings) -> None:
         tasks.cancel_scope.cancel()
 
 
+def _catch_up_vectors(memory: Memory) -> None:
+    """Encode the rows stored keyword-only meanwhile (hooks capture without the model
+    when no daemon runs); resumable, so a daemon stopped half-way loses nothing."""
+    try:
+        if memory.recaller.dense_live() and memory.embedder.wait():
+            memory.reembed()
+    except Exception as exc:  # noqa: BLE001 - a background catch-up must not stop serving
+        logging.getLogger(__name__).warning("reembed after start failed: %s", exc)
+
+
 async def _http(memory: Memory, settings: ServeSettings, sock: socket.socket | None,
                 port: int, announce: str) -> None:
     from .http import serve_http
@@ -84,7 +95,10 @@ async def _http(memory: Memory, settings: ServeSettings, sock: socket.socket | N
     server = build_server(memory, settings)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_warm, memory, server)
-        await serve_http(server, memory.settings.home, sock=sock, port=port, announce=announce)
+        threading.Thread(target=_catch_up_vectors, args=(memory,), name="catch-up",
+                         daemon=True).start()
+        await serve_http(server, memory.settings.home, sock=sock, port=port, announce=announce,
+                         memory=memory)
         tasks.cancel_scope.cancel()
 
 

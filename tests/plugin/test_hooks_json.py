@@ -1,0 +1,62 @@
+"""plugin/hooks/hooks.json: the five events, each through the plugin's hook launcher with
+an explicit timeout; capture detached, the two context hooks waited for."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+
+from .conftest import PLUGIN, REPO
+
+HOOKS = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
+EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
+          "Stop": "stop", "PreCompact": "pre-compact", "SessionEnd": "session-end"}
+CAPTURE = {"Stop", "PreCompact", "SessionEnd"}
+
+
+def _only_hook(event: str) -> dict[str, object]:
+    groups = HOOKS[event]
+    assert len(groups) == 1 and len(groups[0]["hooks"]) == 1, groups
+    hook: dict[str, object] = groups[0]["hooks"][0]
+    return hook
+
+
+def test_every_event_runs_the_launcher_with_its_event_name() -> None:
+    assert set(HOOKS) == set(EVENTS)
+    for event, name in EVENTS.items():
+        hook = _only_hook(event)
+        assert hook["type"] == "command"
+        words = shlex.split(str(hook["command"]))
+        assert words[:2] == ["sh", "${CLAUDE_PLUGIN_ROOT}/bin/aide-memoire-hook"], words
+        assert words[-1] == name
+        assert (words[2] == "--detach") == (event in CAPTURE), words
+
+
+def test_timeouts_are_explicit_and_short_where_the_person_waits() -> None:
+    for event in EVENTS:
+        timeout = _only_hook(event)["timeout"]
+        assert isinstance(timeout, int | float) and 0 < timeout <= 60, (event, timeout)
+    # The prompt hook runs before every prompt: a slow one is cut off and the prompt goes on.
+    assert _only_hook("UserPromptSubmit")["timeout"] <= 10  # type: ignore[operator]
+    # Capture hands its work to a detached process, so Claude Code's `async` is not used
+    # (claude -p 2.1.197 exits before it runs async hooks).
+    assert not any(_only_hook(event).get("async") for event in EVENTS)
+
+
+def test_session_start_covers_every_source() -> None:
+    matcher = str(HOOKS["SessionStart"][0]["matcher"])
+    assert set(matcher.split("|")) == {"startup", "resume", "clear", "compact"}
+    for event in EVENTS.keys() - {"SessionStart"}:
+        assert HOOKS[event][0].get("matcher") in (None, "", "*"), event
+
+
+def test_the_plugin_ships_the_package_source_and_executable_launchers() -> None:
+    # What the first-use setup installs from: the package itself, not a copy to drift.
+    for name in ("server", "pyproject.toml", "README.md"):
+        assert (PLUGIN / "pkg" / name).resolve() == (REPO / name).resolve(), name
+    for name in ("aide-memoire-mcp", "aide-memoire-hook"):
+        assert os.access(PLUGIN / "bin" / name, os.X_OK), name
+    # Nothing in bin/ is called `aide-memoire`: Claude Code may put a plugin's bin/ on
+    # PATH, and the launchers look for the user's own `aide-memoire` there.
+    assert not (PLUGIN / "bin" / "aide-memoire").exists()
