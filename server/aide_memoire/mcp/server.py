@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
-import structlog
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources import FunctionResource
@@ -23,6 +22,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from .._version import __version__
 from ..engine.errors import AideMemoireError
+from ..logs import get_logger
 from .prompts import mcp_prompts
 from .registry import ToolSpec, available_tools
 from .schema import compact_schema, shallow_schema
@@ -34,7 +34,7 @@ __all__ = ["INSTRUCTIONS", "MCP_ACTOR", "MemoryServer", "ServeSettings", "build_
 
 MCP_ACTOR = "mcp"
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 INSTRUCTIONS = (
     "aide-memoire is this user's persistent memory across sessions. Recall before answering "

@@ -18,13 +18,14 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-import structlog
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from ..logs import get_logger
+
 __all__ = ["error_for", "serve_stdio"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 # The id of a request read without parsing the whole line (which is what failed):
 # a top-level-looking "id" member holding a number or a short plain string.

@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import structlog
+from ...logs import get_logger
 
 __all__ = ["Anchor", "AnchorState"]
 
-log = structlog.get_logger(__name__)
+log = get_logger(__name__)
 
 KEY_FILENAME = "audit.key"
 _VERSION = 1
