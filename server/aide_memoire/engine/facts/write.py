@@ -15,6 +15,7 @@ from .extract import Extraction, extract
 from .graph import add_edges, add_similar
 from .supersede import close_matching, rebuild_slot, settle_memories
 from .taxonomy import is_single
+from .updates import GeneralUpdates, Item
 
 __all__ = ["FactWriter", "SpanFinder"]
 
@@ -32,9 +33,13 @@ class _Pending:
 class FactWriter:
     """Callable as a ``Memory.after_write`` hook."""
 
-    def __init__(self, *, actor: Callable[[], str], spans: SpanFinder | None = None) -> None:
+    def __init__(
+        self, *, actor: Callable[[], str], spans: SpanFinder | None = None,
+        general: GeneralUpdates | None = None,
+    ) -> None:
         self.actor = actor
         self.spans = spans
+        self.general = general
 
     def __call__(self, tx: Any, written: list[Written], vectors: Any) -> None:
         rows = [w for w in written if w.row.status == "active"]  # held rows wait for review
@@ -74,6 +79,8 @@ class FactWriter:
             )
         add_edges(tx, per_memory)
         self._facts(tx, pending)
+        if self.general is not None:
+            self.general(tx, [_item(p, vectors) for p in pending])
 
     def _facts(self, tx: Any, pending: list[_Pending]) -> None:
         stamp = clock.format_time(clock.now())
@@ -137,6 +144,16 @@ class FactWriter:
             ):
                 out[(str(memory_id), str(subject), str(predicate), str(obj))] = int(fid)
         return out
+
+
+def _item(pending: _Pending, vectors: Any) -> Item:
+    w = pending.written
+    at = clock.format_time(w.row.observed_at or clock.now())
+    return GeneralUpdates.item(
+        w.rowid, w.id, w.row.namespace, w.row.kind, at, w.row.content,
+        [*pending.extraction.entities, *pending.spans], w.row.speaker,
+        None if vectors is None else vectors[w.index],
+    )
 
 
 def _entity_ids(tx: Any, pending: list[_Pending]) -> dict[tuple[str, str], int]:

@@ -1,0 +1,277 @@
+"""The general supersession path: updates the rules do not read.
+
+After the rules, each new memory looks up older memories of its namespace that share its
+index terms (``memory_terms``, a few indexed lookups), compares signatures
+(``aspects.py``) and, when both rows have vectors, their cosine (the vectors the write
+already computed; nothing is encoded again). The best candidate's confidence decides:
+
+- at or above ``accept``: the older memory names the newer in ``superseded_by`` and stays
+  active (recall ranks it just below the newer; ``as_of`` before the change still finds
+  it first), with an audit event and a ``memory_updates`` row holding the confidence;
+- at or above ``propose``: a ``fact_update`` proposal goes to the review queue with the
+  signals as evidence; approving makes the link, rejecting records that it is not one;
+- below: nothing.
+
+Which memory is older is decided by valid time (observed time), so a backfilled memory
+is placed where it belongs; two memories of the same moment are never ordered here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+
+from .. import clock
+from ..trust import audit, review
+from .aspects import Features, Signature, pair_features, signature
+from .entities import Mention
+
+__all__ = ["UPDATE_KIND", "GeneralUpdates", "UpdateTuning", "approve_update", "reject_update"]
+
+UPDATE_KIND = "fact_update"
+_PROPOSAL_DAYS = 30
+
+
+@dataclass(frozen=True)
+class UpdateTuning:
+    """Weights and thresholds, chosen on the tuning half of the knowledge-update suite
+    (tests/facts/knowledge_updates_general.json); see docs/facts.md for the figures."""
+
+    subject: float = 0.30
+    aspect: float = 0.20
+    differs: float = 0.10
+    cue: float = 0.30
+    names_old: float = 0.20
+    dense_share: float = 0.3  # share of the confidence the cosine takes when present
+    dense_floor: float = 0.3  # cosines at or below this count as no evidence
+    dense_full: float = 0.8  # and at or above this as full evidence
+    accept: float = 0.55
+    propose: float = 0.45
+    turn_accept: float = 0.75  # conversation turns chat about everything: be stricter
+    per_term: int = 64  # most recent memories read per index term
+    candidates: int = 8  # best-sharing candidates scored per new memory
+
+
+@dataclass(frozen=True)
+class Item:
+    """A new memory as the path sees it."""
+
+    rowid: int
+    id: str
+    namespace: str
+    kind: str
+    at: str
+    signature: Signature
+    vector: Any
+
+
+@dataclass(frozen=True)
+class _Row:
+    rowid: int
+    id: str
+    kind: str
+    status: str
+    at: str
+    superseded_by: str | None
+    content: str
+    speaker: str | None
+
+
+def confidence(f: Features, t: UpdateTuning) -> float:
+    if f.differs == 0.0 and f.cue == 0.0:
+        return 0.0  # the same value, said again: not an update
+    if f.subject == 0.0 and f.aspect < 0.5:
+        return 0.0  # not about the same thing
+    lexical = (t.subject * f.subject + t.aspect * f.aspect + t.differs * f.differs
+               + t.cue * f.cue + t.names_old * f.names_old)
+    if f.dense is None:
+        return lexical
+    dense = min(1.0, max(0.0, (f.dense - t.dense_floor) / (t.dense_full - t.dense_floor)))
+    return (1.0 - t.dense_share) * lexical + t.dense_share * dense
+
+
+class GeneralUpdates:
+    """Run inside the facts write hook, after the rules."""
+
+    def __init__(
+        self, *, tuning: UpdateTuning, actor: Callable[[], str],
+        vector_table: Callable[[Any], str | None],
+    ) -> None:
+        self.tuning = tuning
+        self.actor = actor
+        self.vector_table = vector_table
+
+    @staticmethod
+    def item(rowid: int, memory_id: str, namespace: str, kind: str, at: str, text: str,
+             mentions: list[Mention], speaker: str | None, vector: Any) -> Item:
+        return Item(rowid, memory_id, namespace, kind, at,
+                    signature(text, mentions, speaker=speaker), vector)
+
+    def __call__(self, tx: Any, items: list[Item]) -> None:
+        if not items:
+            return
+        tx.executemany(
+            "INSERT OR IGNORE INTO memory_terms (namespace, term, memory_rowid) VALUES (?, ?, ?)",
+            [(i.namespace, term, i.rowid) for i in items for term in i.signature.terms()],
+        )
+        table = self.vector_table(tx) if any(i.vector is not None for i in items) else None
+        for item in items:
+            self._one(tx, item, table)
+
+    def _one(self, tx: Any, item: Item, table: str | None) -> None:
+        shared: dict[int, int] = {}
+        for term in item.signature.terms():
+            for (rowid,) in tx.execute(
+                "SELECT memory_rowid FROM memory_terms WHERE namespace = ? AND term = ? "
+                "AND memory_rowid != ? ORDER BY memory_rowid DESC LIMIT ?",
+                (item.namespace, term, item.rowid, self.tuning.per_term),
+            ):
+                shared[int(rowid)] = shared.get(int(rowid), 0) + 1
+        if not shared:
+            return
+        best = sorted(shared, key=lambda r: (-shared[r], -r))[: self.tuning.candidates]
+        rows = _rows(tx, best)
+        if any(r.superseded_by == item.id for r in rows):
+            return  # the rules already closed one: they are exact, so they win
+        names = _names(tx, [r.rowid for r in rows])
+        vectors = _vectors(tx, table, [r.rowid for r in rows]) if table else {}
+        scored: list[tuple[float, _Row, bool, Features]] = []
+        for row in rows:
+            if row.status != "active" or row.at == item.at:
+                continue
+            other = signature(row.content, names.get(row.rowid, []), speaker=row.speaker)
+            newer_is_item = item.at > row.at
+            old_sig, new_sig = (other, item.signature) if newer_is_item else (
+                item.signature, other)
+            dense = _cosine(item.vector, vectors.get(row.rowid))
+            features = pair_features(old_sig, new_sig, dense)
+            scored.append((confidence(features, self.tuning), row, newer_is_item, features))
+        if not scored:
+            return
+        score, row, newer_is_item, features = max(scored, key=lambda s: s[0])
+        old_id, new_id = (row.id, item.id) if newer_is_item else (item.id, row.id)
+        turn = "turn" in (row.kind, item.kind)
+        accept = self.tuning.turn_accept if turn else self.tuning.accept
+        if score >= accept:
+            link(tx, item.namespace, old_id, new_id, score, features, actor=self.actor())
+        elif score >= self.tuning.propose:
+            _propose(tx, item.namespace, old_id, new_id, score, features)
+
+
+def link(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
+         features: Features | None, *, actor: str) -> bool:
+    """Name ``new_id`` as what updated ``old_id`` (if nothing names one yet)."""
+    done = tx.execute(
+        "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ? AND namespace = ? "
+        "AND superseded_by IS NULL AND status = 'active'",
+        (new_id, clock.format_time(clock.now()), old_id, namespace),
+    ).rowcount
+    if not done:
+        return False
+    _record(tx, namespace, old_id, new_id, score, features, "applied")
+    audit.append_event(
+        tx, actor=actor, action="supersede", namespace=namespace, memory_id=old_id,
+        detail={"by": new_id, "rule": "general", "confidence": round(score, 3)},
+    )
+    return True
+
+
+def _propose(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
+             features: Features) -> None:
+    seen = tx.execute(
+        "SELECT 1 FROM memory_updates WHERE namespace = ? AND old_id = ? AND new_id = ?",
+        (namespace, old_id, new_id),
+    ).fetchone()
+    if seen is not None:
+        return
+    _record(tx, namespace, old_id, new_id, score, features, "proposed")
+    review.open_item(
+        tx, namespace=namespace, kind=UPDATE_KIND, memory_id=old_id,
+        evidence={
+            "old": old_id, "new": new_id, "confidence": round(score, 3),
+            "signals": _signals(features),
+            "why": "the newer memory looks like an update of the older one (same subject "
+            "and aspect, a different value) but not surely. Approve to rank the older "
+            "below it for current questions; reject to keep both as current.",
+        },
+        expires_at=clock.now() + timedelta(days=_PROPOSAL_DAYS),
+    )
+
+
+def _record(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
+            features: Features | None, state: str) -> None:
+    tx.execute(
+        "INSERT INTO memory_updates (namespace, old_id, new_id, confidence, state, signals, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, old_id, new_id) "
+        "DO UPDATE SET state = excluded.state",
+        (namespace, old_id, new_id, score, state,
+         json.dumps(_signals(features) if features else {}, sort_keys=True),
+         clock.format_time(clock.now())),
+    )
+
+
+def _signals(features: Features) -> dict[str, float | None]:
+    return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(features).items()}
+
+
+def approve_update(tx: Any, item: Any, memory: Any) -> None:
+    """Approving a proposed update makes the link."""
+    evidence = item.evidence
+    link(tx, item.namespace, str(evidence.get("old")), str(evidence.get("new")),
+         float(evidence.get("confidence", 0.0)), None, actor=memory.actor)
+
+
+def reject_update(tx: Any, item: Any, memory: Any) -> None:
+    """Rejecting records that the pair is not an update, so it is not proposed again."""
+    tx.execute(
+        "UPDATE memory_updates SET state = 'rejected' WHERE namespace = ? AND old_id = ? "
+        "AND new_id = ?",
+        (item.namespace, str(item.evidence.get("old")), str(item.evidence.get("new"))),
+    )
+
+
+def _rows(tx: Any, rowids: list[int]) -> list[_Row]:
+    marks = ",".join("?" * len(rowids))
+    return [
+        _Row(int(r), str(i), str(k), str(s), str(o or c), b, str(t), sp)
+        for r, i, k, s, o, c, b, t, sp in tx.execute(
+            f"SELECT rowid, id, kind, status, observed_at, created_at, superseded_by, content, "
+            f"speaker FROM memories WHERE rowid IN ({marks})",
+            rowids,
+        )
+    ]
+
+
+def _names(tx: Any, rowids: list[int]) -> dict[int, list[Mention]]:
+    marks = ",".join("?" * len(rowids))
+    out: dict[int, list[Mention]] = {}
+    for rowid, name, display, kind in tx.execute(
+        f"SELECT me.memory_rowid, e.name, e.display, e.type FROM memory_entities me "
+        f"JOIN entities e ON e.id = me.entity_id WHERE me.memory_rowid IN ({marks})",
+        rowids,
+    ):
+        out.setdefault(int(rowid), []).append(Mention(str(name), str(display), str(kind)))
+    return out
+
+
+def _vectors(tx: Any, table: str, rowids: list[int]) -> dict[int, Any]:
+    out: dict[int, Any] = {}
+    for rowid in rowids:  # vec0 answers point lookups by rowid; IN lists are not planned
+        found = tx.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
+        if found is not None:
+            out[rowid] = np.frombuffer(found[0], dtype=np.float32)
+    return out
+
+
+def _cosine(a: Any, b: Any) -> float | None:
+    if a is None or b is None:
+        return None
+    x = np.asarray(a, dtype=np.float32)
+    y = np.asarray(b, dtype=np.float32)
+    norm = float(np.linalg.norm(x) * np.linalg.norm(y))
+    return float(x @ y) / norm if norm else None
