@@ -40,8 +40,17 @@ _PHRASES = (
                r"\bover to\b|\btook over\b|\bstepped (?:down|back)\b|\binstead of\b|"
                r"\brather than\b|\bfrom \S+(?: \S+)? to\b|\bnot\b|\bn't\b", re.I),
 )
-_VALUE_TOKEN = re.compile(r"\d|@")
-_SUFFIXES = ("ing", "ies", "ed", "es", "s")
+# Numbers, versions, times, dates and handles, kept whole ("1.20", "9:30", "@lmartin").
+_NUMBER = re.compile(r"(?<![\w.])(?:\d[\w.:/,-]*\w|\d|@[\w.]+\w|[\w.+-]+@[\w.-]+\w)")
+_ADDS = re.compile(r"\b(?:also|too|as well|additionally|another|in addition)\b", re.I)
+_VOCATIVE = re.compile(
+    r"(?:^|(?<=[,!.?]\s)|\b(?i:hey|hi|hello|thanks|thank you|wow|congrats|sorry|dear|yes|"
+    r"oh|ok|okay|great|cool|awesome|nice|morning|evening|woohoo)\s*,?\s*)"
+    r"([A-Z][\w'’-]+)(?=\s*[!,.?])",
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_SUFFIXES = ("ing", "ies", "ers", "ed", "es", "s")
 
 
 def stem(word: str) -> str:
@@ -64,6 +73,11 @@ class Signature:
     cue: float  # 1.0 a strong change cue, 0.5 a weak one, 0.0 none
     subject: str | None  # "we", or the speaker/"user" for first-person text
     head: frozenset[str]  # the first content words: where a sentence names its topic
+    adds: float  # 1.0 when it says it adds to what was ("also", "as well", "too")
+
+    def size(self) -> int:
+        """Distinct content words and values: how much the text states."""
+        return len(self.aspect | self.values)
 
     def terms(self) -> list[str]:
         """Index terms: what another memory about the same thing would share."""
@@ -71,39 +85,53 @@ class Signature:
 
 
 def signature(text: str, mentions: list[Mention], *, speaker: str | None) -> Signature:
-    words = tokens(text)
-    names = frozenset(m.key for m in mentions)
-    name_words = frozenset(stem(w) for key in names for w in tokens(key))
-    stems = [stem(w) for w in words if w not in STOP_WORDS or w in CUES]
-    values = {s for s in stems if s in name_words or _VALUE_TOKEN.search(s)}
-    aspect = frozenset(
-        s for s in stems
-        if s not in values and s not in CUES and len(s) > 2 and s not in STOP_WORDS
+    # A name said to someone ("Thanks, Maria!") is who a turn speaks to, not its subject.
+    addressed = {m.group(1).casefold() for m in _VOCATIVE.finditer(text)}
+    mentions = [m for m in mentions if m.key not in addressed]
+    text = _VOCATIVE.sub(" ", text)
+    # Questions state nothing ("Are you still at Acme?"): only statements are compared.
+    text = " ".join(part for part in _SENTENCE.split(text) if not part.rstrip().endswith("?"))
+    words = [w for w in tokens(_NUMBER.sub(" ", text)) if not w.isdigit()]
+    names = frozenset(m.key for m in mentions) | _capitalised(text)
+    name_words = frozenset(
+        stem(w) for key in names for w in tokens(key)
+        if w not in CUES and (w not in STOP_WORDS or key == w)
     )
+    numbers = {m.group(0).casefold().rstrip(".,") for m in _NUMBER.finditer(text)}
+    stems = [stem(w) for w in words if w not in STOP_WORDS and w not in CUES and len(w) > 2]
+    values = set(name_words) | numbers
+    aspect = frozenset(s for s in stems if s not in values)
     cue = 0.0
     if any(p.search(text) for p in _PHRASES) or any(w in _STRONG for w in words):
         cue = 1.0
     elif any(w in _WEAK for w in words):
         cue = 0.5
-    lowered = set(words)
+    lowered = set(tokens(text))
     subject: str | None = None
     if lowered & {"i", "my", "me", "i'm", "im"}:
         subject = (speaker or "user").casefold()
     elif lowered & {"we", "our", "us"}:
         subject = "we"
-    head = frozenset(_head(stems))
-    return Signature(names, name_words, frozenset(values), aspect, cue, subject, head)
+    head = frozenset(stems[:2])
+    adds = 1.0 if _ADDS.search(text) else 0.0
+    return Signature(names, name_words, frozenset(values), aspect, cue, subject, head, adds)
 
 
-def _head(stems: list[str]) -> list[str]:
-    out: list[str] = []
-    for s in stems:
-        if s in CUES or s in STOP_WORDS or len(s) < 3:
-            continue
-        out.append(s)
-        if len(out) == 2:
-            break
-    return out
+def _capitalised(text: str) -> frozenset[str]:
+    """Capitalised words not opening a sentence, and inner-capital words anywhere
+    ("CircleCI", "iFood"): names the rules' entity finder may have passed over."""
+    out: set[str] = set()
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        before = text[: match.start()].rstrip()
+        opens = not before or before[-1] in ".!?;:\n\"(“"
+        inner = any(c.isupper() for c in word[1:])
+        if (word[0].isupper() and not opens) or inner:
+            key = word.casefold()
+            # A capitalised stop word inside a sentence is a name ("written in Go").
+            if key not in CUES and not key.startswith("i'") and key != "i":
+                out.add(key)
+    return frozenset(out)
 
 
 @dataclass(frozen=True)
@@ -115,33 +143,38 @@ class Features:
     differs: float  # each states a value the other does not
     names_old: float  # the newer names a value of the older (“from X”, “left X”)
     cue: float
+    adds: float  # the newer says it adds ("also", "too", "as well"), not replaces
     dense: float | None  # cosine of the two rows' vectors, when both have one
 
 
 def pair_features(old: Signature, new: Signature, dense: float | None) -> Features:
-    shared = old.names & new.names
-    if shared:
-        subject = 1.0
+    old_all, new_all = old.aspect | old.values, new.aspect | new.values
+    shared = old_all & new_all
+    shared_names = shared & (old.values | new.values)
+    if shared_names & (old.head | new.head):
+        subject = 1.0  # a shared name where a sentence names its topic
     elif old.head & new.head:
         subject = 0.75
+    elif shared_names:
+        subject = 0.6  # a shared name elsewhere: the subject, or the old value
     elif old.subject and old.subject == new.subject:
         subject = 0.5
     else:
         subject = 0.0
-    small = min(len(old.aspect), len(new.aspect))
-    aspect = len(old.aspect & new.aspect) / small if small else 0.0
-    old_only = old.values - new.values
-    new_only = new.values - old.values
-    # A lowercase value ("dark mode" -> "light mode") shows as aspect words on one side.
-    lone_old = old.aspect - new.aspect
-    lone_new = new.aspect - old.aspect
+    plain_old, plain_new = old_all - old.values, new_all - new.values
+    small = min(len(plain_old), len(plain_new))
+    aspect = len(shared - old.values - new.values) / small if small else 0.0
+    # A value counts as changed only if the other memory does not mention it at all
+    # (a name written lowercase on one side is still the same name).
+    old_only = old.values - new_all
+    new_only = new.values - old_all
     if new_only and old_only:
         differs = 1.0
     elif new_only:
         differs = 0.75  # "from X to Y" names the old value too
-    elif old_only or (lone_old and lone_new):
-        differs = 0.5
+    elif old_only or (plain_old - shared and plain_new - shared):
+        differs = 0.5  # a lowercase value ("dark mode" -> "light mode")
     else:
         differs = 0.0
-    names_old = 1.0 if new.cue and new_only and old.values & new.values else 0.0
-    return Features(subject, aspect, differs, names_old, new.cue, dense)
+    names_old = 1.0 if new.cue and new_only and shared & old.values else 0.0
+    return Features(subject, aspect, differs, names_old, new.cue, new.adds, dense)

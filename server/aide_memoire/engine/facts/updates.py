@@ -47,12 +47,14 @@ class UpdateTuning:
     differs: float = 0.10
     cue: float = 0.30
     names_old: float = 0.20
-    dense_share: float = 0.3  # share of the confidence the cosine takes when present
+    adds: float = 0.30  # taken off when the newer says it adds rather than replaces
+    dense_share: float = 0.4  # share of the confidence the cosine takes when present
     dense_floor: float = 0.3  # cosines at or below this count as no evidence
     dense_full: float = 0.8  # and at or above this as full evidence
     accept: float = 0.55
     propose: float = 0.45
     turn_accept: float = 0.75  # conversation turns chat about everything: be stricter
+    max_words: int = 14  # longer texts hold several statements: not compared
     per_term: int = 64  # most recent memories read per index term
     candidates: int = 8  # best-sharing candidates scored per new memory
 
@@ -68,6 +70,7 @@ class Item:
     at: str
     signature: Signature
     vector: Any
+    speaker: str | None
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ def confidence(f: Features, t: UpdateTuning) -> float:
     if f.subject == 0.0 and f.aspect < 0.5:
         return 0.0  # not about the same thing
     lexical = (t.subject * f.subject + t.aspect * f.aspect + t.differs * f.differs
-               + t.cue * f.cue + t.names_old * f.names_old)
+               + t.cue * f.cue + t.names_old * f.names_old - t.adds * f.adds)
     if f.dense is None:
         return lexical
     dense = min(1.0, max(0.0, (f.dense - t.dense_floor) / (t.dense_full - t.dense_floor)))
@@ -110,9 +113,10 @@ class GeneralUpdates:
     def item(rowid: int, memory_id: str, namespace: str, kind: str, at: str, text: str,
              mentions: list[Mention], speaker: str | None, vector: Any) -> Item:
         return Item(rowid, memory_id, namespace, kind, at,
-                    signature(text, mentions, speaker=speaker), vector)
+                    signature(text, mentions, speaker=speaker), vector, speaker)
 
     def __call__(self, tx: Any, items: list[Item]) -> None:
+        items = [i for i in items if i.signature.size() <= self.tuning.max_words]
         if not items:
             return
         tx.executemany(
@@ -145,6 +149,10 @@ class GeneralUpdates:
             if row.status != "active" or row.at == item.at:
                 continue
             other = signature(row.content, names.get(row.rowid, []), speaker=row.speaker)
+            if other.size() > self.tuning.max_words:
+                continue
+            if "turn" in (row.kind, item.kind) and row.speaker != item.speaker:
+                continue  # a turn speaks for its speaker: another's turn is not an update
             newer_is_item = item.at > row.at
             old_sig, new_sig = (other, item.signature) if newer_is_item else (
                 item.signature, other)
@@ -159,7 +167,9 @@ class GeneralUpdates:
         accept = self.tuning.turn_accept if turn else self.tuning.accept
         if score >= accept:
             link(tx, item.namespace, old_id, new_id, score, features, actor=self.actor())
-        elif score >= self.tuning.propose:
+        elif score >= self.tuning.propose and not turn:
+            # Chat mentions everything in passing: proposals from turns would bury the
+            # queue, so an unsure turn pair is left alone.
             _propose(tx, item.namespace, old_id, new_id, score, features)
 
 
