@@ -176,5 +176,8 @@ def pair_features(old: Signature, new: Signature, dense: float | None) -> Featur
         differs = 0.5  # a lowercase value ("dark mode" -> "light mode")
     else:
         differs = 0.0
-    names_old = 1.0 if new.cue and new_only and shared & old.values else 0.0
+    # The newer names an old value ("from CircleCI", "left Maersk"): a shared name that
+    # is not where both sentences name their topic (that one is the subject).
+    named = shared & old.values - (old.head & new.head)
+    names_old = 1.0 if new.cue and new_only and named else 0.0
     return Features(subject, aspect, differs, names_old, new.cue, new.adds, dense)

@@ -51,6 +51,7 @@ class UpdateTuning:
     dense_share: float = 0.4  # share of the confidence the cosine takes when present
     dense_floor: float = 0.3  # cosines at or below this count as no evidence
     dense_full: float = 0.8  # and at or above this as full evidence
+    aspect_dense: float = 0.5  # a cosine this high counts as "the same aspect"
     accept: float = 0.55
     propose: float = 0.45
     turn_accept: float = 0.75  # conversation turns chat about everything: be stricter
@@ -93,9 +94,16 @@ def confidence(f: Features, t: UpdateTuning) -> float:
     lexical = (t.subject * f.subject + t.aspect * f.aspect + t.differs * f.differs
                + t.cue * f.cue + t.names_old * f.names_old - t.adds * f.adds)
     if f.dense is None:
-        return lexical
-    dense = min(1.0, max(0.0, (f.dense - t.dense_floor) / (t.dense_full - t.dense_floor)))
-    return (1.0 - t.dense_share) * lexical + t.dense_share * dense
+        score = lexical
+    else:
+        dense = min(1.0, max(0.0, (f.dense - t.dense_floor) / (t.dense_full - t.dense_floor)))
+        score = (1.0 - t.dense_share) * lexical + t.dense_share * dense
+    same_aspect = f.aspect > 0 or f.names_old > 0 or (
+        f.dense is not None and f.dense >= t.aspect_dense
+    ) or (f.differs >= 1.0 and f.cue > 0)  # one name swapped for another, as a change
+    # The same subject saying something about another aspect ("Clara is allergic to
+    # peanuts" / "Clara started at Klarna") is not an update: at most a question.
+    return score if same_aspect else min(score, t.propose)
 
 
 class GeneralUpdates:
