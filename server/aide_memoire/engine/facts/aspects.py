@@ -22,16 +22,21 @@ __all__ = ["Signature", "pair_features", "signature", "stem"]
 # Words that state a change. Strong ones say so outright; weak ones ("now", "these days")
 # mostly mark the present, which a stale statement was not.
 _STRONG = frozenset(
-    """moved move moving switched switch switching migrated migrate migrating upgraded
-    upgrade bumped replaced replace replacing swapped swap instead stepped quit left
-    joined relocated transferred renamed rewritten rewrote changed change dropped
-    cancelled canceled stopped retired became become promoted handed passed
-    anymore longer gave raised lowered extended pushed shifted converted finally
-    sold ditched abandoned""".split()
+    [
+        "moved", "move", "moving", "switched", "switch", "switching", "migrated", "migrate",
+        "migrating", "upgraded", "upgrade", "bumped", "replaced", "replace", "replacing",
+        "swapped", "swap", "instead", "stepped", "quit", "left", "joined", "relocated",
+        "transferred", "renamed", "rewritten", "rewrote", "changed", "change", "dropped",
+        "cancelled", "canceled", "stopped", "retired", "became", "become", "promoted",
+        "handed", "passed", "anymore", "longer", "gave", "raised", "lowered", "extended",
+        "pushed", "shifted", "converted", "finally", "sold", "ditched", "abandoned"
+    ]
 )
 _WEAK = frozenset(
-    """now new newly started starts start since days currently today nowadays latest
-    rather after got hired accepted""".split()
+    [
+        "now", "new", "newly", "started", "starts", "start", "since", "days", "currently",
+        "today", "nowadays", "latest", "rather", "after", "got", "hired", "accepted"
+    ]
 )
 CUES = _STRONG | _WEAK
 # Phrases whose words alone would be stop words or too common.
@@ -91,7 +96,8 @@ def signature(text: str, mentions: list[Mention], *, speaker: str | None) -> Sig
     text = _VOCATIVE.sub(" ", text)
     # Questions state nothing ("Are you still at Acme?"): only statements are compared.
     text = " ".join(part for part in _SENTENCE.split(text) if not part.rstrip().endswith("?"))
-    words = [w for w in tokens(_NUMBER.sub(" ", text)) if not w.isdigit()]
+    every = tokens(text)
+    words = [w for w in every if not any(c.isdigit() for c in w)]
     names = frozenset(m.key for m in mentions) | _capitalised(text)
     name_words = frozenset(
         stem(w) for key in names for w in tokens(key)
@@ -106,7 +112,7 @@ def signature(text: str, mentions: list[Mention], *, speaker: str | None) -> Sig
         cue = 1.0
     elif any(w in _WEAK for w in words):
         cue = 0.5
-    lowered = set(tokens(text))
+    lowered = set(every)
     subject: str | None = None
     if lowered & {"i", "my", "me", "i'm", "im"}:
         subject = (speaker or "user").casefold()
@@ -123,8 +129,12 @@ def _capitalised(text: str) -> frozenset[str]:
     out: set[str] = set()
     for match in _WORD.finditer(text):
         word = match.group(0)
-        before = text[: match.start()].rstrip()
-        opens = not before or before[-1] in ".!?;:\n\"(“"
+        if word.islower():
+            continue
+        at = match.start() - 1
+        while at >= 0 and text[at].isspace():
+            at -= 1
+        opens = at < 0 or text[at] in ".!?;:\"(“"
         inner = any(c.isupper() for c in word[1:])
         if (word[0].isupper() and not opens) or inner:
             key = word.casefold()

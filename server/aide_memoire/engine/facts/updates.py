@@ -35,6 +35,7 @@ __all__ = ["UPDATE_KIND", "GeneralUpdates", "UpdateTuning", "approve_update", "r
 
 UPDATE_KIND = "fact_update"
 _PROPOSAL_DAYS = 30
+_CACHE = 20_000
 
 
 @dataclass(frozen=True)
@@ -116,15 +117,20 @@ class GeneralUpdates:
         self.tuning = tuning
         self.actor = actor
         self.vector_table = vector_table
+        # Older memories come back as candidates again and again: keep their signatures
+        # (keyed by rowid and text, so an edit is read afresh).
+        self._signatures: dict[tuple[int, str], Signature] = {}
 
-    @staticmethod
-    def item(rowid: int, memory_id: str, namespace: str, kind: str, at: str, text: str,
-             mentions: list[Mention], speaker: str | None, vector: Any) -> Item:
+    def item(self, rowid: int, memory_id: str, namespace: str, kind: str, at: str, text: str,
+             mentions: list[Mention], speaker: str | None, vector: Any) -> Item | None:
+        """The new memory as compared, or None when it is too long to state one thing."""
+        if text.count(" ") >= 3 * self.tuning.max_words:
+            return None  # cheap pre-check: the signature would be too large anyway
         return Item(rowid, memory_id, namespace, kind, at,
                     signature(text, mentions, speaker=speaker), vector, speaker)
 
-    def __call__(self, tx: Any, items: list[Item]) -> None:
-        items = [i for i in items if i.signature.size() <= self.tuning.max_words]
+    def __call__(self, tx: Any, found: list[Item | None]) -> None:
+        items = [i for i in found if i is not None and i.signature.size() <= self.tuning.max_words]
         if not items:
             return
         tx.executemany(
@@ -156,7 +162,7 @@ class GeneralUpdates:
         for row in rows:
             if row.status != "active" or row.at == item.at:
                 continue
-            other = signature(row.content, names.get(row.rowid, []), speaker=row.speaker)
+            other = self._signature(row, names)
             if other.size() > self.tuning.max_words:
                 continue
             if "turn" in (row.kind, item.kind) and row.speaker != item.speaker:
@@ -179,6 +185,17 @@ class GeneralUpdates:
             # Chat mentions everything in passing: proposals from turns would bury the
             # queue, so an unsure turn pair is left alone.
             _propose(tx, item.namespace, old_id, new_id, score, features)
+
+
+    def _signature(self, row: _Row, names: dict[int, list[Mention]]) -> Signature:
+        key = (row.rowid, row.content)
+        found = self._signatures.get(key)
+        if found is None:
+            if len(self._signatures) >= _CACHE:
+                self._signatures.clear()
+            found = signature(row.content, names.get(row.rowid, []), speaker=row.speaker)
+            self._signatures[key] = found
+        return found
 
 
 def link(tx: Any, namespace: str, old_id: str, new_id: str, score: float,

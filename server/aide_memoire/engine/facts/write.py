@@ -80,7 +80,7 @@ class FactWriter:
         add_edges(tx, per_memory)
         self._facts(tx, pending)
         if self.general is not None:
-            self.general(tx, [_item(p, vectors) for p in pending])
+            self.general(tx, [_item(self.general, p, vectors) for p in pending])
 
     def _facts(self, tx: Any, pending: list[_Pending]) -> None:
         stamp = clock.format_time(clock.now())
@@ -146,10 +146,10 @@ class FactWriter:
         return out
 
 
-def _item(pending: _Pending, vectors: Any) -> Item:
+def _item(general: GeneralUpdates, pending: _Pending, vectors: Any) -> Item | None:
     w = pending.written
     at = clock.format_time(w.row.observed_at or clock.now())
-    return GeneralUpdates.item(
+    return general.item(
         w.rowid, w.id, w.row.namespace, w.row.kind, at, w.row.content,
         [*pending.extraction.entities, *pending.spans], w.row.speaker,
         None if vectors is None else vectors[w.index],
