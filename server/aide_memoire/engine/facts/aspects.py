@@ -40,10 +40,11 @@ _WEAK = frozenset(
 )
 CUES = _STRONG | _WEAK
 # Phrases whose words alone would be stop words or too common.
-_PHRASES = (
-    re.compile(r"\bno longer\b|\bnot any ?more\b|\bthese days\b|\bfrom now on\b|"
-               r"\bover to\b|\btook over\b|\bstepped (?:down|back)\b|\binstead of\b|"
-               r"\brather than\b|\bfrom \S+(?: \S+)? to\b|\bnot\b|\bn't\b", re.I),
+_PHRASES = re.compile(
+    r"\bno longer\b|\bnot any ?more\b|\bthese days\b|\bfrom now on\b|\bover to\b|"
+    r"\btook over\b|\bstepped (?:down|back)\b|\binstead of\b|\brather than\b|"
+    r"\bfrom \S+(?: \S+)? to\b|\bnot\b|\bn't\b",
+    re.I,
 )
 # Numbers, versions, times, dates and handles, kept whole ("1.20", "9:30", "@lmartin").
 _NUMBER = re.compile(r"(?<![\w.])(?:\d[\w.:/,-]*\w|\d|@[\w.]+\w|[\w.+-]+@[\w.-]+\w)")
@@ -108,7 +109,7 @@ def signature(text: str, mentions: list[Mention], *, speaker: str | None) -> Sig
     values = set(name_words) | numbers
     aspect = frozenset(s for s in stems if s not in values)
     cue = 0.0
-    if any(p.search(text) for p in _PHRASES) or any(w in _STRONG for w in words):
+    if _PHRASES.search(text) or any(w in _STRONG for w in words):
         cue = 1.0
     elif any(w in _WEAK for w in words):
         cue = 0.5
