@@ -142,14 +142,25 @@ class GeneralUpdates:
             self._one(tx, item, table)
 
     def _one(self, tx: Any, item: Item, table: str | None) -> None:
+        if item.kind == "turn" and not item.signature.cue:
+            # Without a change word a turn cannot reach the turn threshold (it is indexed
+            # above, so later turns still find it).
+            return
+        terms = item.signature.terms()
+        if not terms:
+            return
+        # One statement: the most recent memories of each term, each limited on its own.
+        sql = " UNION ALL ".join(
+            "SELECT * FROM (SELECT memory_rowid FROM memory_terms WHERE namespace = ? AND "
+            "term = ? AND memory_rowid != ? ORDER BY memory_rowid DESC LIMIT ?)"
+            for _ in terms
+        )
+        params: list[Any] = []
+        for term in terms:
+            params += [item.namespace, term, item.rowid, self.tuning.per_term]
         shared: dict[int, int] = {}
-        for term in item.signature.terms():
-            for (rowid,) in tx.execute(
-                "SELECT memory_rowid FROM memory_terms WHERE namespace = ? AND term = ? "
-                "AND memory_rowid != ? ORDER BY memory_rowid DESC LIMIT ?",
-                (item.namespace, term, item.rowid, self.tuning.per_term),
-            ):
-                shared[int(rowid)] = shared.get(int(rowid), 0) + 1
+        for (rowid,) in tx.execute(sql, params):
+            shared[int(rowid)] = shared.get(int(rowid), 0) + 1
         if not shared:
             return
         best = sorted(shared, key=lambda r: (-shared[r], -r))[: self.tuning.candidates]
