@@ -73,6 +73,7 @@ class Item:
     signature: Signature
     vector: Any
     speaker: str | None
+    observed: bool
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class _Row:
     kind: str
     status: str
     at: str
+    observed: bool  # has an observed (event) time, not only its write time
     superseded_by: str | None
     content: str
     speaker: str | None
@@ -121,13 +123,13 @@ class GeneralUpdates:
         # (keyed by rowid and text, so an edit is read afresh).
         self._signatures: dict[tuple[int, str], Signature] = {}
 
-    def item(self, rowid: int, memory_id: str, namespace: str, kind: str, at: str, text: str,
+    def item(self, rowid: int, memory_id: str, namespace: str, kind: str, at: str | None, text: str,
              mentions: list[Mention], speaker: str | None, vector: Any) -> Item | None:
         """The new memory as compared, or None when it is too long to state one thing."""
         if text.count(" ") >= 3 * self.tuning.max_words:
             return None  # cheap pre-check: the signature would be too large anyway
-        return Item(rowid, memory_id, namespace, kind, at,
-                    signature(text, mentions, speaker=speaker), vector, speaker)
+        return Item(rowid, memory_id, namespace, kind, at or clock.format_time(clock.now()),
+                    signature(text, mentions, speaker=speaker), vector, speaker, bool(at))
 
     def __call__(self, tx: Any, found: list[Item | None]) -> None:
         items = [i for i in found if i is not None and i.signature.size() <= self.tuning.max_words]
@@ -138,10 +140,11 @@ class GeneralUpdates:
             [(i.namespace, term, i.rowid) for i in items for term in i.signature.terms()],
         )
         table = self.vector_table(tx) if any(i.vector is not None for i in items) else None
+        batch = {i.rowid for i in items}
         for item in items:
-            self._one(tx, item, table)
+            self._one(tx, item, table, batch)
 
-    def _one(self, tx: Any, item: Item, table: str | None) -> None:
+    def _one(self, tx: Any, item: Item, table: str | None, batch: set[int]) -> None:
         if item.kind == "turn" and not item.signature.cue:
             # Without a change word a turn cannot reach the turn threshold (it is indexed
             # above, so later turns still find it).
@@ -173,6 +176,8 @@ class GeneralUpdates:
         for row in rows:
             if row.status != "active" or row.at == item.at:
                 continue
+            if row.rowid in batch and not (row.observed or item.observed):
+                continue  # written together with no event times: the same moment
             other = self._signature(row, names)
             if other.size() > self.tuning.max_words:
                 continue
@@ -284,7 +289,7 @@ def reject_update(tx: Any, item: Any, memory: Any) -> None:
 def _rows(tx: Any, rowids: list[int]) -> list[_Row]:
     marks = ",".join("?" * len(rowids))
     return [
-        _Row(int(r), str(i), str(k), str(s), str(o or c), b, str(t), sp)
+        _Row(int(r), str(i), str(k), str(s), str(o or c), o is not None, b, str(t), sp)
         for r, i, k, s, o, c, b, t, sp in tx.execute(
             f"SELECT rowid, id, kind, status, observed_at, created_at, superseded_by, content, "
             f"speaker FROM memories WHERE rowid IN ({marks})",

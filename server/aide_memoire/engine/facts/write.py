@@ -148,7 +148,7 @@ class FactWriter:
 
 def _item(general: GeneralUpdates, pending: _Pending, vectors: Any) -> Item | None:
     w = pending.written
-    at = clock.format_time(w.row.observed_at or clock.now())
+    at = clock.format_time(w.row.observed_at) if w.row.observed_at else None
     return general.item(
         w.rowid, w.id, w.row.namespace, w.row.kind, at, w.row.content,
         [*pending.extraction.entities, *pending.spans], w.row.speaker,
