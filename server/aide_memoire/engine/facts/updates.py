@@ -89,11 +89,16 @@ class _Row:
     speaker: str | None
 
 
-def confidence(f: Features, t: UpdateTuning) -> float:
+def comparable(f: Features) -> bool:
+    """The gates, which read no cosine: a pair failing them is never an update."""
     if f.differs == 0.0 and f.cue == 0.0:
-        return 0.0  # the same value, said again: not an update
-    if f.subject == 0.0 and f.aspect < 0.5:
-        return 0.0  # not about the same thing
+        return False  # the same value, said again
+    return not (f.subject == 0.0 and f.aspect < 0.5)  # else: not about the same thing
+
+
+def confidence(f: Features, t: UpdateTuning) -> float:
+    if not comparable(f):
+        return 0.0
     lexical = (t.subject * f.subject + t.aspect * f.aspect + t.differs * f.differs
                + t.cue * f.cue + t.names_old * f.names_old - t.adds * f.adds)
     if f.dense is None:
@@ -171,8 +176,7 @@ class GeneralUpdates:
         if any(r.superseded_by == item.id for r in rows):
             return  # the rules already closed one: they are exact, so they win
         names = _names(tx, [r.rowid for r in rows])
-        vectors = _vectors(tx, table, [r.rowid for r in rows]) if table else {}
-        scored: list[tuple[float, _Row, bool, Features]] = []
+        pairs: list[tuple[_Row, bool, Signature, Signature]] = []
         for row in rows:
             if row.status != "active" or row.at == item.at:
                 continue
@@ -186,6 +190,13 @@ class GeneralUpdates:
             newer_is_item = item.at > row.at
             old_sig, new_sig = (other, item.signature) if newer_is_item else (
                 item.signature, other)
+            # The gates do not read the cosine: only pairs that pass them cost a read.
+            if comparable(pair_features(old_sig, new_sig, None)):
+                pairs.append((row, newer_is_item, old_sig, new_sig))
+        wanted = [row.rowid for row, *_ in pairs]
+        vectors = _vectors(tx, table, wanted) if table and wanted else {}
+        scored: list[tuple[float, _Row, bool, Features]] = []
+        for row, newer_is_item, old_sig, new_sig in pairs:
             dense = _cosine(item.vector, vectors.get(row.rowid))
             features = pair_features(old_sig, new_sig, dense)
             scored.append((confidence(features, self.tuning), row, newer_is_item, features))
