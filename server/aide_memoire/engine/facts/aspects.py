@@ -54,6 +54,7 @@ _VOCATIVE = re.compile(
     r"oh|ok|okay|great|cool|awesome|nice|morning|evening|woohoo)\s*,?\s*)"
     r"([A-Z][\w'’-]+)(?=\s*[!,.?])",
 )
+_LEAD = re.compile(_NUMBER.pattern + r"|[^\W\d_][\w'’-]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _SUFFIXES = ("ing", "ies", "ers", "ed", "es", "s")
@@ -80,6 +81,7 @@ class Signature:
     subject: str | None  # "we", or the speaker/"user" for first-person text
     head: frozenset[str]  # the first content words: where a sentence names its topic
     adds: float  # 1.0 when it says it adds to what was ("also", "as well", "too")
+    lead: frozenset[str]  # values among the first content tokens: who or what it is about
 
     def size(self) -> int:
         """Distinct content words and values: how much the text states."""
@@ -120,8 +122,30 @@ def signature(text: str, mentions: list[Mention], *, speaker: str | None) -> Sig
     elif lowered & {"we", "our", "us"}:
         subject = "we"
     head = frozenset(stems[:2])
+    lead = frozenset(_lead(text, values))
     adds = 1.0 if _ADDS.search(text) else 0.0
-    return Signature(names, name_words, frozenset(values), aspect, cue, subject, head, adds)
+    return Signature(
+        names, name_words, frozenset(values), aspect, cue, subject, head, adds, lead
+    )
+
+
+def _lead(text: str, values: set[str]) -> list[str]:
+    """The values among the first two content tokens, in text order (numbers too)."""
+    out: list[str] = []
+    seen = 0
+    for match in _LEAD.finditer(text):
+        token = match.group(0).casefold().rstrip(".,")
+        coded = any(c.isdigit() for c in token)  # "xj-4471", "1.20": a value as written
+        key = token if coded or token in values else stem(token)
+        value = coded or key in values
+        if key in STOP_WORDS or key in CUES or (len(key) < 3 and not value):
+            continue
+        seen += 1
+        if value:
+            out.append(key)
+        if seen == 2:
+            break
+    return out
 
 
 def _capitalised(text: str) -> frozenset[str]:
@@ -155,6 +179,7 @@ class Features:
     names_old: float  # the newer names a value of the older (“from X”, “left X”)
     cue: float
     adds: float  # the newer says it adds ("also", "too", "as well"), not replaces
+    rivals: float  # each opens with a value the other lacks: two subjects
     dense: float | None  # cosine of the two rows' vectors, when both have one
 
 
@@ -191,4 +216,7 @@ def pair_features(old: Signature, new: Signature, dense: float | None) -> Featur
     # is not where both sentences name their topic (that one is the subject).
     named = shared & old.values - (old.head & new.head)
     names_old = 1.0 if new.cue and new_only and named else 0.0
-    return Features(subject, aspect, differs, names_old, new.cue, new.adds, dense)
+    # Different values where both sentences name their topic ("Error XJ-4471 means ...",
+    # "Error QP-9902 means ..."): two things described alike, not one thing changed.
+    rivals = 1.0 if (old.lead - new_all) and (new.lead - old_all) else 0.0
+    return Features(subject, aspect, differs, names_old, new.cue, new.adds, rivals, dense)
