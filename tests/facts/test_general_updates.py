@@ -108,7 +108,7 @@ def test_suite_shape() -> None:
 FLOORS = {
     ("hybrid", "tune"): {"now": 0.88, "as_of": 0.94},
     ("hybrid", "test"): {"now": 0.87, "as_of": 0.96},
-    ("keyword", "tune"): {"now": 0.76, "as_of": 0.92},
+    ("keyword", "tune"): {"now": 0.75, "as_of": 0.92},
     ("keyword", "test"): {"now": 0.75, "as_of": 0.95},
 }
 
@@ -132,7 +132,7 @@ def test_controls_mostly_left_alone(outcomes: tuple[str, dict[str, Outcome], Any
         controls.as_of += got.as_of
         controls.total += got.total
     assert controls.as_of == controls.total
-    assert controls.linked <= 5, (mode, controls)
+    assert controls.linked <= 4, (mode, controls)
 
 
 def test_fresh_held_out(outcomes: tuple[str, Any, dict[str, Outcome]]) -> None:
