@@ -13,6 +13,7 @@ from typing import Any
 from .code.schema import SCHEMA_SQL as CODE_SCHEMA_SQL
 from .code.schema import VECTORS_SQL as CODE_VECTORS_SQL
 from .facts import schema as facts_schema
+from .facts import updates_schema
 from .lifecycle import schema as lifecycle_schema
 from .trust import schema as trust_schema
 
@@ -116,6 +117,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "code vectors", _run(CODE_VECTORS_SQL)),
     Migration(6, facts_schema.MIGRATION_NAME, facts_schema.apply),
     Migration(7, lifecycle_schema.MIGRATION_NAME, _run(lifecycle_schema.SCHEMA_SQL)),
+    Migration(8, updates_schema.MIGRATION_NAME, updates_schema.apply),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

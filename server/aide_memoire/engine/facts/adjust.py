@@ -1,7 +1,8 @@
 """Recall adjusters of the facts layer (see ``Recaller.adjusters``).
 
 ``supersession``: a memory that names what replaced it ranks just below its replacement,
-which joins the candidates if the query missed it (and it passes the filters).
+which takes its place (joining the candidates if the query missed it, and if it passes
+the filters).
 ``bridges``: the second hop. Memories that share a rare entity with the top hits gain a
 little, for questions whose evidence is spread over several memories.
 """
@@ -43,10 +44,11 @@ def supersession(conn: Any, request: RecallRequest, fused: dict[int, float]) -> 
             continue  # as_of before the replacement, or filtered out: nothing to rank under
         mine = out[rowid]
         theirs = out.get(replacement)
-        if theirs is None:
+        if theirs is None or mine >= theirs:
+            # The replacement answers what the replaced memory matched: it takes that
+            # place, and the replaced one ranks just below it.
             out[replacement] = mine + _MARGIN
-        elif mine >= theirs:
-            out[rowid] = theirs - _MARGIN
+            out[rowid] = mine
     return out
 
 

@@ -17,10 +17,12 @@ from .adjust import BridgeTuning, bridges, supersession
 from .entities import normalise
 from .models import Fact, MemoryDetail, RelatedResult
 from .supersede import CONFLICT_KIND, rebuild_slot, settle_memories, supersede_memory
+from .updates import UPDATE_KIND, GeneralUpdates, UpdateTuning, approve_update, reject_update
 from .write import FactWriter
 
 if TYPE_CHECKING:
     from ..db import Database
+    from ..embed import Embedder
     from ..models import MemoryRecord
     from ..recall import Recaller
     from ..settings import Settings
@@ -56,6 +58,7 @@ class FactsAPI:
     """Mixed into ``Memory``."""
 
     db: Database
+    embedder: Embedder
     store_: Store
     trust: Trust
     settings: Settings
@@ -73,13 +76,27 @@ class FactsAPI:
             self._gliner = GlinerSpans(self.settings.gliner_model)
         if self.settings.extract_facts:
             spans = self._gliner if self._gliner is not None and self._gliner.available() else None
+            general = GeneralUpdates(
+                tuning=UpdateTuning(), actor=lambda: self.actor, vector_table=self._update_table
+            )
             self.after_write.append(
-                ("facts", FactWriter(actor=lambda: self.actor, spans=spans))
+                ("facts", FactWriter(actor=lambda: self.actor, spans=spans, general=general))
             )
         self.recaller.adjusters.append(("supersession", supersession))
         if self.settings.entity_bridges:
             self.recaller.adjusters.append(("entity_bridges", bridges(BridgeTuning())))
         self.proposal_handlers[CONFLICT_KIND] = (_keep_newer, _drop_newer)
+        self.proposal_handlers[UPDATE_KIND] = (approve_update, reject_update)
+
+    def _update_table(self, tx: Any) -> str | None:
+        """The vec0 table the rows of this write went to, or None when keyword-only."""
+        space = self.embedder.space if self.recaller.dense_live() else None
+        if space is None:
+            return None
+        found = tx.execute(
+            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
+        ).fetchone()
+        return str(found[0]) if found else None
 
     def _facts_stage(self) -> Stage:
         if not self.settings.extract_facts:

@@ -14,6 +14,7 @@ from .entities import Mention
 from .graph import add_edges, add_similar
 from .supersede import close_matching, rebuild_slot, settle_memories
 from .taxonomy import is_single
+from .updates import GeneralUpdates, Item
 
 if TYPE_CHECKING:
     from .extract import Extraction
@@ -34,9 +35,13 @@ class _Pending:
 class FactWriter:
     """Callable as a ``Memory.after_write`` hook."""
 
-    def __init__(self, *, actor: Callable[[], str], spans: SpanFinder | None = None) -> None:
+    def __init__(
+        self, *, actor: Callable[[], str], spans: SpanFinder | None = None,
+        general: GeneralUpdates | None = None,
+    ) -> None:
         self.actor = actor
         self.spans = spans
+        self.general = general
 
     def prepare(self, rows: Sequence[NewRow]) -> dict[int, list[Mention]]:
         """The model's spans for the batch's active rows, found before the write lock."""
@@ -95,6 +100,8 @@ class FactWriter:
             )
         add_edges(tx, per_memory)
         self._facts(tx, pending)
+        if self.general is not None:
+            self.general(tx, [_item(self.general, p, vectors) for p in pending])
 
     def _facts(self, tx: Any, pending: list[_Pending]) -> None:
         stamp = clock.format_time(clock.now())
@@ -158,6 +165,16 @@ class FactWriter:
             ):
                 out[(str(memory_id), str(subject), str(predicate), str(obj))] = int(fid)
         return out
+
+
+def _item(general: GeneralUpdates, pending: _Pending, vectors: Any) -> Item | None:
+    w = pending.written
+    at = clock.format_time(w.row.observed_at) if w.row.observed_at else None
+    return general.item(
+        w.rowid, w.id, w.row.namespace, w.row.kind, at, w.row.content,
+        [*pending.extraction.entities, *pending.spans], w.row.speaker,
+        None if vectors is None else vectors[w.index],
+    )
 
 
 def _entity_ids(tx: Any, pending: list[_Pending]) -> dict[tuple[str, str], int]:

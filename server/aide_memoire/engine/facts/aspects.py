@@ -1,0 +1,222 @@
+"""What a memory is about and what it states, for the general supersession path.
+
+A memory's *signature* splits its words into the **values** it states (names, numbers,
+versions, times, handles: what changes when something is updated) and the **aspect**
+words left when those are masked (what the statement is about: "host", "search", "api").
+Two memories about the same subject and aspect that state different values are
+candidates for an update; a **change cue** in the newer one ("moved", "now", "no longer",
+"from X to Y") makes it likelier. Nothing here knows a predicate or a phrase pattern:
+the cue words are the only list, and they raise confidence without being required.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..text import STOP_WORDS, tokens
+from .entities import Mention
+
+__all__ = ["Signature", "pair_features", "signature", "stem"]
+
+# Words that state a change. Strong ones say so outright; weak ones ("now", "these days")
+# mostly mark the present, which a stale statement was not.
+_STRONG = frozenset(
+    [
+        "moved", "move", "moving", "switched", "switch", "switching", "migrated", "migrate",
+        "migrating", "upgraded", "upgrade", "bumped", "replaced", "replace", "replacing",
+        "swapped", "swap", "instead", "stepped", "quit", "left", "joined", "relocated",
+        "transferred", "renamed", "rewritten", "rewrote", "changed", "change", "dropped",
+        "cancelled", "canceled", "stopped", "retired", "became", "become", "promoted",
+        "handed", "passed", "anymore", "longer", "gave", "raised", "lowered", "extended",
+        "pushed", "shifted", "converted", "finally", "sold", "ditched", "abandoned"
+    ]
+)
+_WEAK = frozenset(
+    [
+        "now", "new", "newly", "started", "starts", "start", "since", "days", "currently",
+        "today", "nowadays", "latest", "rather", "after", "got", "hired", "accepted"
+    ]
+)
+CUES = _STRONG | _WEAK
+# Phrases whose words alone would be stop words or too common.
+_PHRASES = re.compile(
+    r"\bno longer\b|\bnot any ?more\b|\bthese days\b|\bfrom now on\b|\bover to\b|"
+    r"\btook over\b|\bstepped (?:down|back)\b|\binstead of\b|\brather than\b|"
+    r"\bfrom \S+(?: \S+)? to\b|\bnot\b|\bn't\b",
+    re.I,
+)
+# Numbers, versions, times, dates and handles, kept whole ("1.20", "9:30", "@lmartin").
+_NUMBER = re.compile(r"(?<![\w.])(?:\d[\w.:/,-]*\w|\d|@[\w.]+\w|[\w.+-]+@[\w.-]+\w)")
+_ADDS = re.compile(r"\b(?:also|too|as well|additionally|another|in addition)\b", re.I)
+_VOCATIVE = re.compile(
+    r"(?:^|(?<=[,!.?]\s)|\b(?i:hey|hi|hello|thanks|thank you|wow|congrats|sorry|dear|yes|"
+    r"oh|ok|okay|great|cool|awesome|nice|morning|evening|woohoo)\s*,?\s*)"
+    r"([A-Z][\w'’-]+)(?=\s*[!,.?])",
+)
+_LEAD = re.compile(_NUMBER.pattern + r"|[^\W\d_][\w'’-]*")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_SUFFIXES = ("ing", "ies", "ers", "ed", "es", "s")
+
+
+def stem(word: str) -> str:
+    """A crude suffix strip, enough to match "hosts"/"hosted"/"hosting" to "host"."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            return base + "y" if suffix == "ies" else base
+    return word
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The parts of one memory the general path compares."""
+
+    names: frozenset[str]  # entity keys (the subject or the values)
+    name_words: frozenset[str]  # stems of the words of those names
+    values: frozenset[str]  # stems that state a value: name words, numbers, handles
+    aspect: frozenset[str]  # content stems with values and cue words masked
+    cue: float  # 1.0 a strong change cue, 0.5 a weak one, 0.0 none
+    subject: str | None  # "we", or the speaker/"user" for first-person text
+    head: frozenset[str]  # the first content words: where a sentence names its topic
+    adds: float  # 1.0 when it says it adds to what was ("also", "as well", "too")
+    lead: frozenset[str]  # values among the first content tokens: who or what it is about
+
+    def size(self) -> int:
+        """Distinct content words and values: how much the text states."""
+        return len(self.aspect | self.values)
+
+    def terms(self) -> list[str]:
+        """Index terms: what another memory about the same thing would share."""
+        return sorted(self.aspect | self.name_words)[:16]
+
+
+def signature(text: str, mentions: list[Mention], *, speaker: str | None) -> Signature:
+    # A name said to someone ("Thanks, Maria!") is who a turn speaks to, not its subject.
+    addressed = {m.group(1).casefold() for m in _VOCATIVE.finditer(text)}
+    mentions = [m for m in mentions if m.key not in addressed]
+    text = _VOCATIVE.sub(" ", text)
+    # Questions state nothing ("Are you still at Acme?"): only statements are compared.
+    text = " ".join(part for part in _SENTENCE.split(text) if not part.rstrip().endswith("?"))
+    every = tokens(text)
+    words = [w for w in every if not any(c.isdigit() for c in w)]
+    names = frozenset(m.key for m in mentions) | _capitalised(text)
+    name_words = frozenset(
+        stem(w) for key in names for w in tokens(key)
+        if w not in CUES and (w not in STOP_WORDS or key == w)
+    )
+    numbers = {m.group(0).casefold().rstrip(".,") for m in _NUMBER.finditer(text)}
+    stems = [stem(w) for w in words if w not in STOP_WORDS and w not in CUES and len(w) > 2]
+    values = set(name_words) | numbers
+    aspect = frozenset(s for s in stems if s not in values)
+    cue = 0.0
+    if _PHRASES.search(text) or any(w in _STRONG for w in words):
+        cue = 1.0
+    elif any(w in _WEAK for w in words):
+        cue = 0.5
+    lowered = set(every)
+    subject: str | None = None
+    if lowered & {"i", "my", "me", "i'm", "im"}:
+        subject = (speaker or "user").casefold()
+    elif lowered & {"we", "our", "us"}:
+        subject = "we"
+    head = frozenset(stems[:2])
+    lead = frozenset(_lead(text, values))
+    adds = 1.0 if _ADDS.search(text) else 0.0
+    return Signature(
+        names, name_words, frozenset(values), aspect, cue, subject, head, adds, lead
+    )
+
+
+def _lead(text: str, values: set[str]) -> list[str]:
+    """The values among the first two content tokens, in text order (numbers too)."""
+    out: list[str] = []
+    seen = 0
+    for match in _LEAD.finditer(text):
+        token = match.group(0).casefold().rstrip(".,")
+        coded = any(c.isdigit() for c in token)  # "xj-4471", "1.20": a value as written
+        key = token if coded or token in values else stem(token)
+        value = coded or key in values
+        if key in STOP_WORDS or key in CUES or (len(key) < 3 and not value):
+            continue
+        seen += 1
+        if value:
+            out.append(key)
+        if seen == 2:
+            break
+    return out
+
+
+def _capitalised(text: str) -> frozenset[str]:
+    """Capitalised words not opening a sentence, and inner-capital words anywhere
+    ("CircleCI", "iFood"): names the rules' entity finder may have passed over."""
+    out: set[str] = set()
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        if word.islower():
+            continue
+        at = match.start() - 1
+        while at >= 0 and text[at].isspace():
+            at -= 1
+        opens = at < 0 or text[at] in ".!?;:\"(“"
+        inner = any(c.isupper() for c in word[1:])
+        if (word[0].isupper() and not opens) or inner:
+            key = word.casefold()
+            # A capitalised stop word inside a sentence is a name ("written in Go").
+            if key not in CUES and not key.startswith("i'") and key != "i":
+                out.add(key)
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Features:
+    """How an older and a newer memory relate (each 0..1)."""
+
+    subject: float  # a shared name, or the same first-person/team subject
+    aspect: float  # overlap of the masked content words
+    differs: float  # each states a value the other does not
+    names_old: float  # the newer names a value of the older (“from X”, “left X”)
+    cue: float
+    adds: float  # the newer says it adds ("also", "too", "as well"), not replaces
+    rivals: float  # each opens with a value the other lacks: two subjects
+    dense: float | None  # cosine of the two rows' vectors, when both have one
+
+
+def pair_features(old: Signature, new: Signature, dense: float | None) -> Features:
+    old_all, new_all = old.aspect | old.values, new.aspect | new.values
+    shared = old_all & new_all
+    shared_names = shared & (old.values | new.values)
+    if shared_names & (old.head | new.head):
+        subject = 1.0  # a shared name where a sentence names its topic
+    elif old.head & new.head:
+        subject = 0.75
+    elif shared_names:
+        subject = 0.6  # a shared name elsewhere: the subject, or the old value
+    elif old.subject and old.subject == new.subject:
+        subject = 0.5
+    else:
+        subject = 0.0
+    plain_old, plain_new = old_all - old.values, new_all - new.values
+    small = min(len(plain_old), len(plain_new))
+    aspect = len(shared - old.values - new.values) / small if small else 0.0
+    # A value counts as changed only if the other memory does not mention it at all
+    # (a name written lowercase on one side is still the same name).
+    old_only = old.values - new_all
+    new_only = new.values - old_all
+    if new_only and old_only:
+        differs = 1.0
+    elif new_only:
+        differs = 0.75  # "from X to Y" names the old value too
+    elif old_only or (plain_old - shared and plain_new - shared):
+        differs = 0.5  # a lowercase value ("dark mode" -> "light mode")
+    else:
+        differs = 0.0
+    # The newer names an old value ("from CircleCI", "left Maersk"): a shared name that
+    # is not where both sentences name their topic (that one is the subject).
+    named = shared & old.values - (old.head & new.head)
+    names_old = 1.0 if new.cue and new_only and named else 0.0
+    # Different values where both sentences name their topic ("Error XJ-4471 means ...",
+    # "Error QP-9902 means ..."): two things described alike, not one thing changed.
+    rivals = 1.0 if (old.lead - new_all) and (new.lead - old_all) else 0.0
+    return Features(subject, aspect, differs, names_old, new.cue, new.adds, rivals, dense)

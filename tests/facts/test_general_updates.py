@@ -1,0 +1,200 @@
+"""The general supersession path on text nobody tuned the rules for.
+
+Scenarios come from knowledge_updates_general.json (written from classes before any
+tuning) and are split into a tuning half and a test half by a fixed hash of their text;
+the weights in ``UpdateTuning`` were chosen on the tuning half only. Every scenario and
+control of a run shares ONE namespace, so they are distractors for each other. "now":
+recall with no date puts the current value's memory first; "as_of": recall as of a date
+before the change puts the old value's memory first. knowledge_updates_fresh.json is a
+second held-out set (see its "about"). Figures are in docs/facts.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aide_memoire import Memory, Settings
+
+HERE = Path(__file__).parent
+OLD_AT = "2024-01-15T10:00:00Z"
+NEW_AT = "2024-06-15T10:00:00Z"
+THEN = "2024-03-01T00:00:00Z"
+NAMESPACE = "ku-general"
+
+
+def half(s: dict[str, Any]) -> str:
+    digest = hashlib.sha256((s["old"] + "\n" + s["new"]).encode()).digest()
+    return "tune" if digest[0] % 2 == 0 else "test"
+
+
+def _load(name: str) -> list[dict[str, Any]]:
+    data = json.loads((HERE / name).read_text(encoding="utf-8"))
+    return [*data["scenarios"], *data["controls"]]
+
+
+GENERAL = _load("knowledge_updates_general.json")
+FRESH = _load("knowledge_updates_fresh.json")
+
+
+@dataclass
+class Outcome:
+    now: int = 0
+    as_of: int = 0
+    linked: int = 0
+    total: int = 0
+
+    def share(self, field: str) -> float:
+        return float(getattr(self, field)) / self.total
+
+
+def _run(memory: Memory, items: list[dict[str, Any]], namespace: str) -> dict[str, Outcome]:
+    ids: dict[tuple[int, str], str] = {}
+    for phase, at in (("old", OLD_AT), ("new", NEW_AT)):
+        for i, s in enumerate(items):
+            if s.get("speaker"):
+                (ids[(i, phase)],) = memory.store_conversation(
+                    [{"speaker": s["speaker"], "content": s[phase]}], namespace=namespace,
+                    observed_at=at, session_id=f"{phase}-{i}",
+                )
+            else:
+                ids[(i, phase)] = memory.store(s[phase], namespace=namespace, observed_at=at)
+    out: dict[str, Outcome] = {}
+    for i, s in enumerate(items):
+        control = s["cls"] == "control"
+        now = memory.recall(s["query"], namespace=namespace, limit=5)
+        then = memory.recall(s["query"], namespace=namespace, limit=5, as_of=THEN)
+        old = memory.get(ids[(i, "old")], namespace=namespace)
+        o = out.setdefault(f"{half(s)}:{'control' if control else 'change'}", Outcome())
+        o.now += bool(now) and now[0].id == ids[(i, "old" if control else "new")]
+        o.as_of += bool(then) and then[0].id == ids[(i, "old")]
+        o.linked += old.superseded_by == ids[(i, "new")]
+        o.total += 1
+    return out
+
+
+def _memory(home: Path, dense: bool) -> Memory:
+    settings = Settings(home=home) if dense else Settings(home=home, embedding_model="none")
+    return Memory(settings=settings)
+
+
+@pytest.fixture(scope="module", params=["hybrid", "keyword"])
+def outcomes(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, dict[str, Outcome], dict[str, Outcome]]]:
+    mode = str(request.param)
+    with _memory(tmp_path_factory.mktemp(f"ku-{mode}"), mode == "hybrid") as memory:
+        yield mode, _run(memory, GENERAL, NAMESPACE), _run(memory, FRESH, "ku-fresh")
+
+
+def test_suite_shape() -> None:
+    changes = [s for s in GENERAL if s["cls"] != "control"]
+    assert len(changes) >= 120 and len(GENERAL) - len(changes) >= 20
+    assert len({(s["old"], s["new"]) for s in GENERAL + FRESH}) == len(GENERAL) + len(FRESH)
+    halves = {h: sum(1 for s in changes if half(s) == h) for h in ("tune", "test")}
+    assert min(halves.values()) >= 50, halves
+    for s in changes:
+        assert s["now"].lower() in s["new"].lower() and s["then"].lower() in s["old"].lower()
+
+
+# (mode, part) -> least share: what each run reached when the weights were fixed, a
+# little below; the test half's figures were measured once, after tuning.
+FLOORS = {
+    ("hybrid", "tune"): {"now": 0.88, "as_of": 0.94},
+    ("hybrid", "test"): {"now": 0.87, "as_of": 0.96},
+    ("keyword", "tune"): {"now": 0.75, "as_of": 0.92},
+    ("keyword", "test"): {"now": 0.75, "as_of": 0.95},
+}
+
+
+@pytest.mark.parametrize("part", ["tune", "test"])
+def test_now_and_as_of_top1(outcomes: tuple[str, dict[str, Outcome], Any], part: str) -> None:
+    mode, general, _ = outcomes
+    got = general[f"{part}:change"]
+    floor = FLOORS[(mode, part)]
+    assert got.share("now") >= floor["now"], (mode, part, got)
+    assert got.share("as_of") >= floor["as_of"], (mode, part, got)
+
+
+def test_controls_mostly_left_alone(outcomes: tuple[str, dict[str, Outcome], Any]) -> None:
+    """Two memories that both stay true: the older must (mostly) not be linked."""
+    mode, general, _ = outcomes
+    controls = Outcome()
+    for part in ("tune", "test"):
+        got = general[f"{part}:control"]
+        controls.linked += got.linked
+        controls.as_of += got.as_of
+        controls.total += got.total
+    assert controls.as_of == controls.total
+    assert controls.linked <= 4, (mode, controls)
+
+
+def test_fresh_held_out(outcomes: tuple[str, Any, dict[str, Outcome]]) -> None:
+    mode, _, fresh = outcomes
+    changes, controls = Outcome(), Outcome()
+    for key, got in fresh.items():
+        into = controls if key.endswith("control") else changes
+        for field in ("now", "as_of", "linked", "total"):
+            setattr(into, field, getattr(into, field) + getattr(got, field))
+    assert changes.share("now") >= (0.9 if mode == "hybrid" else 0.75), (mode, changes)
+    assert changes.share("as_of") >= 0.95, (mode, changes)
+    assert controls.linked <= 3, (mode, controls)
+
+
+@pytest.fixture
+def keyword(tmp_path: Path) -> Iterator[Memory]:
+    with _memory(tmp_path, dense=False) as memory:
+        yield memory
+
+
+def test_confident_update_names_the_newer_and_keeps_the_older(keyword: Memory) -> None:
+    old = keyword.store("The nightly export runs on Jenkins.", namespace="n", observed_at=OLD_AT)
+    new = keyword.store("The nightly export moved from Jenkins to Dagster.", namespace="n",
+                        observed_at=NEW_AT)
+    record = keyword.get(old, namespace="n")
+    assert record.superseded_by == new and record.status == "active"
+    assert keyword.recall("nightly export", namespace="n")[0].id == new
+    assert keyword.recall("nightly export", namespace="n", as_of=THEN)[0].id == old
+    (row,) = keyword.db.conn().execute(
+        "SELECT state, confidence FROM memory_updates WHERE old_id = ? AND new_id = ?",
+        (old, new),
+    ).fetchall()
+    assert row[0] == "applied" and 0.55 <= row[1] <= 1.0
+    keyword.forget(new, namespace="n")
+    assert keyword.get(old, namespace="n").superseded_by is None  # forgetting reopens
+
+
+def test_unsure_update_is_a_proposal(keyword: Memory) -> None:
+    old = keyword.store("Hector is allergic to shellfish.", namespace="n", observed_at=OLD_AT)
+    new = keyword.store("Hector started a new job at Ocado.", namespace="n", observed_at=NEW_AT)
+    assert keyword.get(old, namespace="n").superseded_by is None  # not a silent edit
+    (item,) = keyword.review_queue("n", kind="fact_update")
+    assert item.memory_id == old and item.evidence["new"] == new
+    assert 0.0 < item.evidence["confidence"] < 0.55 and "aspect" in item.evidence["signals"]
+    keyword.review_decide(item.id, "approve")
+    assert keyword.get(old, namespace="n").superseded_by == new
+
+
+def test_rejected_proposal_keeps_both_current(keyword: Memory) -> None:
+    old = keyword.store("Hector is allergic to shellfish.", namespace="n", observed_at=OLD_AT)
+    new = keyword.store("Hector started a new job at Ocado.", namespace="n", observed_at=NEW_AT)
+    (item,) = keyword.review_queue("n", kind="fact_update")
+    keyword.review_decide(item.id, "reject")
+    assert keyword.get(old, namespace="n").superseded_by is None
+    (state,) = keyword.db.conn().execute(
+        "SELECT state FROM memory_updates WHERE old_id = ? AND new_id = ?", (old, new)
+    ).fetchone()
+    assert state == "rejected"
+
+
+def test_same_value_again_is_not_an_update(keyword: Memory) -> None:
+    old = keyword.store("Wren lives in Cardiff.", namespace="n", observed_at=OLD_AT)
+    keyword.store("Wren still lives in Cardiff, near the bay.", namespace="n",
+                  observed_at=NEW_AT)
+    assert keyword.get(old, namespace="n").superseded_by is None
