@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from aide_memoire.engine.projects import project_namespace
 from aide_memoire.mcp.registry import TOOLS
 from mcp import Client, StdioServerParameters
 
@@ -25,7 +26,9 @@ async def test_serve_over_stdio(tmp_path: Path) -> None:
         stored = await client.call_tool(
             "memory_store", {"content": "The storefront caches prices for five minutes"}
         )
-        assert stored.structured_content["namespace"] == "project:Shop-Front"
+        # The project's namespace: readable folder name plus a hash of its path.
+        assert stored.structured_content["namespace"] == project_namespace(project)
+        assert project_namespace(project).startswith("project:Shop-Front-")
         # A recall that arrives before the model has loaded waits for it: dense ranks too.
         recalled = await client.call_tool("memory_recall", {"query": "how long are prices cached?"})
         hits = recalled.structured_content["hits"]

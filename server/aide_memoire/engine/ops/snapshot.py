@@ -132,11 +132,19 @@ def rotate(db: Database, home: Path, *, keep: int = DEFAULT_KEEP, actor: str) ->
 
 
 def _columns(conn: Any) -> dict[str, tuple[str, ...]]:
-    """Each ordinary table's column names (virtual tables' shadow tables included)."""
-    names = [str(r[0]) for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
-    return {name: tuple(str(c[1]) for c in conn.execute(f'PRAGMA table_info("{name}")'))
-            for name in names}
+    """Each table's column names: ordinary tables and virtual tables' shadow tables. A
+    virtual table is named with no columns: reading them needs its module (a vec0 table
+    cannot be described by a connection without sqlite-vec), and its shadow tables,
+    which are ordinary, already say what it holds."""
+    rows = conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+    out: dict[str, tuple[str, ...]] = {}
+    for name, sql in [(str(r[0]), str(r[1] or "")) for r in rows]:
+        if sql.lstrip().upper().startswith("CREATE VIRTUAL TABLE"):
+            out[name] = ()
+        else:
+            out[name] = tuple(str(c[1]) for c in conn.execute(f'PRAGMA table_info("{name}")'))
+    return out
 
 
 @functools.lru_cache(maxsize=8)

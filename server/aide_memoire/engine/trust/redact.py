@@ -35,8 +35,6 @@ class Redaction:
     findings: tuple[RedactionFinding, ...]
 
 
-# A marker must not itself read as a secret next to a password word, and removing one
-# secret can reveal another: the result is scanned again, a few times at most.
 _MAX_PASSES = 4
 
 
@@ -57,8 +55,9 @@ def redact_secrets(text: str) -> Redaction:
     if not findings:
         return Redaction(text, ())
     redacted = _replace(text, findings)
+    # Removing one secret can bring another into view: scan again, a few times at most.
     for _ in range(_MAX_PASSES):
-        again = scan_secrets(redacted)
+        again = scan_secrets(redacted)  # markers themselves are never findings
         if not again:
             break
         redacted = _replace(redacted, again)

@@ -11,13 +11,15 @@ token does not hide it; findings always carry offsets into the original text.
 
 from __future__ import annotations
 
+import re
+
 from .findings import Finding
 from .normalize import Normalized, normalize, unescape_json_spaces
 from .secret_context import context_findings
 from .secret_formats import NEEDS, PROVIDER_RULES
 from .secret_values import is_placeholder
 
-__all__ = ["PROVIDER_RULES", "scan_secrets"]
+__all__ = ["PROVIDER_RULES", "REDACTION_MARKER", "scan_secrets"]
 
 
 def _provider(text: str) -> list[Finding]:
@@ -45,6 +47,9 @@ def _mapped(norm: Normalized, findings: list[Finding]) -> list[Finding]:
     return out
 
 
+REDACTION_MARKER = re.compile(r"\[redacted:[a-z]{1,14}(?:-[a-z]{1,14}){0,4}\]")
+
+
 def scan_secrets(text: str, *, field: str = "content") -> list[Finding]:
     """Every secret in ``text``, by original position. Where two overlap, a provider
     format wins over a context rule (it names the secret better), then the earlier one."""
@@ -55,12 +60,18 @@ def scan_secrets(text: str, *, field: str = "content") -> list[Finding]:
         provider += _mapped(norm, _provider(norm.text))
         generic += _mapped(norm, context_findings(norm.text))
     kept: list[Finding] = []
+    # A marker left by redaction (trust/redact.py) is not a value, though it reads like one
+    # after a password word. Rule names are lowercase words, so nothing with a digit or a
+    # capital can hide inside one.
+    kept.extend(Finding("marker", "marker", "redaction marker", *m.span())
+                for m in REDACTION_MARKER.finditer(text))
     ordered = sorted(provider, key=lambda f: (f.start, -f.end))
     ordered += sorted(generic, key=lambda f: (f.start, -f.end))
     for finding in ordered:
         if not any(finding.start < k.end and k.start < finding.end for k in kept):
             kept.append(finding)
     return sorted(
-        (Finding(f.category, f.rule, f.label, f.start, f.end, f.confidence, field) for f in kept),
+        (Finding(f.category, f.rule, f.label, f.start, f.end, f.confidence, field) for f in kept
+         if f.category != "marker"),
         key=lambda f: f.start,
     )
