@@ -8,7 +8,8 @@ vocabulary), in eight classes (cause and fix, what a setting means, where a thin
 who owns what, a version pin, a performance finding, a gotcha, a decision and its
 reason). They are stored among generated distractors that reuse the same tools and
 words, in one namespace. Prints hit@1 / hit@10 / MRR for the keyword side alone, the
-dense side alone and the fused recall. Nothing is tuned on this set.
+dense side alone and the fused recall (today's constants, and those before the
+cross-validated ones). Nothing is tuned on this set.
 """
 
 from __future__ import annotations
@@ -26,8 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
+from aide_memoire.engine.fusion import RecallTuning, fuse  # noqa: E402
 from aide_memoire.engine.recall import RecallRequest  # noqa: E402
 from aide_memoire.engine.store import RowFilter  # noqa: E402
+
+# The fusion constants before the cross-validated ones (recall at commit c712472).
+BEFORE = RecallTuning(keyword_weight=0.4, speaker_boost=0.2)
 
 # (class, learning as stored, the question asked later)
 LEARNINGS: list[tuple[str, str, str]] = [
@@ -186,7 +191,9 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
         seconds = time.perf_counter() - started
         conn = memory.db.conn()
         rowid = {i: memory.store_.rowid_of(conn, i, namespace) for i in ids}
-        sides: dict[str, list[int | None]] = {"bm25": [], "dense": [], "fused": []}
+        sides: dict[str, list[int | None]] = {
+            "bm25": [], "dense": [], "fused, constants before": [], "fused": []
+        }
         for memory_id, (_cls, _fact, question) in zip(ids, LEARNINGS, strict=True):
             target = rowid[memory_id]
             assert target is not None
@@ -194,7 +201,9 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
                                     limit=10, pure=True)
             with memory.db.read() as read:
                 found = memory.recaller.candidates(read, request)
-            for side, scores in (("bm25", found.keyword), ("dense", found.dense)):
+            before = fuse(found, BEFORE)
+            for side, scores in (("bm25", found.keyword), ("dense", found.dense),
+                                 ("fused, constants before", before)):
                 sides[side].append(_rank(sorted(scores, key=lambda r: (-scores[r], r)), target))
             hits = memory.recall(question, namespace=namespace, limit=10, pure=True)
             sides["fused"].append(next((i for i, h in enumerate(hits, 1) if h.id == memory_id),

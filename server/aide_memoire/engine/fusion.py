@@ -31,7 +31,7 @@ KEYWORD_WEIGHTS: dict[str, float] = {
 
 @dataclass(frozen=True)
 class RecallTuning:
-    """Recall's constants.
+    """Recall's constants (fusion's chosen by cross-validation: docs/benchmarks.md).
 
     Every candidate is scored on both sides: a dense candidate outside the keyword list
     scores 0 there, so the keyword list is taken deep (its scores are cheap: FTS5 ranks
@@ -48,22 +48,23 @@ class RecallTuning:
 
     depth: int = 300
     keyword_depth: int = 2000
-    keyword_weight: float = 0.4
-    speaker_boost: float = 0.2
+    keyword_weight: float = 0.45
+    speaker_boost: float = 0.3
     # Not chosen on LOCOMO (no question there holds an identifier): an identifier is
     # matched exactly or not at all, and the dense model reads "XJ-4471" as noise, so
     # the keyword side leads. Pinned by tests/engine/test_query_shapes.py.
     identifier_keyword_weight: float = 0.75
+    # Off: cross-validation chose a bonus (0.05) for 2 folds of 5, none on all data.
     agreement_bonus: float = 0.0
     agreement_depth: int = 3
-    timed_boost: float = 0.0
+    timed_boost: float = 0.3
     timed_depth: int = 50
     # Feedback from the retrievers' own best rows: words shared by at least two of the
     # best `feedback_docs` of each side (not in the query) form a second keyword query,
     # whose min-max score is added with `feedback_weight`. 0 docs: off (no extra query).
-    feedback_docs: int = 0
+    feedback_docs: int = 5
     feedback_terms: int = 8
-    feedback_weight: float = 0.0
+    feedback_weight: float = 0.1
     # A speaker's name matches nearly every turn of their conversation (and, store-wide,
     # only that conversation): the boost above handles it, BM25 gets the other words.
     names_in_keyword_query: bool = False
