@@ -268,7 +268,7 @@ def main() -> None:
         replace(defaults, feedback_docs=docs, feedback_terms=terms) for docs, terms in FEEDBACK
     ]
     if args.cache is not None and args.cache.exists():
-        sets, content = pickle.loads(args.cache.read_bytes())
+        sets, content = pickle.loads(args.cache.read_bytes())[:2]
     else:
         with tempfile.TemporaryDirectory() as tmp:
             sets, content = collect(args.path, Path(tmp), variants)
@@ -294,6 +294,17 @@ def main() -> None:
            if t.agreement_bonus == 0 and t.timed_boost == 0 and owner[i] == 0]
     old_cv = cross_validate(questions, [grid[i] for i in old], ranks[old])
     result = cross_validate(questions, grid, ranks)
+    # Each new idea left out in turn (CV over the rest of the grid): what it adds.
+    without = {
+        "no time boost": [i for i, t in enumerate(grid) if t.timed_boost == 0],
+        "no feedback": [i for i, t in enumerate(grid) if owner[i] == 0],
+        "no agreement bonus": [i for i, t in enumerate(grid) if t.agreement_bonus == 0],
+    }
+    ablations = {
+        name: by_category(cross_validate(questions, [grid[i] for i in keep], ranks[keep])["cv"],
+                          questions)
+        for name, keep in without.items()
+    }
     default = next(i for i, t in enumerate(grid) if _knobs(t) == _knobs(base))
     earlier = next(i for i, t in enumerate(grid) if _knobs(t) == _knobs(before))
     checked = {default, earlier, result["all_data_best"], *result["chosen_index"]}
@@ -313,6 +324,7 @@ def main() -> None:
         "chosen_per_fold_old_knobs": old_cv["chosen"],
         "cv": by_category(result["cv"], questions),
         "chosen_per_fold": result["chosen"],
+        "cv_without": ablations,
         "best_on_all_data": _knobs(grid[result["all_data_best"]]),
         "in_sample_best": by_category(ranks[result["all_data_best"]], questions),
         "machine": machine(),
@@ -327,6 +339,8 @@ def main() -> None:
     print(report("leave-one-conversation-out (tuned on 4, scored on the 5th)", out["cv"]))
     for fold in out["chosen_per_fold"]:
         print("chosen", fold)
+    for name, figures in ablations.items():
+        print(report(f"leave-one-conversation-out, {name}", figures))
     print(report(f"in-sample, best on all data {out['best_on_all_data']}",
                  out["in_sample_best"]))
     print(json.dumps({k: v for k, v in out.items() if k != "machine"}))
