@@ -88,6 +88,7 @@ def _ranks(rowids: np.ndarray, scores: dict[int, float]) -> np.ndarray:
 
 
 def _norm(rowids: np.ndarray, scores: dict[int, float]) -> np.ndarray:
+    """Min-max over the scored rows, 0 for the others (as fusion._minmax)."""
     if not scores:
         return np.zeros(len(rowids))
     low, high = min(scores.values()), max(scores.values())
@@ -100,11 +101,6 @@ def prepare(found: Candidates, conversation: int, category: int, evidence: set[i
             content: dict[int, str]) -> Question:
     rowids = np.array(sorted(found.rows()), dtype=np.int64)
     kw = found.keyword
-    low, high = (min(kw.values()), max(kw.values())) if kw else (0.0, 0.0)
-    kspan = high - low
-    keyword = np.array(
-        [((kw[r] - low) / kspan if kspan > 0 else 1.0) if r in kw else 0.0 for r in rowids.tolist()]
-    )
     dspan = found.dense_high - found.dense_low or 1.0
     dense = np.array([(found.dense[r] - found.dense_low) / dspan if r in found.dense else 0.0
                       for r in rowids.tolist()])
@@ -113,7 +109,7 @@ def prepare(found: Candidates, conversation: int, category: int, evidence: set[i
         category=category,
         found=found,
         rowids=rowids,
-        keyword=keyword,
+        keyword=_norm(rowids, kw),
         dense=dense,
         speaker=np.array([1.0 if r in found.speaker_rows else 0.0 for r in rowids.tolist()]),
         keyword_rank=_ranks(rowids, kw),
