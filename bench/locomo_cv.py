@@ -256,15 +256,19 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", type=Path, help="a LOCOMO-format JSON file")
     parser.add_argument("--json", type=Path, default=None, help="also write the result here")
+    parser.add_argument("--without-feedback", action="store_true",
+                        help="score no keyword-feedback variant (the engine's default: off)")
     parser.add_argument("--cache", type=Path, default=None,
                         help="keep the retrieved candidates in this file and reuse them")
     args = parser.parse_args()
     defaults = RecallTuning()
+    feedback = [] if args.without_feedback else FEEDBACK
     variants: list[RecallTuning] = [replace(defaults, feedback_docs=0)] + [
-        replace(defaults, feedback_docs=docs, feedback_terms=terms) for docs, terms in FEEDBACK
+        replace(defaults, feedback_docs=docs, feedback_terms=terms) for docs, terms in feedback
     ]
     if args.cache is not None and args.cache.exists():
         sets, content = pickle.loads(args.cache.read_bytes())[:2]
+        sets = sets[: len(variants)]
     else:
         with tempfile.TemporaryDirectory() as tmp:
             sets, content = collect(args.path, Path(tmp), variants)
@@ -296,6 +300,8 @@ def main() -> None:
         "no feedback": [i for i, t in enumerate(grid) if owner[i] == 0],
         "no agreement bonus": [i for i, t in enumerate(grid) if t.agreement_bonus == 0],
     }
+    if not feedback:
+        del without["no feedback"]
     ablations = {
         name: by_category(cross_validate(questions, [grid[i] for i in keep], ranks[keep])["cv"],
                           questions)

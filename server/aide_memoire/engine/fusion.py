@@ -62,9 +62,12 @@ class RecallTuning:
     # Feedback from the retrievers' own best rows: words shared by at least two of the
     # best `feedback_docs` of each side (not in the query) form a second keyword query,
     # whose min-max score is added with `feedback_weight`. 0 docs: off (no extra query).
-    feedback_docs: int = 5
+    # Off by default: under CV it adds +0.010 hit@10, +0.016 MRR on LOCOMO but doubles
+    # the keyword side's cost (a second FTS5 query over every match); chosen under CV,
+    # when on: 5 rows, 8 words, weight 0.1 (docs/benchmarks.md).
+    feedback_docs: int = 0
     feedback_terms: int = 8
-    feedback_weight: float = 0.1
+    feedback_weight: float = 0.0
     # A speaker's name matches nearly every turn of their conversation (and, store-wide,
     # only that conversation): the boost above handles it, BM25 gets the other words.
     names_in_keyword_query: bool = False
