@@ -32,7 +32,8 @@ from aide_memoire.engine.recall import RecallRequest  # noqa: E402
 from aide_memoire.engine.store import RowFilter  # noqa: E402
 
 # The fusion constants before the cross-validated ones (recall at commit c712472).
-BEFORE = RecallTuning(keyword_weight=0.4, speaker_boost=0.2)
+BEFORE = RecallTuning(keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
+                      agreement_bonus=0.0, feedback_docs=0, feedback_weight=0.0)
 
 # (class, learning as stored, the question asked later)
 LEARNINGS: list[tuple[str, str, str]] = [
