@@ -1,4 +1,4 @@
-"""Recall: BM25 over FTS5 and dense k-NN over every row, fused, then filtered and cut.
+"""Recall: BM25 over FTS5 and dense k-NN over every row, fused (fusion.py), then cut.
 
 Each retriever ranks the *whole* namespace (FTS5 from its index, the dense side from a
 matrix of every vector); fusion looks at the best ``depth`` of each. A hit keeps each
@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..logs import get_logger
 from .embed import Embedder
+from .fusion import KEYWORD_WEIGHTS, Candidates, RecallTuning, fuse, prefer_timed
 from .migrations import FTS_COLUMNS
 from .models import Hit, MemoryRecord
 from .rerank import Reranker, floor_for
 from .store import RowFilter, Store, passing
-from .text import fts_query, query_terms
+from .text import feedback_terms, fts_query, query_shape, query_terms
 from .vectors import VectorCache, VectorTables
 
 __all__ = ["KEYWORD_WEIGHTS", "Adjuster", "Recaller", "RecallRequest", "RecallTuning"]
@@ -30,52 +31,6 @@ log = get_logger(__name__)
 
 # Added to a re-ranked row's probability: above every fused score (at most ~1.2).
 RERANKED = 10.0
-
-# bm25() column weights, in FTS_COLUMNS order. A turn's neighbours count for less than
-# the turn itself (measured on the LOCOMO development split: docs/benchmarks.md).
-KEYWORD_WEIGHTS: dict[str, float] = {
-    "content": 1.0,
-    "speaker": 1.0,
-    "context": 0.5,
-    "after": 0.25,
-    "window": 0.3,
-    "tags": 1.0,
-    "dates": 1.0,
-}
-
-
-@dataclass(frozen=True)
-class RecallTuning:
-    """The fusion's constants (measured on the LOCOMO development split: docs/benchmarks.md).
-
-    Every candidate is scored on both sides: a dense candidate outside the keyword list
-    scores 0 there, so the keyword list is taken deep (its scores are cheap: FTS5 ranks
-    every match anyway) and the dense side scores every row.
-
-    fused = keyword_weight * min-max of bm25 over the keyword matches
-          + (1 - keyword_weight) * min-max of the dense cosine over every row
-          + speaker_boost if the query names exactly one speaker and the memory is theirs
-    """
-
-    depth: int = 300
-    keyword_depth: int = 2000
-    keyword_weight: float = 0.4
-    speaker_boost: float = 0.2
-    # A speaker's name matches nearly every turn of their conversation (and, store-wide,
-    # only that conversation): the boost above handles it, BM25 gets the other words.
-    names_in_keyword_query: bool = False
-    # In a store of more than prune_above rows, a word found in more than this share of
-    # it (and at least common_floor rows) adds little to BM25 but makes FTS5 rank every
-    # row holding it: such words only count together (see _keyword_match).
-    prune_above: int = 5_000
-    common_share: float = 0.01
-    common_floor: int = 1000
-    # Namespaces bigger than this are ranked by the sign bits of their vectors first, and
-    # only the best `shortlist` rows (and every keyword match) get an exact cosine: the
-    # float scan is memory-bound (154 MB at 100k rows). None: always exact.
-    shortlist_above: int | None = 20_000
-    shortlist: int = 3000
-    keyword_weights: dict[str, float] = field(default_factory=lambda: dict(KEYWORD_WEIGHTS))
 
 
 @dataclass
@@ -194,7 +149,8 @@ class Recaller:
             return None
         return rowids, scores, low, high
 
-    def recall(self, conn: Any, request: RecallRequest) -> list[Hit]:
+    def candidates(self, conn: Any, request: RecallRequest) -> Candidates:
+        """Both retrievers' scores for the query, before fusion (see fusion.fuse)."""
         tuning = self.tuning
         depth = max(tuning.depth, request.limit)
         terms = query_terms(request.query)
@@ -211,12 +167,10 @@ class Recaller:
                     conn, match, request.where, max(tuning.keyword_depth, depth), self.weights
                 )
             )
+        found = Candidates(keyword=keyword, dense={}, shape=query_shape(request.query))
         dense_all = self._dense(conn, request, keyword)
-        dense: dict[int, float] = {}
-        dense_norm: dict[int, float] = {}
         if dense_all is not None:
             rowids, scores, low, high = dense_all
-            span = high - low or 1.0
             top = np.argpartition(-scores, min(depth, len(scores)) - 1)[:depth]
             picked = {int(rowids[i]): float(scores[i]) for i in top}
             allowed = passing(conn, picked, request.where)
@@ -228,22 +182,31 @@ class Recaller:
                 for rowid, i in zip(wanted.tolist(), at.tolist(), strict=True):
                     if rowid not in picked and int(rowids[i]) == rowid:
                         picked[rowid] = float(scores[i])
-            dense = picked
-            dense_norm = {r: (s - low) / span for r, s in dense.items()}
-        candidates = set(keyword) | set(dense)
-        if not candidates:
-            return []
-        keyword_norm = _minmax(keyword)
-        alpha = tuning.keyword_weight if dense_all is not None else 1.0
-        fused = {
-            r: alpha * keyword_norm.get(r, 0.0) + (1.0 - alpha) * dense_norm.get(r, 0.0)
-            for r in candidates
-        }
-        if len(named) == 1 and tuning.speaker_boost > 0:
+            found.dense, found.dense_low, found.dense_high = picked, low, high
+            found.dense_live = True
+        if tuning.feedback_docs > 0:
+            found.feedback = self._feedback(conn, request, found, set(terms) | set(names))
+        if len(named) == 1:
             (who,) = named
-            for rowid, name in self.store.speakers(conn, candidates).items():
-                if name == who:
-                    fused[rowid] += tuning.speaker_boost
+            found.speaker_rows = {
+                rowid
+                for rowid, name in self.store.speakers(conn, found.rows()).items()
+                if name == who
+            }
+        return found
+
+    def recall(self, conn: Any, request: RecallRequest) -> list[Hit]:
+        found = self.candidates(conn, request)
+        keyword, dense = found.keyword, found.dense
+        if not keyword and not dense:
+            return []
+        read: dict[int, MemoryRecord] = {}
+
+        def contents(rowids: Iterable[int]) -> dict[int, str]:
+            read.update(self.store.records(conn, [r for r in rowids if r not in read]))
+            return {r: read[r].content for r in rowids if r in read}
+
+        fused = prefer_timed(fuse(found, self.tuning), found.shape, self.tuning, contents)
         reranked: dict[int, float] = {}
         if self.reranker is not None and self.reranker.live():
             fused, reranked = self._rerank(conn, request, fused)
@@ -251,7 +214,8 @@ class Recaller:
             for _name, adjust in self.adjusters:
                 fused = adjust(conn, request, fused)
         order = sorted(fused, key=lambda r: (-fused[r], r))[: request.limit]
-        records = self.store.records(conn, order)
+        records = {r: read[r] for r in order if r in read}
+        records.update(self.store.records(conn, [r for r in order if r not in read]))
         keyword_rank = _ranks(keyword)
         dense_rank = _ranks(dense)
         rerank_rank = _ranks(reranked)
@@ -270,6 +234,23 @@ class Recaller:
                 scores_out["rerank"], ranks["rerank"] = reranked[rowid], rerank_rank[rowid]
             hits.append(to_hit(record, fused[rowid], scores_out, ranks))
         return hits
+
+    def _feedback(
+        self, conn: Any, request: RecallRequest, found: Candidates, known: set[str]
+    ) -> dict[int, float]:
+        """Keyword scores for the words the best rows of both sides share (RM3-like)."""
+        tuning = self.tuning
+        best: list[int] = []
+        for side in (found.keyword, found.dense):
+            best += sorted(side, key=lambda r: (-side[r], r))[: tuning.feedback_docs]
+        texts = [r.content for r in self.store.records(conn, dict.fromkeys(best)).values()]
+        terms = feedback_terms(texts, known, tuning.feedback_terms)
+        match = self._keyword_match(conn, terms) if terms else None
+        if match is None:
+            return {}
+        return dict(self.store.keyword_search(
+            conn, match, request.where, max(tuning.keyword_depth, tuning.depth), self.weights
+        ))
 
     def _rerank(
         self, conn: Any, request: RecallRequest, fused: dict[int, float]
@@ -389,16 +370,6 @@ class SpeakerNames:
     def forget(self, namespace: str) -> None:
         with self._lock:
             self._cache.pop(namespace, None)
-
-
-def _minmax(values: dict[int, float]) -> dict[int, float]:
-    if not values:
-        return {}
-    low, high = min(values.values()), max(values.values())
-    span = high - low
-    if span <= 0:
-        return {key: 1.0 for key in values}
-    return {key: (value - low) / span for key, value in values.items()}
 
 
 def _ranks(scores: dict[int, float]) -> dict[int, int]:

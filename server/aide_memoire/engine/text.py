@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from datetime import datetime
 
-__all__ = ["STOP_WORDS", "date_words", "fts_query", "query_terms", "tokens"]
+__all__ = [
+    "STOP_WORDS",
+    "QueryShape",
+    "date_words",
+    "feedback_terms",
+    "fts_query",
+    "query_shape",
+    "query_terms",
+    "states_time",
+    "tokens",
+]
 
 _TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
@@ -235,3 +246,72 @@ def date_words(value: datetime | None, *, weekday: bool = True) -> str:
         return ""
     words = f"{value.day} {_MONTHS[value.month - 1]} {value.year}"
     return f"{words} {_DAYS[value.weekday()]}" if weekday else words
+
+
+# What a question about time looks like: asked with "when", "how long (ago)", "since
+# when", "what year / month / date / day", "how many days / weeks ... ago".
+_TEMPORAL_Q = re.compile(
+    r"\b(?:when|since\s+when|how\s+long|how\s+many\s+(?:days|weeks|months|years)|"
+    r"what\s+(?:year|month|date|day|time|week|weekend)|which\s+(?:year|month|day|week))\b",
+    re.IGNORECASE,
+)
+# What a statement of time looks like: a relative reference ("yesterday", "last week",
+# "two years ago"), a month or weekday name, or a year.
+# ("May" only capitalised: "may" is a verb.)
+_MONTH_OR_DAY = "|".join(m.lower() for m in _MONTHS + _DAYS if m != "May") + "|(?-i:May)"
+_TIME_STATED = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|ago|recently|lately|earlier|"
+    r"(?:last|next|this|past|coming)\s+(?:week|weekend|month|year|night|summer|winter|"
+    r"spring|fall|autumn|few\s+\w+|couple|" + _MONTH_OR_DAY + r")|"
+    + _MONTH_OR_DAY + r"|(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+# Identifier-shaped words: snake_case, dotted names, paths, Foo::bar, kebab codes with a
+# digit, camelCase, ALL-CAPS with a digit, hex of 7+ characters. Prose forms stay out:
+# "U.S.", "J.K.", "and/or", "artists/bands".
+_IDENTIFIER = re.compile(
+    r"(?<![\w.])(?:"
+    r"\w+_\w+"  # snake_case, ALL_CAPS_NAME
+    r"|\w{2,}(?:\.\w{2,})+"  # os.path.join, flags.yaml
+    r"|/?\w+(?:/[\w.-]+){2,}|/\w[\w.-]*"  # a/b/c, /etc/hosts
+    r"|\w+(?:::\w+)+"  # Foo::bar
+    r"|v?\d+(?:\.\d+){2,}|v\d+(?:\.\d+)+"  # 2.3.1, v1.4
+    r"|(?=[\w-]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+"  # XJ-4471, v2-beta-3
+    r"|[a-z]+[A-Z]\w*"  # camelCase
+    r"|(?=\w*\d)[A-Z][A-Z0-9]{2,}"  # E1234, HTTP2
+    r"|[0-9a-f]{7,40}"  # commit-like hex
+    r")(?![\w])"
+)
+
+
+@dataclass(frozen=True)
+class QueryShape:
+    """What kind of question a query is, as far as fusion cares."""
+
+    temporal: bool = False
+    identifier: bool = False
+
+
+def query_shape(query: str) -> QueryShape:
+    """A question about time, and whether the query holds an identifier-shaped word."""
+    # A pure-letter match is only an identifier in camelCase (not a word like "accede").
+    found = [m for m in _IDENTIFIER.findall(query) if not m.isalpha() or m != m.lower()]
+    return QueryShape(temporal=bool(_TEMPORAL_Q.search(query)), identifier=bool(found))
+
+
+def states_time(text: str) -> bool:
+    """Whether a text states a time: a relative reference, a month or weekday, a year."""
+    return bool(_TIME_STATED.search(text))
+
+
+def feedback_terms(texts: list[str], known: set[str], count: int) -> list[str]:
+    """Content words found in at least two of ``texts`` and not in ``known``, the most
+    widely shared first (ties: longer, then alphabetical): what the best rows agree on."""
+    seen: dict[str, int] = {}
+    for text in texts:
+        for word in set(query_terms(text)):
+            if word not in known and not word.isdigit() and len(word) > 2:
+                seen[word] = seen.get(word, 0) + 1
+    shared = [w for w, n in seen.items() if n >= 2]
+    shared.sort(key=lambda w: (-seen[w], -len(w), w))
+    return shared[:count]

@@ -1,0 +1,353 @@
+"""Leave-one-conversation-out cross-validation of recall's fusion constants on LOCOMO.
+
+    python bench/locomo_cv.py PATH/locomo-dev.json [--json bench/results/locomo_cv.json]
+
+Each conversation is ingested once (default model; fact extraction off: it changes
+nothing the retrievers see) and, for every question, the retrievers run once
+(``Recaller.candidates``). Every tuning of the grid is then scored from those cached
+candidates, vectorised over the grid; the figures of the tunings reported are checked
+against the engine's own ``fusion.fuse`` / ``fusion.prefer_timed`` on the same
+candidates, so the grid scores the code recall runs.
+
+For each conversation in turn, the tuning with the best hit@10 + MRR on the other
+conversations is chosen and scored on the held-out one: the "CV" figures. "in-sample"
+scores one tuning on every conversation. Pure relevance: no lifecycle scoring (the
+adjusters change nothing here: a fresh store, no feedback, no facts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import pickle
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import machine, table, write_json  # noqa: E402
+from aide_memoire import Memory, Settings  # noqa: E402
+from aide_memoire.engine.fusion import Candidates, RecallTuning, fuse, prefer_timed  # noqa: E402
+from aide_memoire.engine.recall import RecallRequest  # noqa: E402
+from aide_memoire.engine.store import RowFilter  # noqa: E402
+from aide_memoire.engine.text import states_time  # noqa: E402
+from locomo import CATEGORIES, ingest, parse_evidence  # noqa: E402
+
+# The grid: every combination is scored (the CV figures are for this grid; the
+# engine's defaults are the tuning chosen on all five conversations). Agreement depth
+# only matters with a bonus.
+# (A first, wider grid - keyword weight 0.2-0.7, speaker boost 0-0.4, agreement bonus
+# up to 0.2 at depth 1-10, time boost 0-0.3 - chose nothing outside this one.)
+GRID: dict[str, list[Any]] = {
+    "keyword_weight": [0.35, 0.4, 0.45, 0.5, 0.55],
+    "speaker_boost": [0.15, 0.2, 0.25, 0.3, 0.35],
+    "agreement": [(0.0, 3), (0.05, 3), (0.05, 10)],
+    "timed_boost": [0.0, 0.1, 0.2, 0.3, 0.4],
+    "feedback_weight": [0.0, 0.1, 0.2, 0.3],
+}
+# Retrieval variants (each needs its own pass of the retrievers): feedback rows, words.
+FEEDBACK: list[tuple[int, int]] = [(3, 8), (5, 8)]
+NOT_FOUND = 10**6
+
+
+@dataclass
+class Question:
+    conversation: int
+    category: int
+    found: Candidates
+    rowids: np.ndarray  # candidates, ascending
+    keyword: np.ndarray  # min-max keyword score (0 outside the matches)
+    dense: np.ndarray  # dense score scaled by the namespace's low and high
+    speaker: np.ndarray  # 1.0 where the one named speaker said it
+    keyword_rank: np.ndarray
+    dense_rank: np.ndarray
+    timed: np.ndarray  # the row states a time
+    feedback: np.ndarray  # min-max score of the feedback query (0 outside its matches)
+    evidence: np.ndarray  # indices into rowids
+
+
+def tunings(base: RecallTuning) -> list[RecallTuning]:
+    out = []
+    for weight, boost, (bonus, depth), timed, feedback in itertools.product(*GRID.values()):
+        out.append(replace(base, keyword_weight=weight, speaker_boost=boost,
+                           agreement_bonus=bonus, agreement_depth=depth, timed_boost=timed,
+                           feedback_weight=feedback))
+    return out
+
+
+def _ranks(rowids: np.ndarray, scores: dict[int, float]) -> np.ndarray:
+    order = sorted(scores, key=lambda r: (-scores[r], r))
+    rank = {r: i for i, r in enumerate(order, 1)}
+    return np.array([rank.get(int(r), NOT_FOUND) for r in rowids], dtype=np.int64)
+
+
+def _norm(rowids: np.ndarray, scores: dict[int, float]) -> np.ndarray:
+    """Min-max over the scored rows, 0 for the others (as fusion._minmax)."""
+    if not scores:
+        return np.zeros(len(rowids))
+    low, high = min(scores.values()), max(scores.values())
+    span = high - low
+    return np.array([((scores[r] - low) / span if span > 0 else 1.0) if r in scores else 0.0
+                     for r in rowids.tolist()])
+
+
+def prepare(found: Candidates, conversation: int, category: int, evidence: set[int],
+            content: dict[int, str]) -> Question:
+    rowids = np.array(sorted(found.rows()), dtype=np.int64)
+    kw = found.keyword
+    dspan = found.dense_high - found.dense_low or 1.0
+    dense = np.array([(found.dense[r] - found.dense_low) / dspan if r in found.dense else 0.0
+                      for r in rowids.tolist()])
+    return Question(
+        conversation=conversation,
+        category=category,
+        found=found,
+        rowids=rowids,
+        keyword=_norm(rowids, kw),
+        dense=dense,
+        speaker=np.array([1.0 if r in found.speaker_rows else 0.0 for r in rowids.tolist()]),
+        keyword_rank=_ranks(rowids, kw),
+        dense_rank=_ranks(rowids, found.dense),
+        timed=np.array([states_time(content.get(r, "")) for r in rowids.tolist()]),
+        feedback=_norm(rowids, found.feedback),
+        evidence=np.flatnonzero(np.isin(rowids, list(evidence))),
+    )
+
+
+def grid_ranks(q: Question, grid: list[RecallTuning]) -> np.ndarray:
+    """Rank of the first evidence row under each tuning (NOT_FOUND if not a candidate)."""
+    if not len(q.evidence):
+        return np.full(len(grid), NOT_FOUND)
+    weight = np.array([t.identifier_keyword_weight if q.found.shape.identifier
+                       else t.keyword_weight for t in grid])[:, None]
+    if not q.found.dense_live:
+        weight = np.ones_like(weight)
+    boost = np.array([t.speaker_boost for t in grid])[:, None]
+    bonus = np.array([t.agreement_bonus for t in grid])[:, None]
+    depth = np.array([t.agreement_depth for t in grid])[:, None]
+    both = (q.keyword_rank[None, :] <= depth) & (q.dense_rank[None, :] <= depth)
+    if not (q.found.keyword and q.found.dense):
+        both = np.zeros_like(both)
+    feedback = np.array([t.feedback_weight for t in grid])[:, None]
+    fused = (weight * q.keyword + (1 - weight) * q.dense + feedback * q.feedback[None, :]
+             + boost * q.speaker[None, :] + bonus * both)
+    if q.found.shape.temporal:
+        timed = np.array([t.timed_boost for t in grid])[:, None]
+        cut = grid[0].timed_depth
+        # The best `cut` by (-score, rowid): rowids ascend, so a stable argsort of -score.
+        order = np.argsort(-fused, axis=1, kind="stable")[:, :cut]
+        top = np.zeros_like(fused, dtype=bool)
+        np.put_along_axis(top, order, True, axis=1)
+        fused = fused + timed * (top & q.timed[None, :])
+    best = np.full(len(grid), NOT_FOUND)
+    index = np.arange(len(q.rowids))
+    for j in q.evidence.tolist():
+        beats = (fused > fused[:, j : j + 1]) | ((fused == fused[:, j : j + 1]) & (index < j))
+        best = np.minimum(best, beats.sum(axis=1) + 1)
+    return best
+
+
+def engine_rank(q: Question, tuning: RecallTuning, content: dict[int, str]) -> int:
+    """The same rank through the engine's own fusion code."""
+    fused = prefer_timed(fuse(q.found, tuning), q.found.shape, tuning,
+                         lambda rows: {r: content.get(r, "") for r in rows})
+    order = sorted(fused, key=lambda r: (-fused[r], r))
+    wanted = {int(q.rowids[j]) for j in q.evidence}
+    return next((i for i, r in enumerate(order, 1) if r in wanted), NOT_FOUND)
+
+
+def metrics(ranks: np.ndarray) -> dict[str, float]:
+    return {
+        "n": int(len(ranks)),
+        "hit@1": float(np.mean(ranks <= 1)),
+        "hit@10": float(np.mean(ranks <= 10)),
+        "hit@50": float(np.mean(ranks <= 50)),
+        "mrr": float(np.mean(np.where(ranks <= 50, 1.0 / ranks, 0.0))),
+    }
+
+
+def by_category(ranks: np.ndarray, questions: list[Question]) -> dict[str, dict[str, float]]:
+    cats = np.array([q.category for q in questions])
+    out = {"overall": metrics(ranks)}
+    for number, name in CATEGORIES.items():
+        out[name] = metrics(ranks[cats == number])
+    return out
+
+
+def collect(
+    path: Path, home: Path, variants: list[RecallTuning]
+) -> tuple[list[list[Question]], dict[int, str]]:
+    """Questions with their candidates, once per retrieval variant."""
+    samples = json.loads(path.read_text(encoding="utf-8"))
+    settings = Settings(home=home, extract_facts=False, lifecycle_scoring=False)
+    questions: list[list[Question]] = [[] for _ in variants]
+    content: dict[int, str] = {}
+    with Memory(settings=settings) as memory:
+        assert memory.embedder.wait(), memory.embedder.error
+        recaller = memory.recaller
+        base = recaller.tuning
+        conn = memory.db.conn()
+        for number, sample in enumerate(samples):
+            namespace, _count, by_id = ingest(memory, sample)
+            rows = {str(i): (int(r), str(c)) for r, i, c in conn.execute(
+                "SELECT rowid, id, content FROM memories WHERE namespace = ?", (namespace,))}
+            rowid_of_dia = {by_id[i]: rows[i][0] for i in by_id}
+            content.update(rows.values())
+            for qa in sample["qa"]:
+                category = qa.get("category")
+                if category not in CATEGORIES:
+                    continue
+                evidence = {rowid_of_dia[e] for e in parse_evidence(qa.get("evidence", []))
+                            if e in rowid_of_dia}
+                if not evidence:
+                    continue
+                request = RecallRequest(query=qa["question"],
+                                        where=RowFilter(namespaces=[namespace]), limit=50,
+                                        pure=True)
+                for out, variant in zip(questions, variants, strict=True):
+                    recaller.tuning = variant
+                    with memory.db.read() as read:
+                        found = recaller.candidates(read, request)
+                    out.append(prepare(found, number, category, evidence, content))
+                recaller.tuning = base
+    return questions, content
+
+
+def cross_validate(
+    questions: list[Question], grid: list[RecallTuning], ranks: np.ndarray
+) -> dict[str, Any]:
+    """``ranks``: (tunings, questions) ranks of the first evidence row."""
+    conv = np.array([q.conversation for q in questions])
+    objective = (ranks <= 10).astype(float) + np.where(ranks <= 50, 1.0 / ranks, 0.0)
+    held_out = np.zeros(len(questions), dtype=np.int64)
+    chosen = []
+    chosen_index = []
+    for fold in sorted(set(conv.tolist())):
+        train = conv != fold
+        best = int(np.argmax(objective[:, train].mean(axis=1)))  # first best: grid order
+        held_out[~train] = ranks[best, ~train]
+        chosen.append({"held_out": fold, **_knobs(grid[best])})
+        chosen_index.append(best)
+    overall = int(np.argmax(objective.mean(axis=1)))
+    return {"cv": held_out, "chosen": chosen, "chosen_index": chosen_index,
+            "all_data_best": overall}
+
+
+def _knobs(t: RecallTuning) -> dict[str, Any]:
+    return {k: v for k, v in asdict(t).items()
+            if k in ("keyword_weight", "speaker_boost", "agreement_bonus", "agreement_depth",
+                     "timed_boost", "feedback_docs", "feedback_terms", "feedback_weight")}
+
+
+def report(title: str, figures: dict[str, dict[str, float]]) -> str:
+    cols = ["hit@1", "hit@10", "hit@50", "mrr"]
+    rows = [[name, f["n"], *(f[c] for c in cols)] for name, f in figures.items()]
+    return f"{title}\n" + table(["split", "n", *cols], rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path", type=Path, help="a LOCOMO-format JSON file")
+    parser.add_argument("--json", type=Path, default=None, help="also write the result here")
+    parser.add_argument("--without-feedback", action="store_true",
+                        help="score no keyword-feedback variant (the engine's default: off)")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="keep the retrieved candidates in this file and reuse them")
+    args = parser.parse_args()
+    defaults = RecallTuning()
+    feedback = [] if args.without_feedback else FEEDBACK
+    variants: list[RecallTuning] = [replace(defaults, feedback_docs=0)] + [
+        replace(defaults, feedback_docs=docs, feedback_terms=terms) for docs, terms in feedback
+    ]
+    if args.cache is not None and args.cache.exists():
+        sets, content = pickle.loads(args.cache.read_bytes())[:2]
+        sets = sets[: len(variants)]
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            sets, content = collect(args.path, Path(tmp), variants)
+        if args.cache is not None:
+            args.cache.write_bytes(pickle.dumps((sets, content)))
+    base = defaults
+    before = replace(defaults, keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
+                     feedback_docs=0, feedback_weight=0.0, agreement_bonus=0.0)
+    # Variant 0 (no feedback rows) scores no feedback weight; the others, only with one.
+    grid: list[RecallTuning] = []
+    parts = []
+    owner: list[int] = []
+    for number, (variant, questions) in enumerate(zip(variants, sets, strict=True)):
+        part = [t for t in tunings(variant) if (t.feedback_weight > 0) == (number > 0)]
+        grid += part
+        owner += [number] * len(part)
+        parts.append(np.stack([grid_ranks(q, part) for q in questions], axis=1))
+        print(f"variant {number}: {len(part)} tunings scored", file=sys.stderr)
+    ranks = np.concatenate(parts, axis=0)
+    questions = sets[0]
+    # Today's knobs only (keyword weight, speaker boost), the new ones off: "before".
+    old = [i for i, t in enumerate(grid)
+           if t.agreement_bonus == 0 and t.timed_boost == 0 and owner[i] == 0]
+    old_cv = cross_validate(questions, [grid[i] for i in old], ranks[old])
+    result = cross_validate(questions, grid, ranks)
+    # Each new idea left out in turn (CV over the rest of the grid): what it adds.
+    without = {
+        "no time boost": [i for i, t in enumerate(grid) if t.timed_boost == 0],
+        "no feedback": [i for i, t in enumerate(grid) if owner[i] == 0],
+        "no agreement bonus": [i for i, t in enumerate(grid) if t.agreement_bonus == 0],
+    }
+    if not feedback:
+        del without["no feedback"]
+    ablations = {
+        name: by_category(cross_validate(questions, [grid[i] for i in keep], ranks[keep])["cv"],
+                          questions)
+        for name, keep in without.items()
+    }
+    default = next(i for i, t in enumerate(grid) if _knobs(t) == _knobs(base))
+    earlier = next(i for i, t in enumerate(grid) if _knobs(t) == _knobs(before))
+    checked = {default, earlier, result["all_data_best"], *result["chosen_index"]}
+    for index in checked:
+        engine = np.array([engine_rank(q, grid[index], content) for q in sets[owner[index]]])
+        if not np.array_equal(np.minimum(engine, NOT_FOUND), ranks[index]):
+            raise SystemExit(f"grid and engine disagree for {_knobs(grid[index])}")
+    out = {
+        "questions": len(questions),
+        "identifier_questions": sum(q.found.shape.identifier for q in questions),
+        "temporal_questions": sum(q.found.shape.temporal for q in questions),
+        "tunings": len(grid),
+        "defaults": _knobs(base),
+        "in_sample_defaults": by_category(ranks[default], questions),
+        "in_sample_before": by_category(ranks[earlier], questions),
+        "cv_old_knobs": by_category(old_cv["cv"], questions),
+        "chosen_per_fold_old_knobs": old_cv["chosen"],
+        "cv": by_category(result["cv"], questions),
+        "chosen_per_fold": result["chosen"],
+        "cv_without": ablations,
+        "best_on_all_data": _knobs(grid[result["all_data_best"]]),
+        "in_sample_best": by_category(ranks[result["all_data_best"]], questions),
+        "machine": machine(),
+    }
+    print(report("in-sample, the constants before (keyword 0.4, speaker 0.2, rest off)",
+                 out["in_sample_before"]))
+    print(report(f"in-sample, the engine's constants {out['defaults']}",
+                 out["in_sample_defaults"]))
+    print(report("leave-one-conversation-out, today's knobs only", out["cv_old_knobs"]))
+    for fold in out["chosen_per_fold_old_knobs"]:
+        print("chosen", fold)
+    print(report("leave-one-conversation-out (tuned on 4, scored on the 5th)", out["cv"]))
+    for fold in out["chosen_per_fold"]:
+        print("chosen", fold)
+    for name, figures in ablations.items():
+        print(report(f"leave-one-conversation-out, {name}", figures))
+    print(report(f"in-sample, best on all data {out['best_on_all_data']}",
+                 out["in_sample_best"]))
+    print(json.dumps({k: v for k, v in out.items() if k != "machine"}))
+    write_json(args.json, out)
+
+
+if __name__ == "__main__":
+    main()

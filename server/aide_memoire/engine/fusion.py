@@ -1,0 +1,175 @@
+"""Fusion: a query's keyword and dense candidates into one score per row.
+
+Pure functions over a :class:`Candidates` record, so that the cross-validation harness
+(bench/locomo_cv.py) scores the very code recall runs, for many tunings, from one
+retrieval per question. Every constant here was chosen by leave-one-conversation-out
+cross-validation on the LOCOMO development split (docs/benchmarks.md), except where a
+comment says why it could not be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .text import QueryShape, states_time
+
+__all__ = ["KEYWORD_WEIGHTS", "Candidates", "RecallTuning", "fuse", "prefer_timed"]
+
+# bm25() column weights, in FTS_COLUMNS order. A turn's neighbours count for less than
+# the turn itself (measured on the LOCOMO development split: docs/benchmarks.md).
+KEYWORD_WEIGHTS: dict[str, float] = {
+    "content": 1.0,
+    "speaker": 1.0,
+    "context": 0.5,
+    "after": 0.25,
+    "window": 0.3,
+    "tags": 1.0,
+    "dates": 1.0,
+}
+
+
+@dataclass(frozen=True)
+class RecallTuning:
+    """Recall's constants (fusion's chosen by cross-validation: docs/benchmarks.md).
+
+    Every candidate is scored on both sides: a dense candidate outside the keyword list
+    scores 0 there, so the keyword list is taken deep (its scores are cheap: FTS5 ranks
+    every match anyway) and the dense side scores every row.
+
+    fused = w * min-max of bm25 over the keyword matches
+          + (1 - w) * min-max of the dense cosine over every row
+          + speaker_boost if the query names exactly one speaker and the memory is theirs
+          + agreement_bonus if both sides rank the memory in their first agreement_depth
+    with w = identifier_keyword_weight for a query holding an identifier, else
+    keyword_weight; then, for a question about time, timed_boost for each of the best
+    timed_depth that states a time.
+    """
+
+    depth: int = 300
+    keyword_depth: int = 2000
+    keyword_weight: float = 0.4
+    speaker_boost: float = 0.25
+    # Not chosen on LOCOMO (no question there holds an identifier): an identifier is
+    # matched exactly or not at all, and the dense model reads "XJ-4471" as noise, so
+    # the keyword side leads. Pinned by tests/engine/test_query_shapes.py.
+    identifier_keyword_weight: float = 0.75
+    # Off: cross-validation chose a bonus (0.05) in some folds, none on all data, and
+    # its held-out figures are better without it.
+    agreement_bonus: float = 0.0
+    agreement_depth: int = 3
+    timed_boost: float = 0.2
+    timed_depth: int = 50
+    # Feedback from the retrievers' own best rows: words shared by at least two of the
+    # best `feedback_docs` of each side (not in the query) form a second keyword query,
+    # whose min-max score is added with `feedback_weight`. 0 docs: off (no extra query).
+    # Off by default: under CV it adds +0.010 hit@10, +0.016 MRR on LOCOMO but doubles
+    # the keyword side's cost (a second FTS5 query over every match); chosen under CV,
+    # when on: 5 rows, 8 words, weight 0.1 (docs/benchmarks.md).
+    feedback_docs: int = 0
+    feedback_terms: int = 8
+    feedback_weight: float = 0.0
+    # A speaker's name matches nearly every turn of their conversation (and, store-wide,
+    # only that conversation): the boost above handles it, BM25 gets the other words.
+    names_in_keyword_query: bool = False
+    # In a store of more than prune_above rows, a word found in more than this share of
+    # it (and at least common_floor rows) adds little to BM25 but makes FTS5 rank every
+    # row holding it: such words only count together (see Recaller._keyword_match).
+    prune_above: int = 5_000
+    common_share: float = 0.01
+    common_floor: int = 1000
+    # Namespaces bigger than this are ranked by the sign bits of their vectors first, and
+    # only the best `shortlist` rows (and every keyword match) get an exact cosine: the
+    # float scan is memory-bound (154 MB at 100k rows). None: always exact.
+    shortlist_above: int | None = 20_000
+    shortlist: int = 3000
+    keyword_weights: dict[str, float] = field(default_factory=lambda: dict(KEYWORD_WEIGHTS))
+
+
+@dataclass
+class Candidates:
+    """What the retrievers found for one query, before any constant of fusion is applied.
+
+    ``keyword``: -bm25 per matching row; ``dense``: cosine per row scored (the best
+    ``depth`` and every keyword match), with the namespace's lowest and highest cosine;
+    ``speaker_rows``: the candidates said by the one speaker the query names.
+    """
+
+    keyword: dict[int, float]
+    dense: dict[int, float]
+    dense_low: float = 0.0
+    dense_high: float = 0.0
+    dense_live: bool = False
+    speaker_rows: set[int] = field(default_factory=set)
+    shape: QueryShape = field(default_factory=QueryShape)
+    feedback: dict[int, float] = field(default_factory=dict)
+
+    def rows(self) -> set[int]:
+        return set(self.keyword) | set(self.dense) | set(self.feedback)
+
+
+def _minmax(values: Mapping[int, float]) -> dict[int, float]:
+    if not values:
+        return {}
+    low, high = min(values.values()), max(values.values())
+    span = high - low
+    if span <= 0:
+        return {key: 1.0 for key in values}
+    return {key: (value - low) / span for key, value in values.items()}
+
+
+def _top(scores: Mapping[int, float], count: int) -> set[int]:
+    return set(sorted(scores, key=lambda r: (-scores[r], r))[:count])
+
+
+def fuse(found: Candidates, tuning: RecallTuning) -> dict[int, float]:
+    """One score per candidate (see RecallTuning for the formula)."""
+    keyword_norm = _minmax(found.keyword)
+    span = found.dense_high - found.dense_low or 1.0
+    dense_norm = {r: (s - found.dense_low) / span for r, s in found.dense.items()}
+    if not found.dense_live:
+        alpha = 1.0
+    elif found.shape.identifier:
+        alpha = tuning.identifier_keyword_weight
+    else:
+        alpha = tuning.keyword_weight
+    fused = {
+        r: alpha * keyword_norm.get(r, 0.0) + (1.0 - alpha) * dense_norm.get(r, 0.0)
+        for r in found.rows()
+    }
+    if tuning.feedback_weight > 0 and found.feedback:
+        for rowid, value in _minmax(found.feedback).items():
+            fused[rowid] += tuning.feedback_weight * value
+    if tuning.speaker_boost > 0:
+        for rowid in found.speaker_rows:
+            if rowid in fused:
+                fused[rowid] += tuning.speaker_boost
+    if tuning.agreement_bonus > 0 and found.keyword and found.dense:
+        both = _top(found.keyword, tuning.agreement_depth) & _top(
+            found.dense, tuning.agreement_depth
+        )
+        for rowid in both:
+            fused[rowid] += tuning.agreement_bonus
+    return fused
+
+
+def prefer_timed(
+    fused: dict[int, float],
+    shape: QueryShape,
+    tuning: RecallTuning,
+    contents: Callable[[Iterable[int]], Mapping[int, str]],
+) -> dict[int, float]:
+    """For a question about time ("when did", "how long ago"), lift the best candidates
+    whose text states a time: such a question is answered by a dated statement.
+
+    ``contents`` gives the text of the rows asked (only the best ``timed_depth`` are).
+    """
+    if not shape.temporal or tuning.timed_boost <= 0 or not fused:
+        return fused
+    best = sorted(fused, key=lambda r: (-fused[r], r))[: tuning.timed_depth]
+    text = contents(best)
+    out = dict(fused)
+    for rowid in best:
+        if states_time(text.get(rowid, "")):
+            out[rowid] += tuning.timed_boost
+    return out
