@@ -205,8 +205,6 @@ class GeneralUpdates:
         if not scored:
             return
         score, row, newer_is_item, features = max(scored, key=lambda s: s[0])
-        if score >= self.tuning.propose and _rivals(row, pairs):
-            return  # a third member of a series the store already left current
         old_id, new_id = (row.id, item.id) if newer_is_item else (item.id, row.id)
         turn = "turn" in (row.kind, item.kind)
         accept = self.tuning.turn_accept if turn else self.tuning.accept
@@ -227,22 +225,6 @@ class GeneralUpdates:
             found = signature(row.content, names.get(row.rowid, []), speaker=row.speaker)
             self._signatures[key] = found
         return found
-
-
-def _rivals(best: _Row, pairs: list[tuple[_Row, bool, Signature, Signature]]) -> bool:
-    """Another current candidate in the same frame as ``best`` with other values: two
-    older memories the store judged both current, so the newer is one more of a series
-    (a timeline would have linked them, and the older would no longer be current)."""
-    if best.superseded_by is not None:
-        return False
-    own = {row.rowid: (old if newer else new) for row, newer, old, new in pairs}
-    for row, *_ in pairs:
-        if row.rowid == best.rowid or row.superseded_by is not None:
-            continue
-        first, second = sorted((row, best), key=lambda r: r.at)
-        if comparable(pair_features(own[first.rowid], own[second.rowid], None)):
-            return True
-    return False
 
 
 def link(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
