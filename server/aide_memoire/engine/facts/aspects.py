@@ -55,6 +55,8 @@ _MONTH_AFTER = re.compile(r"^\s+" + _MONTH + r"\b", re.I)
 _MONTH_BEFORE = re.compile(r"\b" + _MONTH + r"\s+$", re.I)
 _BEFORE = re.compile(r"([^\W\d_][\w'’]*)\s+$")
 _ADDS = re.compile(r"\b(?:also|too|as well|additionally|another|in addition)\b", re.I)
+# The same without "too", which is as often "too slow" (a reason to change) as additive.
+_EXTENDS = re.compile(r"\b(?:also|as well|additionally|another|in addition)\b", re.I)
 _VOCATIVE = re.compile(
     r"(?:^|(?<=[,!.?]\s)|\b(?i:hey|hi|hello|thanks|thank you|wow|congrats|sorry|dear|yes|"
     r"oh|ok|okay|great|cool|awesome|nice|morning|evening|woohoo)\s*,?\s*)"
@@ -88,8 +90,10 @@ class Signature:
     subject: str | None  # "we", or the speaker/"user" for first-person text
     head: frozenset[str]  # the first content words: where a sentence names its topic
     adds: float  # 1.0 when it says it adds to what was ("also", "as well", "too")
+    extends: bool  # it says so unambiguously ("also", "as well", "another"; not "too")
     lead: frozenset[str]  # values among the first content tokens: who or what it is about
     labels: frozenset[str]  # numbers that name an item ("build 1234", "PR #45", dates)
+    dates: frozenset[str]  # the labels that are dates, which can also be rescheduled
 
     def size(self) -> int:
         """Distinct content words and values: how much the text states."""
@@ -136,12 +140,13 @@ def signature(text: str, mentions: list[Mention], *, speaker: str | None) -> Sig
     lead = frozenset(_lead(text, values))
     adds = 1.0 if _ADDS.search(text) else 0.0
     return Signature(
-        names, name_words, frozenset(values), aspect, cue, cues, subject, head, adds, lead,
-        _labels(text, names),
+        names, name_words, frozenset(values), aspect, cue, cues, subject, head, adds,
+        bool(_EXTENDS.search(text)), lead,
+        *_labels(text, names),
     )
 
 
-def _labels(text: str, names: frozenset[str]) -> frozenset[str]:
+def _labels(text: str, names: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
     """Numbers that identify one item of a series rather than state a setting.
 
     "Build 1234", "PR #45", "INC-2231", "note number 3", "standup 2026-11-03": a number
@@ -151,14 +156,16 @@ def _labels(text: str, names: frozenset[str]) -> frozenset[str]:
     clause ("3 failures"): those state a value that can change.
     """
     out: set[str] = set()
+    dates: set[str] = set()
     for match in _NUMBER.finditer(text):
         value = match.group(0).casefold().rstrip(".,")
         before = text[: match.start()]
-        after = text[match.end():]
-        if _DATE.match(value) or before.endswith("#") or _MONTH_AFTER.match(after) or (
-            _MONTH_BEFORE.search(before)) or (
-            before.endswith("-") and before[-2:-1].isalpha()
+        if _DATE.match(value) or _MONTH_AFTER.match(text[match.end():]) or (
+            _MONTH_BEFORE.search(before)
         ):
+            dates.add(value)
+            continue
+        if before.endswith("#") or (before.endswith("-") and before[-2:-1].isalpha()):
             out.add(value)
             continue
         word = _BEFORE.search(before)
@@ -168,7 +175,7 @@ def _labels(text: str, names: frozenset[str]) -> frozenset[str]:
         named = key in names and not word.group(1).isupper()
         if not named and key not in STOP_WORDS and key not in CUES:
             out.add(value)
-    return frozenset(out)
+    return frozenset(out | dates), frozenset(dates)
 
 
 def _lead(text: str, values: set[str]) -> list[str]:
@@ -223,6 +230,7 @@ class Features:
     adds: float  # the newer says it adds ("also", "too", "as well"), not replaces
     rivals: float  # each opens with a value the other lacks: two subjects
     series: float  # each carries an item label the other lacks: two members of a series
+    extends: float  # the newer says it adds one more ("we also use Redis", "another customer")
     dense: float | None  # cosine of the two rows' vectors, when both have one
 
 
@@ -266,8 +274,12 @@ def pair_features(old: Signature, new: Signature, dense: float | None) -> Featur
     # next item of a series, not the first one changed, unless the newer names the older
     # label as what it replaces ("moved from 1234 to 1235"). A change word alone does not
     # count: series members say "passed", "left", "moved" of themselves.
-    series = 1.0 if (old.labels - new_all) and (new.labels - old_all) and not names_old else 0.0
     # A change word both say belongs to their shared frame ("Build 88 passed" / "Build 89
     # passed"), so it is no evidence that the newer changed anything.
     cue = 0.0 if new.cues and new.cues <= old.cues else new.cue
-    return Features(subject, aspect, differs, names_old, cue, new.adds, rivals, series, dense)
+    new_labels = new.labels - old_all
+    series = 1.0 if (old.labels - new_all) and new_labels and not names_old else 0.0
+    if series and cue >= 1.0 and new_labels <= new.dates:
+        series = 0.0  # a date can be moved ("the launch got pushed to 3 October")
+    return Features(subject, aspect, differs, names_old, cue, new.adds, rivals, series,
+                    1.0 if new.extends and not names_old else 0.0, dense)
