@@ -7,6 +7,8 @@ Two memories about the same subject and aspect that state different values are
 candidates for an update; a **change cue** in the newer one ("moved", "now", "no longer",
 "from X to Y") makes it likelier. Nothing here knows a predicate or a phrase pattern:
 the cue words are the only list, and they raise confidence without being required.
+What a change is not: a *series* (each memory carries an item label the other lacks:
+"Build 1234 failed" / "Build 1235 failed"), or one more item ("we also use Redis").
 """
 
 from __future__ import annotations
