@@ -88,9 +88,8 @@ def test_corpus_shape() -> None:
 
 # Series of the tuning half still touched when the gate was fixed (measured, then kept
 # as a ceiling): an elaboration of an item ("Alice reviewed PR 12" / "... and left two
-# comments") and, with the cosine, lists whose items are lowercase words ("endpoint
-# /users", "/orders") or names under a shared frame ("accepted at PyCon" / "EuroPython").
-TUNE_CEILING = {"hybrid": (3, 0), "keyword": (2, 2)}  # (series touched, proposals)
+# comments") and names under a shared frame ("accepted at PyCon" / "at EuroPython").
+TUNE_CEILING = {"hybrid": (2, 0), "keyword": (2, 2)}  # (series touched, proposals)
 
 
 def test_tuning_half_is_left_alone(outcome: tuple[str, dict[str, list[int]]]) -> None:

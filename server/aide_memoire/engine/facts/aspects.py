@@ -52,6 +52,8 @@ _PHRASES = re.compile(
 _NUMBER = re.compile(r"(?<![\w.])(?:\d[\w.:/,-]*\w|\d|@[\w.]+\w|[\w.+-]+@[\w.-]+\w)")
 # A date as written ("2026-11-03", "2026-04"): labels an event, it is not a setting.
 _DATE = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?$")
+# What can label an item: the numbers above, and paths ("endpoint /users").
+_LABELLED = re.compile(_NUMBER.pattern + r"|(?<!\S)/[\w./-]*\w")
 _MONTH = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*")
 _MONTH_AFTER = re.compile(r"^\s+" + _MONTH + r"\b", re.I)
 _MONTH_BEFORE = re.compile(r"\b" + _MONTH + r"\s+$", re.I)
@@ -151,15 +153,16 @@ def signature(text: str, mentions: list[Mention], *, speaker: str | None) -> Sig
 def _labels(text: str, names: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
     """Numbers that identify one item of a series rather than state a setting.
 
-    "Build 1234", "PR #45", "INC-2231", "note number 3", "standup 2026-11-03": a number
-    after a common noun, "#" or a hyphen, and dates. Not labels: a number after a name
-    ("Python 3.9", "iOS 15": the version of a named thing, which has one at a time),
+    "Build 1234", "PR #45", "INC-2231", "note number 3", "endpoint /users", "standup
+    2026-11-03": a number or path after a common noun, "#" or a hyphen, and dates. Not
+    labels: a number after a name ("Python 3.9", "iOS 15": the version of a named thing,
+    which has one at a time),
     after a function word ("is 30 minutes", "at 9:30", "ends in 4471") or opening a
     clause ("3 failures"): those state a value that can change.
     """
     out: set[str] = set()
     dates: set[str] = set()
-    for match in _NUMBER.finditer(text):
+    for match in _LABELLED.finditer(text):
         value = match.group(0).casefold().rstrip(".,")
         before = text[: match.start()]
         if _DATE.match(value) or _MONTH_AFTER.match(text[match.end():]) or (
