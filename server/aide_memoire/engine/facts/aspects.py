@@ -156,9 +156,8 @@ def _labels(text: str, names: frozenset[str]) -> tuple[frozenset[str], frozenset
     "Build 1234", "PR #45", "INC-2231", "note number 3", "endpoint /users", "standup
     2026-11-03": a number or path after a common noun, "#" or a hyphen, and dates. Not
     labels: a number after a name ("Python 3.9", "iOS 15": the version of a named thing,
-    which has one at a time),
-    after a function word ("is 30 minutes", "at 9:30", "ends in 4471") or opening a
-    clause ("3 failures"): those state a value that can change.
+    which has one at a time), after a function word ("is 30 minutes", "at 9:30", "ends
+    in 4471") or opening a clause ("3 failures"): those state a value that can change.
     """
     out: set[str] = set()
     dates: set[str] = set()
