@@ -7,6 +7,8 @@ Two memories about the same subject and aspect that state different values are
 candidates for an update; a **change cue** in the newer one ("moved", "now", "no longer",
 "from X to Y") makes it likelier. Nothing here knows a predicate or a phrase pattern:
 the cue words are the only list, and they raise confidence without being required.
+What a change is not: a *series* (each memory carries an item label the other lacks:
+"Build 1234 failed" / "Build 1235 failed"), or one more item ("we also use Redis").
 """
 
 from __future__ import annotations
@@ -48,7 +50,17 @@ _PHRASES = re.compile(
 )
 # Numbers, versions, times, dates and handles, kept whole ("1.20", "9:30", "@lmartin").
 _NUMBER = re.compile(r"(?<![\w.])(?:\d[\w.:/,-]*\w|\d|@[\w.]+\w|[\w.+-]+@[\w.-]+\w)")
+# A date as written ("2026-11-03", "2026-04"): labels an event, it is not a setting.
+_DATE = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?$")
+# What can label an item: the numbers above, and paths ("endpoint /users").
+_LABELLED = re.compile(_NUMBER.pattern + r"|(?<!\S)/[\w./-]*\w")
+_MONTH = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*")
+_MONTH_AFTER = re.compile(r"^\s+" + _MONTH + r"\b", re.I)
+_MONTH_BEFORE = re.compile(r"\b" + _MONTH + r"\s+$", re.I)
+_BEFORE = re.compile(r"([^\W\d_][\w'’]*)\s+$")
 _ADDS = re.compile(r"\b(?:also|too|as well|additionally|another|in addition)\b", re.I)
+# The same without "too", which is as often "too slow" (a reason to change) as additive.
+_EXTENDS = re.compile(r"\b(?:also|as well|additionally|another|in addition)\b", re.I)
 _VOCATIVE = re.compile(
     r"(?:^|(?<=[,!.?]\s)|\b(?i:hey|hi|hello|thanks|thank you|wow|congrats|sorry|dear|yes|"
     r"oh|ok|okay|great|cool|awesome|nice|morning|evening|woohoo)\s*,?\s*)"
@@ -78,10 +90,14 @@ class Signature:
     values: frozenset[str]  # stems that state a value: name words, numbers, handles
     aspect: frozenset[str]  # content stems with values and cue words masked
     cue: float  # 1.0 a strong change cue, 0.5 a weak one, 0.0 none
+    cues: frozenset[str]  # the change words and phrases it says
     subject: str | None  # "we", or the speaker/"user" for first-person text
     head: frozenset[str]  # the first content words: where a sentence names its topic
     adds: float  # 1.0 when it says it adds to what was ("also", "as well", "too")
+    extends: bool  # it says so unambiguously ("also", "as well", "another"; not "too")
     lead: frozenset[str]  # values among the first content tokens: who or what it is about
+    labels: frozenset[str]  # numbers that name an item ("build 1234", "PR #45", dates)
+    dates: frozenset[str]  # the labels that are dates, which can also be rescheduled
 
     def size(self) -> int:
         """Distinct content words and values: how much the text states."""
@@ -111,6 +127,9 @@ def signature(text: str, mentions: list[Mention], *, speaker: str | None) -> Sig
     values = set(name_words) | numbers
     aspect = frozenset(s for s in stems if s not in values)
     cue = 0.0
+    cues = frozenset(
+        [m.group(0).casefold() for m in _PHRASES.finditer(text)] + [w for w in words if w in CUES]
+    )
     if _PHRASES.search(text) or any(w in _STRONG for w in words):
         cue = 1.0
     elif any(w in _WEAK for w in words):
@@ -125,8 +144,42 @@ def signature(text: str, mentions: list[Mention], *, speaker: str | None) -> Sig
     lead = frozenset(_lead(text, values))
     adds = 1.0 if _ADDS.search(text) else 0.0
     return Signature(
-        names, name_words, frozenset(values), aspect, cue, subject, head, adds, lead
+        names, name_words, frozenset(values), aspect, cue, cues, subject, head, adds,
+        bool(_EXTENDS.search(text)), lead,
+        *_labels(text, names),
     )
+
+
+def _labels(text: str, names: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """Numbers that identify one item of a series rather than state a setting.
+
+    "Build 1234", "PR #45", "INC-2231", "note number 3", "endpoint /users", "standup
+    2026-11-03": a number or path after a common noun, "#" or a hyphen, and dates. Not
+    labels: a number after a name ("Python 3.9", "iOS 15": the version of a named thing,
+    which has one at a time), after a function word ("is 30 minutes", "at 9:30", "ends
+    in 4471") or opening a clause ("3 failures"): those state a value that can change.
+    """
+    out: set[str] = set()
+    dates: set[str] = set()
+    for match in _LABELLED.finditer(text):
+        value = match.group(0).casefold().rstrip(".,")
+        before = text[: match.start()]
+        if _DATE.match(value) or _MONTH_AFTER.match(text[match.end():]) or (
+            _MONTH_BEFORE.search(before)
+        ):
+            dates.add(value)
+            continue
+        if before.endswith("#") or (before.endswith("-") and before[-2:-1].isalpha()):
+            out.add(value)
+            continue
+        word = _BEFORE.search(before)
+        if word is None:
+            continue
+        key = word.group(1).casefold()
+        named = key in names and not word.group(1).isupper()
+        if not named and key not in STOP_WORDS and key not in CUES:
+            out.add(value)
+    return frozenset(out | dates), frozenset(dates)
 
 
 def _lead(text: str, values: set[str]) -> list[str]:
@@ -180,6 +233,8 @@ class Features:
     cue: float
     adds: float  # the newer says it adds ("also", "too", "as well"), not replaces
     rivals: float  # each opens with a value the other lacks: two subjects
+    series: float  # each carries an item label the other lacks: two members of a series
+    extends: float  # the newer says it adds one more ("we also use Redis", "another customer")
     dense: float | None  # cosine of the two rows' vectors, when both have one
 
 
@@ -215,8 +270,20 @@ def pair_features(old: Signature, new: Signature, dense: float | None) -> Featur
     # The newer names an old value ("from CircleCI", "left Maersk"): a shared name that
     # is not where both sentences name their topic (that one is the subject).
     named = shared & old.values - (old.head & new.head)
-    names_old = 1.0 if new.cue and new_only and named else 0.0
+    names_old = 1.0 if new.cue and new_only and named and not new.cues <= old.cues else 0.0
     # Different values where both sentences name their topic ("Error XJ-4471 means ...",
     # "Error QP-9902 means ..."): two things described alike, not one thing changed.
     rivals = 1.0 if (old.lead - new_all) and (new.lead - old_all) else 0.0
-    return Features(subject, aspect, differs, names_old, new.cue, new.adds, rivals, dense)
+    # "Build 1234 failed" / "Build 1235 failed": a different label in the same frame is the
+    # next item of a series, not the first one changed, unless the newer names the older
+    # label as what it replaces ("moved from 1234 to 1235"). A change word alone does not
+    # count: series members say "passed", "left", "moved" of themselves.
+    # A change word both say belongs to their shared frame ("Build 88 passed" / "Build 89
+    # passed"), so it is no evidence that the newer changed anything.
+    cue = 0.0 if new.cues and new.cues <= old.cues else new.cue
+    new_labels = new.labels - old_all
+    series = 1.0 if (old.labels - new_all) and new_labels and not names_old else 0.0
+    if series and cue >= 1.0 and new_labels <= new.dates:
+        series = 0.0  # a date can be moved ("the launch got pushed to 3 October")
+    return Features(subject, aspect, differs, names_old, cue, new.adds, rivals, series,
+                    1.0 if new.extends and not names_old else 0.0, dense)

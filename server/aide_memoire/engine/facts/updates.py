@@ -93,8 +93,8 @@ def comparable(f: Features) -> bool:
     """The gates, which read no cosine: a pair failing them is never an update."""
     if f.differs == 0.0 and f.cue == 0.0:
         return False  # the same value, said again
-    if f.rivals:
-        return False  # two subjects described alike
+    if f.rivals or f.series or f.extends:
+        return False  # two subjects described alike, two items of a series, one more item
     return not (f.subject == 0.0 and f.aspect < 0.5)  # else: not about the same thing
 
 
