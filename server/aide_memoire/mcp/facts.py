@@ -78,8 +78,8 @@ FACT_TOOLS: tuple[ToolSpec, ...] = (
         description=(
             "The (subject, predicate, object) facts read from memories about one subject "
             "(where someone works, a version, a status, a preference): what holds now, as_of "
-            "a time, or include_history with what replaced each. Read by rules, not a model: "
-            "recall the memories for anything subtler."
+            "a time, or include_history with what replaced each. Rules, not a model: recall "
+            "the memories for anything subtler."
         ),
         input=FactsInput,
         output=FactsOutput,

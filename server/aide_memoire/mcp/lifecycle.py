@@ -104,10 +104,9 @@ LIFECYCLE_TOOLS: tuple[ToolSpec, ...] = (
         name="memory_consolidate",
         title="Consolidate related memories",
         description=(
-            "Summarise groups of closely related memories extractively (central sentences, "
-            "dated; nothing invented). Dry run by default; dry_run=false writes the "
-            "summaries and archives their sources (still readable). Write only when the user "
-            "asked; otherwise memory_maintenance_run stages them for review."
+            "Summarise groups of closely related memories extractively (dated, nothing "
+            "invented). Dry run by default; dry_run=false, only when the user asked, writes "
+            "the summaries and archives their sources (still readable)."
         ),
         input=ConsolidateInput,
         output=ConsolidationReport,
