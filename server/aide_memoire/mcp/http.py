@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+    from ..engine.memory import Memory
+
 __all__ = [
     "DISCOVERY_FILE",
     "HOST",
@@ -135,10 +137,17 @@ async def serve_http(
     home: Path,
     *,
     port: int = 0,
+    memory: Memory | None = None,
 ) -> None:
-    """Serve until SIGTERM / SIGINT; announce the port in the discovery file meanwhile."""
+    """Serve until SIGTERM / SIGINT; announce the port in the discovery file meanwhile.
+    With ``memory``, the web page is served under /ui too (its own guard, web/security)."""
     token = ensure_token(home)
-    app = BearerAuth(server.streamable_http_app(streamable_http_path=PATH, host=HOST), token)
+    app: ASGIApp = BearerAuth(server.streamable_http_app(streamable_http_path=PATH, host=HOST),
+                              token)
+    if memory is not None:
+        from ..web import mount_web
+
+        app = mount_web(app, memory, token)
     sock = bind_loopback(port)
     bound = sock.getsockname()[1]
     discovery = home / DISCOVERY_FILE

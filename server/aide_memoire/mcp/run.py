@@ -81,7 +81,7 @@ async def _http(memory: Memory, settings: ServeSettings, port: int) -> None:
     server = build_server(memory, settings)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_warm, memory, server)
-        await serve_http(server, memory.settings.home, port=port)
+        await serve_http(server, memory.settings.home, port=port, memory=memory)
         tasks.cancel_scope.cancel()
 
 

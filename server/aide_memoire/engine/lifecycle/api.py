@@ -256,6 +256,20 @@ class LifecycleAPI:
         return RestoreResult(id=memory_id, namespace=namespace, restored=done,
                              status=str(found[0]))
 
+    def archive(self, memory_id: str, *, namespace: str = "default") -> RestoreResult:
+        """Move an active memory to the cold tier by hand (``restored`` says it moved);
+        recall leaves it out unless asked, ``get`` and ``promote`` still reach it."""
+        namespace = v.validate_namespace(namespace)
+        with self.db.write() as tx:
+            done = tiers.archive(tx, self.store_, memory_id, namespace, actor=self.actor,
+                                 reason="by hand", closes=False)
+            found = tx.execute("SELECT status FROM memories WHERE id = ? AND namespace = ?",
+                               (memory_id, namespace)).fetchone()
+        if found is None:
+            raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
+        return RestoreResult(id=memory_id, namespace=namespace, restored=done,
+                             status=str(found[0]))
+
     def links(self, memory_id: str) -> list[dict[str, Any]]:
         """The lifecycle links of a memory: duplicates, merges, summaries and their sources."""
         return [{"source": s, "target": t, "kind": k, "score": sc}
