@@ -64,16 +64,21 @@ def _ticket(info: dict[str, Any], token: str) -> str:
     request = urllib.request.Request(
         f"http://127.0.0.1:{info['port']}{PREFIX}/_ticket", method="POST", data=b"",
         headers={"Authorization": f"Bearer {token}"})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as answer:  # loopback only
-            return str(answer.read().decode().strip())
-    except urllib.error.HTTPError as exc:
-        if exc.code == 404:
-            fail("the running daemon has no web page (an older version): stop it and retry")
-        fail(f"the daemon refused a sign-in ticket: HTTP {exc.code}")
-    except OSError as exc:
-        fail(f"cannot reach the daemon on port {info['port']}: {exc}")
-    raise AssertionError
+    # A daemon announces its port once bound, a moment before it accepts connections.
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:  # loopback only
+                return str(answer.read().decode().strip())
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:
+                fail("the running daemon has no web page (an older version): stop it, retry")
+            fail(f"the daemon refused a sign-in ticket: HTTP {exc.code}")
+        except (urllib.error.URLError, OSError) as exc:
+            refused = isinstance(getattr(exc, "reason", exc), ConnectionRefusedError)
+            if not refused or time.monotonic() > deadline:
+                fail(f"cannot reach the daemon on port {info['port']}: {exc}")
+            time.sleep(0.1)
 
 
 @click.command()

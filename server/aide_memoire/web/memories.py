@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.models import Hit
 from . import queries
-from .html import HELD_NOTE, esc, field, memory_url, page, select, table, url
+from .html import HELD_NOTE, esc, field, flash, memory_url, page, select, table, url
 from .memory_page import ROUTES as DETAIL_ROUTES
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def memories(memory: Memory, request: Request) -> Response:
             _check_day(q[day], day)
     results = _search(memory, q) if q["q"] else _listing(memory, q)
     body = (
-        f'<div class="cols"><aside>{_namespaces(counts, q["namespace"])}</aside>'
+        f'{flash(params)}<div class="cols"><aside>{_namespaces(counts, q["namespace"])}</aside>'
         f'<section aria-label="Search and list">{_filters(q, list(counts) or ["default"])}'
         f'<p class="note" role="note">{esc(HELD_NOTE)}</p>{results}</section></div>'
     )
