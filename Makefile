@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # The CPU build of torch, pinned: an unpinned torch pulls a multi-GB CUDA build.
 TORCH  ?= torch==2.13.0
 
-.PHONY: setup serve test lint clean
+.PHONY: setup serve test lint clean chromium
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,7 +24,12 @@ setup: $(STAMP)
 serve: setup
 	$(BIN)/aide-memoire serve
 
-test: setup
+# The web page's browser tests drive Debian's chromium (tests/web); install it if missing.
+chromium:
+	test -x /usr/bin/chromium || ! command -v apt-get >/dev/null || \
+		(apt-get update && apt-get install -y chromium)
+
+test: setup chromium
 	npm install --prefix .tools --no-audit --no-fund @anthropic-ai/claude-code@2.1.197
 	$(BIN)/python -m pytest
 

@@ -5,6 +5,7 @@ library and no downloaded browser needed."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -131,10 +132,8 @@ class Browser:
         path.write_bytes(base64.b64decode(data))
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(RuntimeError, queue.Empty, OSError):
             self.call("Browser.close")
-        except (RuntimeError, queue.Empty, OSError):
-            pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -80,3 +80,18 @@ def test_held_text_is_escaped_and_scripts_are_blocked(client: TestClient, store:
         assert "&lt;script&gt;window" in answer.text
         assert "may contain instructions" in answer.text
         assert "script-src 'self'" in answer.headers["content-security-policy"]
+
+
+def test_web_imports_no_edge_and_the_engine_no_web() -> None:
+    import ast
+    from pathlib import Path
+
+    import aide_memoire
+
+    package = Path(aide_memoire.__file__).parent
+    for path in (package / "web").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(("mcp", "cli")), f"{path.name}: {node.module}"
+    for path in (package / "engine").rglob("*.py"):
+        assert ".web" not in path.read_text(encoding="utf-8").replace(".webp", ""), path

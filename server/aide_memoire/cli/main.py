@@ -337,8 +337,8 @@ from .code import register as _register_code  # noqa: E402 - needs cli and open_
 _register_code(cli, open_memory)
 
 from .serve import serve as _serve  # noqa: E402 - the MCP server command
-from .ui import ui as _ui  # noqa: E402 - the web page
 from .trust import register as _register_trust  # noqa: E402 - review and audit commands
+from .ui import ui as _ui  # noqa: E402 - the web page
 
 _register_trust(cli, open_memory)
 

@@ -75,8 +75,8 @@ def entities(memory: Memory, request: Request) -> Response:
     name = params.get("name", "").strip()
     as_of = params.get("as_of", "").strip()
     picker = ('<form method="get" action="/ui/entities" class="filters" role="search">'
-              f'{select("namespace", "Namespace", list(counts) or ["default"], namespace, blank="")}'
-              f'{field("name", "Entity or subject", name)}'
+              + select("namespace", "Namespace", list(counts) or ["default"], namespace, blank="")
+              + f'{field("name", "Entity or subject", name)}'
               f'{field("as_of", "Facts at date", as_of, kind="date")}'
               '<button type="submit">Show</button></form>')
     known = " ".join(f'<a class="chip" href="{esc(url("/entities", namespace=namespace, name=n))}">'

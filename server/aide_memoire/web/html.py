@@ -93,13 +93,14 @@ def select(name: str, label: str, options: Sequence[str], chosen: str, *,
     opts = [f'<option value="">{esc(blank)}</option>'] if blank else []
     opts += [f'<option value="{esc(o)}"{" selected" if o == chosen else ""}>{esc(o)}</option>'
              for o in options]
-    return (f'<label for="f-{esc(name)}">{esc(label)}</label>'
-            f'<select id="f-{esc(name)}" name="{esc(name)}">{"".join(opts)}</select>')
+    return (f'<span class="fld"><label for="f-{esc(name)}">{esc(label)}</label>'
+            f'<select id="f-{esc(name)}" name="{esc(name)}">{"".join(opts)}</select></span>')
 
 
 def field(name: str, label: str, value: object = "", *, kind: str = "text") -> str:
-    return (f'<label for="f-{esc(name)}">{esc(label)}</label><input id="f-{esc(name)}" '
-            f'type="{esc(kind)}" name="{esc(name)}" value="{esc(value)}">')
+    return (f'<span class="fld"><label for="f-{esc(name)}">{esc(label)}</label><input '
+            f'id="f-{esc(name)}" type="{esc(kind)}" name="{esc(name)}" '
+            f'value="{esc(value)}"></span>')
 
 
 def flash(params: Mapping[str, str]) -> str:

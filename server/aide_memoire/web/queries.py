@@ -38,7 +38,8 @@ class Row:
 
 
 def _rows(cursor: Any) -> list[Row]:
-    return [Row(*(r[:9]), None if r[9] is None else int(r[9])) for r in cursor]
+    return [Row(str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), str(r[5]), str(r[6]),
+                r[7], r[8], None if r[9] is None else int(r[9])) for r in cursor]
 
 
 def namespace_counts(conn: Any) -> dict[str, dict[str, int]]:

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 from starlette.responses import RedirectResponse
 
 from ..engine.errors import AideMemoireError, NotFound
-from .html import esc, flash, form, held, highlighted, memory_url, page, pretty, select, when
+from .html import esc, field, flash, form, held, highlighted, memory_url, page, pretty, select, when
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -104,8 +104,7 @@ def queue(memory: Memory, request: Request) -> Response:
     proposals = [i for i in items if i.kind != "quarantine"]
     csrf = request.state.csrf
     filters = ('<form method="get" action="/ui/review" class="filters">'
-               f'<label for="f-ns">Namespace</label><input id="f-ns" name="namespace" '
-               f'value="{esc(namespace or "")}" placeholder="all">'
+               f'{field("namespace", "Namespace (empty: all)", namespace or "")}'
                f'{select("status", "Status", STATUSES, status, blank="")}'
                '<button type="submit">Show</button></form>')
     body = (

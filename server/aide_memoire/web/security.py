@@ -191,7 +191,8 @@ class Guard:
             await _plain(send, 401, "this sign-in link is used or expired: run `aide-memoire ui`")
             return
         sid, _ = redeemed
-        cookie = f"{COOKIE}={sid}; Path={PREFIX}; HttpOnly; SameSite=Strict; Max-Age={int(SESSION_TTL_S)}"
+        cookie = (f"{COOKIE}={sid}; Path={PREFIX}; HttpOnly; SameSite=Strict; "
+                  f"Max-Age={int(SESSION_TTL_S)}")
         await _plain(send, 303, "signed in", [
             (b"set-cookie", cookie.encode()), (b"location", f"{PREFIX}/".encode())])
 

@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 from ..engine.errors import InvalidInput
 from . import queries
-from .html import HELD_NOTE, esc, memory_url, page, select, table, url
+from .html import HELD_NOTE, esc, field, memory_url, page, select, table, url
 from .memories import pick_namespace
 
 if TYPE_CHECKING:
@@ -24,7 +24,8 @@ def _session_url(namespace: str, session_id: str) -> str:
 
 
 def _text(text: str, limit: int = 200) -> str:
-    return f'<span class="held-inline">{esc(text if len(text) <= limit else text[:limit] + "...")}</span>'
+    cut = text if len(text) <= limit else text[:limit] + "..."
+    return f'<span class="held-inline">{esc(cut)}</span>'
 
 
 def timeline(memory: Memory, request: Request) -> Response:
@@ -46,9 +47,9 @@ def timeline(memory: Memory, request: Request) -> Response:
         f'<meter min="0" max="{top}" value="{n}" aria-hidden="true"></meter>'
         f'<span class="num">{n}</span></a></li>' for d, n in by_day)
     picker = ('<form method="get" action="/ui/timeline" class="filters">'
-              f'{select("namespace", "Namespace", list(counts) or ["default"], namespace, blank="")}'
-              f'<label for="f-day">Day</label><input id="f-day" type="date" name="day" '
-              f'value="{esc(day)}"><button type="submit">Show</button></form>')
+              + select("namespace", "Namespace", list(counts) or ["default"], namespace, blank="")
+              + field("day", "Day", day, kind="date")
+              + '<button type="submit">Show</button></form>')
     session_rows = [[f'<a href="{esc(_session_url(namespace, s))}">{esc(s)}</a>', str(n),
                      esc(a[11:16]), esc(b[11:16])] for s, n, a, b in sessions]
     memory_rows = [[esc(r.created_at[11:16]), esc(r.kind), esc(r.status), _text(r.preview),
