@@ -6,12 +6,14 @@ from collections.abc import Callable
 from importlib.resources import files
 from typing import TYPE_CHECKING
 
+from starlette.applications import Starlette
 from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route, Router
+from starlette.routing import Route
 
 from ..engine.errors import AideMemoireError, NotFound
 from . import entities, health, memories, review, timeline
 from .html import esc, page
+from .jobs import Jobs
 from .security import PREFIX, Guard, Sessions
 
 if TYPE_CHECKING:
@@ -61,4 +63,6 @@ def build_web_app(memory: Memory, bearer: str, sessions: Sessions | None = None)
               for path, handler, methods in pages]
     routes.append(Route(f"{PREFIX}/static/{{name}}", _static, methods=["GET"]))
     routes.append(Route(PREFIX, lambda _: RedirectResponse(f"{PREFIX}/", 307)))
-    return Guard(Router(routes), sessions or Sessions(), bearer)
+    app = Starlette(routes=routes)
+    app.state.jobs = Jobs()  # request.app.state.jobs in the handlers
+    return Guard(app, sessions or Sessions(), bearer)

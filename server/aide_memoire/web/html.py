@@ -112,7 +112,8 @@ def flash(params: Mapping[str, str]) -> str:
     return ""
 
 
-def page(title: str, body: str, *, current: str = "/", status_code: int = 200) -> HTMLResponse:
+def page(title: str, body: str, *, current: str = "/", status_code: int = 200,
+         refresh: int | None = None) -> HTMLResponse:
     mark = ' aria-current="page"'
     nav = "".join(
         f'<li><a href="{esc(PREFIX + path)}"{mark if path == current else ""}>'
@@ -120,7 +121,8 @@ def page(title: str, body: str, *, current: str = "/", status_code: int = 200) -
     html = (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)} - aide-memoire</title>"
+        + (f'<meta http-equiv="refresh" content="{refresh}">' if refresh else "")
+        + f"<title>{esc(title)} - aide-memoire</title>"
         f'<link rel="stylesheet" href="{PREFIX}/static/style.css">'
         f'<script src="{PREFIX}/static/app.js" defer></script></head><body>'
         '<a class="skip" href="#main">Skip to content</a>'

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..engine.models import Hit
+from ..engine.validate import validate_namespace
 from . import queries
 from .html import HELD_NOTE, esc, field, flash, memory_url, page, select, table, url
 from .memory_page import ROUTES as DETAIL_ROUTES
@@ -25,7 +26,7 @@ def pick_namespace(request: Request, counts: dict[str, Any]) -> str:
     """The asked-for namespace, else the one with the most memories, else 'default'."""
     chosen = request.query_params.get("namespace", "")
     if chosen:
-        return chosen
+        return validate_namespace(chosen)
     if not counts:
         return "default"
     return max(counts, key=lambda ns: sum(counts[ns].values()))
