@@ -69,3 +69,15 @@ def test_checks_run_in_the_background(client: TestClient, store: Memory) -> None
             time.sleep(0.05)
     snap = client.post("/ui/health/snapshot", data={"csrf": token})
     assert "created" in snap.text and len(store.snapshots()) == 1
+
+
+def test_supersession_chain_is_a_timeline(client: TestClient, store: Memory) -> None:
+    old = store.store("The team standup is at 9:30.", namespace=NS)
+    mid = store.store("The team standup is at 10:00.", namespace=NS, supersedes=old)
+    new = store.store("The team standup is at 10:15.", namespace=NS, supersedes=mid)
+    sign_in(client)
+    text = client.get(f"/ui/m/{NS}/{mid}").text
+    chain = text[text.index('<ol class="timeline">'):]
+    chain = chain[:chain.index("</ol>")]
+    assert chain.index(old) < chain.index(mid) < chain.index(new)
+    assert "replaced by this" in chain and "replaced it" in chain

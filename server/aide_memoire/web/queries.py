@@ -58,21 +58,12 @@ def list_memories(
 ) -> list[Row]:
     """Newest first, every status unless one is named (quarantined ones included)."""
     clauses, params = ["m.namespace = ?"], [namespace]
-    if kind:
-        clauses.append("m.kind = ?")
-        params.append(kind)
-    if status:
-        clauses.append("m.status = ?")
-        params.append(status)
-    if since:
-        clauses.append("m.created_at >= ?")
-        params.append(since)
-    if until:
-        clauses.append("m.created_at < ?")
-        params.append(until)
-    if tag:
-        clauses.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)")
-        params.append(tag)
+    for clause, value in (("m.kind = ?", kind), ("m.status = ?", status),
+                          ("m.created_at >= ?", since), ("m.created_at < ?", until),
+                          ("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)", tag)):
+        if value:
+            clauses.append(clause)
+            params.append(value)
     return _rows(conn.execute(
         f"SELECT {_ROW} FROM memories m WHERE {' AND '.join(clauses)} "
         "ORDER BY m.created_at DESC LIMIT ?", [*params, limit]))

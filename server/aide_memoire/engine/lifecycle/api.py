@@ -7,7 +7,7 @@ handlers and (opt-in) the background runner.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
@@ -246,23 +246,20 @@ class LifecycleAPI:
 
     def promote(self, memory_id: str, *, namespace: str = "default") -> RestoreResult:
         """Bring an archived (cold) memory back to the active tier; recall finds it again."""
-        namespace = v.validate_namespace(namespace)
-        with self.db.write() as tx:
-            done = tiers.restore(tx, self.store_, memory_id, namespace, actor=self.actor)
-            found = tx.execute("SELECT status FROM memories WHERE id = ? AND namespace = ?",
-                               (memory_id, namespace)).fetchone()
-        if found is None:
-            raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
-        return RestoreResult(id=memory_id, namespace=namespace, restored=done,
-                             status=str(found[0]))
+        return self._move_tier(memory_id, namespace, lambda tx, ns: tiers.restore(
+            tx, self.store_, memory_id, ns, actor=self.actor))
 
     def archive(self, memory_id: str, *, namespace: str = "default") -> RestoreResult:
         """Move an active memory to the cold tier by hand (``restored`` says it moved);
         recall leaves it out unless asked, ``get`` and ``promote`` still reach it."""
+        return self._move_tier(memory_id, namespace, lambda tx, ns: tiers.archive(
+            tx, self.store_, memory_id, ns, actor=self.actor, reason="by hand", closes=False))
+
+    def _move_tier(self, memory_id: str, namespace: str,
+                   move: Callable[[Any, str], bool]) -> RestoreResult:
         namespace = v.validate_namespace(namespace)
         with self.db.write() as tx:
-            done = tiers.archive(tx, self.store_, memory_id, namespace, actor=self.actor,
-                                 reason="by hand", closes=False)
+            done = move(tx, namespace)
             found = tx.execute("SELECT status FROM memories WHERE id = ? AND namespace = ?",
                                (memory_id, namespace)).fetchone()
         if found is None:
