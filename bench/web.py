@@ -133,6 +133,8 @@ def main() -> int:
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--home", type=Path, default=None,
+                        help="Keep the store here (and reuse it if it is already built).")
     args = parser.parse_args()
     from starlette.testclient import TestClient
 
@@ -140,8 +142,13 @@ def main() -> int:
 
     rng = random.Random(18)
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp) / "home"
-        built = build(home, args.memories, rng)
+        home = args.home or Path(tmp) / "home"
+        saved = home / "bench-web.json"
+        if saved.exists():
+            built = json.loads(saved.read_text(encoding="utf-8"))
+        else:
+            built = build(home, args.memories, rng)
+            saved.write_text(json.dumps(built), encoding="utf-8")
         print(f"built {args.memories} memories in {built['seconds']} s", file=sys.stderr)
         settings = Settings.from_env(home=home).model_copy(update={"embedding_model": "none"})
         results = []

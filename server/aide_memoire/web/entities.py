@@ -90,7 +90,9 @@ def entities(memory: Memory, request: Request) -> Response:
 def _around(memory: Memory, namespace: str, name: str, as_of: str) -> str:
     out = f"<h2>Around <q>{esc(name)}</q></h2>"
     try:
-        result = memory.related(name, namespace=namespace, depth=2, limit=30)
+        # The mentions come from a bounded query below: related()'s own list reads every
+        # mention of every related entity, seconds for a name in 10k+ memories.
+        result = memory.related(name, namespace=namespace, depth=2, limit=30, memories=False)
     except NotFound as exc:
         result = None
         out += f'<p class="muted">{esc(exc)}</p>'
@@ -103,10 +105,12 @@ def _around(memory: Memory, namespace: str, name: str, as_of: str) -> str:
             [f'<a href="{esc(url("/entities", namespace=namespace, name=e.name))}">'
              f"{esc(e.display)}</a>", str(e.hops), f"{e.weight:.2f}", str(e.mentions)]
             for e in result.entities], caption="Related entities")
+        with memory.db.read() as conn:
+            rows = [r for start in result.start for r in queries.mentions(conn, namespace, start)]
         out += (f'<p class="note" role="note">{esc(HELD_NOTE)}</p>' + table(["Memory", "Text"], [
-            [f'<a href="{esc(memory_url(namespace, m.id))}">{esc(m.id)}</a>',
-             f'<span class="held-inline">{esc(m.content[:200])}</span>']
-            for m in result.memories], caption="Memories that mention them"))
+            [f'<a href="{esc(memory_url(namespace, r.id))}">{esc(r.id)}</a>',
+             f'<span class="held-inline">{esc(r.preview[:200])}</span>'] for r in rows[:20]],
+            caption=f"Newest memories that mention {', '.join(result.start)}"))
     now = memory.facts(name, namespace=namespace)
     out += "<h2>Facts</h2>" + _facts(now, "Holding now", namespace)
     if as_of:

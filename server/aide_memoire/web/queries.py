@@ -12,8 +12,8 @@ from typing import Any
 
 __all__ = [
     "Row", "day_memories", "day_sessions", "days", "edges_among", "feedback_of",
-    "growth", "list_memories", "namespace_counts", "replaced_by", "session_turns",
-    "top_entities",
+    "growth", "list_memories", "mentions", "namespace_counts", "replaced_by",
+    "session_turns", "top_entities",
 ]
 
 STATUSES = ("active", "quarantined", "superseded", "archived")
@@ -145,3 +145,12 @@ def edges_among(conn: Any, namespace: str, names: list[str]) -> list[tuple[str, 
         f"WHERE ea.namespace = ? AND ea.name IN ({marks}) AND eb.name IN ({marks}) "
         "AND eb.namespace = ea.namespace GROUP BY ea.name, eb.name LIMIT 400",
         [namespace, *names, *names])]
+
+
+def mentions(conn: Any, namespace: str, name: str, *, limit: int = 20) -> list[Row]:
+    """The newest memories that mention one entity (led by the mention index)."""
+    return _rows(conn.execute(
+        f"SELECT {_ROW} FROM entities e JOIN memory_entities me ON me.entity_id = e.id "
+        "JOIN memories m ON m.rowid = me.memory_rowid WHERE e.namespace = ? AND e.name = ? "
+        "AND m.status = 'active' ORDER BY me.memory_rowid DESC LIMIT ?",
+        (namespace, name, limit)))
