@@ -116,10 +116,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "code vectors", _run(CODE_VECTORS_SQL)),
     Migration(6, facts_schema.MIGRATION_NAME, facts_schema.apply),
     Migration(7, lifecycle_schema.MIGRATION_NAME, _run(lifecycle_schema.SCHEMA_SQL)),
-    # Counts per namespace and status (the web page's listing) from the index alone:
-    # without it they read every row, ~0.2 s at 100k memories.
-    Migration(8, "namespace status index",
-              _run("CREATE INDEX memories_ns_status ON memories (namespace, status)")),
+    # Counts per namespace and status (the web page's listing) without reading every row
+    # (~0.2 s at 100k memories). Partial, so that no query about active rows (the
+    # duplicate check above all) can be planned onto it instead of its own index.
+    Migration(8, "namespace status index", _run(
+        "CREATE INDEX memories_ns_status ON memories (namespace, status) "
+        "WHERE status != 'active'")),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

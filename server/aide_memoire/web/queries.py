@@ -43,13 +43,21 @@ def _rows(cursor: Any) -> list[Row]:
 
 
 def namespace_counts(conn: Any) -> dict[str, dict[str, int]]:
-    """namespace -> status -> count (the listing's left column)."""
-    out: dict[str, dict[str, int]] = {}
+    """namespace -> status -> count (the listing's left column): totals from the
+    (namespace, created_at) index, the rarer statuses from their partial index."""
+    totals = {str(ns): int(n) for ns, n in conn.execute(
+        "SELECT namespace, count(*) FROM memories GROUP BY namespace")}
+    out: dict[str, dict[str, int]] = {ns: {} for ns in sorted(totals)}
     for ns, status, n in conn.execute(
-        "SELECT namespace, status, count(*) FROM memories GROUP BY namespace, status"
+        "SELECT namespace, status, count(*) FROM memories WHERE status != 'active' "
+        "GROUP BY namespace, status"
     ):
-        out.setdefault(str(ns), {})[str(status)] = int(n)
-    return dict(sorted(out.items()))
+        out[str(ns)][str(status)] = int(n)
+    for ns, by_status in out.items():
+        active = totals[ns] - sum(by_status.values())
+        if active:
+            by_status["active"] = active
+    return out
 
 
 def list_memories(
