@@ -116,14 +116,13 @@ def health(memory: Memory, request: Request) -> Response:
     running = any(j.running for j in jobs.snapshot())
     body = (
         f"{flash(request.query_params)}"
-        f'<div class="cols"><section><h2>Status</h2><table class="meta">{summary}</table>'
-        f"{stages}</section><section>{growth}</section></div>"
-        "<h2>Checks</h2><p>"
+        f'<div class="cols even"><section><h2>Status</h2><table class="meta">{summary}</table>'
+        f"{stages}</section><section><h2>Checks</h2><p>"
         + form("/ui/health/run", csrf, '<input type="hidden" name="check" value="doctor">',
                "Run doctor", cls="inline")
         + form("/ui/health/run", csrf, '<input type="hidden" name="check" value="audit">',
                "Verify audit log", cls="inline")
-        + f"</p>{_jobs(jobs)}"
+        + f"</p>{_jobs(jobs)}{growth}</section></div>"
         f"<h2>Snapshots</h2>{form('/ui/health/snapshot', csrf, '', 'Create a snapshot')}{snaps}"
         f"{_maintenance(memory, csrf)}"
     )
