@@ -93,6 +93,19 @@ def test_open_with_the_token(site: dict[str, object]) -> None:
     assert "used or expired" in b.js("document.body.innerText")
 
 
+def test_ui_reuses_the_running_daemon(site: dict[str, object]) -> None:
+    env = {**os.environ, "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
+    again = subprocess.run(
+        [sys.executable, "-m", "aide_memoire.cli.main", "--home", str(site["home"]), "ui",
+         "--no-open"], env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and "starting the daemon" not in again.stderr
+    url = re.search(r"(http://127\.0\.0\.1:(\d+)/ui/login\?ticket=\S+)", again.stderr)
+    assert url and int(url.group(2)) == site["port"] and url.group(1) != site["url"]
+    b: Browser = site["browser"]  # type: ignore[assignment]
+    b.goto(url.group(1))
+    assert b.js("location.pathname") == "/ui/"
+
+
 def test_search_finds_a_stored_memory(site: dict[str, object]) -> None:
     b: Browser = site["browser"]  # type: ignore[assignment]
     b.goto(f"{_base(site)}/?namespace={NS}")
