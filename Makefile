@@ -12,7 +12,7 @@ TORCH  ?= torch==2.13.0
 KW_VENV  := .venv-keyword
 KW_STAMP := $(KW_VENV)/.installed
 
-.PHONY: setup keyword-env serve test test-fast lint clean
+.PHONY: setup keyword-env chromium serve test test-fast lint clean
 
 # GLiNER's code path is tested with a tiny model built locally (tests/facts): its package
 # pins transformers<5.17 though it runs on the newer one installed with torch, so it goes
@@ -44,7 +44,12 @@ keyword-env: $(KW_STAMP)
 serve: setup
 	@$(BIN)/aide-memoire serve
 
-test: setup keyword-env
+# The web page's browser tests drive Debian's chromium (tests/web); installed if missing.
+chromium:
+	@test -x /usr/bin/chromium || ! command -v apt-get >/dev/null || \
+		(apt-get update -qq && apt-get install -y -qq chromium)
+
+test: setup keyword-env chromium
 	@npm install --prefix .tools --no-audit --no-fund --silent @anthropic-ai/claude-code@2.1.197
 	@$(BIN)/python -m pytest
 

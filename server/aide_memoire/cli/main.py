@@ -416,10 +416,12 @@ _register_code(cli, open_memory)
 
 from .serve import serve as _serve  # noqa: E402 - the MCP server command
 from .trust import register as _register_trust  # noqa: E402 - review and audit commands
+from .ui import ui as _ui  # noqa: E402 - the web page
 
 _register_trust(cli, open_memory)
 
 cli.add_command(_serve)
+cli.add_command(_ui)
 
 from .ops import register as _register_ops  # noqa: E402 - snapshot, doctor, reembed
 

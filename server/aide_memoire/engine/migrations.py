@@ -118,6 +118,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, facts_schema.MIGRATION_NAME, facts_schema.apply),
     Migration(7, lifecycle_schema.MIGRATION_NAME, _run(lifecycle_schema.SCHEMA_SQL)),
     Migration(8, updates_schema.MIGRATION_NAME, updates_schema.apply),
+    # Counts per namespace and status (the web page's listing) without reading every row
+    # (~0.2 s at 100k memories). Partial, so that no query about active rows (the
+    # duplicate check above all) can be planned onto it instead of its own index.
+    Migration(9, "namespace status index", _run(
+        "CREATE INDEX memories_ns_status ON memories (namespace, status) "
+        "WHERE status != 'active'")),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

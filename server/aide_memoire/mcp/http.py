@@ -305,12 +305,17 @@ async def serve_http(
     memory: Memory | None = None,
 ) -> None:
     """Serve on ``sock`` (else a new one on ``port``) until SIGTERM / SIGINT, announced in
-    the discovery file meanwhile when no other live daemon owns it."""
+    the discovery file meanwhile when no other live daemon owns it. With ``memory``, the
+    hooks' route and the web page (under /ui, its own guard: web/security) are served too."""
     token = ensure_token(home)
     inner: ASGIApp = server.streamable_http_app(streamable_http_path=PATH, host=HOST)
     if memory is not None:
         inner = HookRoute(inner, memory)
-    app = BearerAuth(inner, token, home / TOKEN_FILE)
+    app: ASGIApp = BearerAuth(inner, token, home / TOKEN_FILE)
+    if memory is not None:
+        from ..web import mount_web
+
+        app = mount_web(app, memory, token)
     sock = sock or bind_loopback(port)
     bound = sock.getsockname()[1]
     discovery = home / DISCOVERY_FILE

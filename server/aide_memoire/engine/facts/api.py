@@ -161,10 +161,12 @@ class FactsAPI:
 
     def related(
         self, entity_or_id: str, *, namespace: str = "default", depth: int = 1,
-        limit: int = 20,
+        limit: int = 20, memories: bool = True,
     ) -> RelatedResult:
         """Entities linked to an entity (by name) or to a memory's entities (by id), up to
-        ``depth`` edges away, with memories that mention them."""
+        ``depth`` edges away, with memories that mention them (unless ``memories`` is
+        False: for entities mentioned by tens of thousands of memories, that list costs
+        a second or more)."""
         namespace = v.validate_namespace(namespace)
         if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= _MAX_DEPTH:
             raise InvalidInput(f"depth must be a whole number from 1 to {_MAX_DEPTH}")
@@ -179,10 +181,11 @@ class FactsAPI:
                 graph.refresh(tx, walked)
         names = {eid: name for eid, name in self._entity_ids(conn, found, namespace).items()}
         where = RowFilter(namespaces=[namespace])
-        memories = graph.memories_of(conn, namespace, names, where.sql("m"), limit)
+        mentions = graph.memories_of(conn, namespace, names, where.sql("m"), limit) if memories \
+            else []
         return RelatedResult(
             namespace=namespace, start=sorted(start.values()), entities=found,
-            memories=memories,
+            memories=mentions,
         )
 
     def _start_entities(self, conn: Any, namespace: str, entity_or_id: str) -> dict[int, str]:

@@ -7,7 +7,7 @@ handlers and (opt-in) the background runner.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
@@ -251,12 +251,27 @@ class LifecycleAPI:
     # -- tiers -------------------------------------------------------------------------
 
     def promote(self, memory_id: str, *, namespace: str = "default") -> RestoreResult:
-        """Bring an archived (cold) memory back to the active tier; recall finds it again."""
+        """Bring an archived (cold) memory back to the active tier; recall finds it again.
+        It is screened again on the way: an archived row must not become active unscreened."""
+        def move(tx: Any, ns: str) -> bool:
+            done = tiers.restore(tx, self.store_, memory_id, ns, actor=self.actor)
+            if done:
+                self._rescreen(tx, memory_id, ns)
+            return done
+
+        return self._move_tier(memory_id, namespace, move)
+
+    def archive(self, memory_id: str, *, namespace: str = "default") -> RestoreResult:
+        """Move an active memory to the cold tier by hand (``restored`` says it moved);
+        recall leaves it out unless asked, ``get`` and ``promote`` still reach it."""
+        return self._move_tier(memory_id, namespace, lambda tx, ns: tiers.archive(
+            tx, self.store_, memory_id, ns, actor=self.actor, reason="by hand", closes=False))
+
+    def _move_tier(self, memory_id: str, namespace: str,
+                   move: Callable[[Any, str], bool]) -> RestoreResult:
         namespace = v.validate_namespace(namespace)
         with self.db.write() as tx:
-            done = tiers.restore(tx, self.store_, memory_id, namespace, actor=self.actor)
-            if done:
-                self._rescreen(tx, memory_id, namespace)
+            done = move(tx, namespace)
             found = tx.execute("SELECT status FROM memories WHERE id = ? AND namespace = ?",
                                (memory_id, namespace)).fetchone()
         if found is None:
