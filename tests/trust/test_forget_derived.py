@@ -147,7 +147,8 @@ def test_a_purge_held_up_by_a_reader_is_finished_later(tmp_path: Path, then: str
     secret_word = _word()
     memory = Memory(settings=keyword_settings(home))
     try:
-        target = memory.store(f"The offsite box is labelled {secret_word} in the ledger", namespace=NS)
+        target = memory.store(f"The offsite box is labelled {secret_word} in the ledger",
+                              namespace=NS)
         memory.store("An unrelated note about lunch", namespace=NS)
         memory.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         # A reader in another process (POSIX locks do not conflict inside one process).

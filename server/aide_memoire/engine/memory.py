@@ -20,7 +20,7 @@ from .conversation import Turn, plan_turns
 from .db import Database
 from .driver import load_driver
 from .embed import Embedder
-from .errors import AideMemoireError, InvalidInput, NotFound, SecretRefused
+from .errors import AideMemoireError, InvalidInput, NotFound
 from .facts.api import FactsAPI
 from .lifecycle.api import LifecycleAPI
 from .models import Hit, ImportReport, MemoryRecord, Stage, Status
