@@ -63,7 +63,7 @@ def scan_secrets(text: str, *, field: str = "content") -> list[Finding]:
     # A marker left by redaction (trust/redact.py) is not a value, though it reads like one
     # after a password word. Rule names are lowercase words, so nothing with a digit or a
     # capital can hide inside one.
-    kept.extend(Finding("marker", "marker", "redaction marker", *m.span())
+    kept.extend(Finding("secret", "redaction-marker", "redaction marker", *m.span())
                 for m in REDACTION_MARKER.finditer(text))
     ordered = sorted(provider, key=lambda f: (f.start, -f.end))
     ordered += sorted(generic, key=lambda f: (f.start, -f.end))
@@ -72,6 +72,6 @@ def scan_secrets(text: str, *, field: str = "content") -> list[Finding]:
             kept.append(finding)
     return sorted(
         (Finding(f.category, f.rule, f.label, f.start, f.end, f.confidence, field) for f in kept
-         if f.category != "marker"),
+         if f.rule != "redaction-marker"),
         key=lambda f: f.start,
     )
