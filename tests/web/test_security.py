@@ -94,4 +94,13 @@ def test_web_imports_no_edge_and_the_engine_no_web() -> None:
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith(("mcp", "cli")), f"{path.name}: {node.module}"
     for path in (package / "engine").rglob("*.py"):
-        assert ".web" not in path.read_text(encoding="utf-8").replace(".webp", ""), path
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            assert not any(n == "web" or n.startswith("web.") or ".web" in f".{n}"
+                           and n.split(".")[-1] == "web" or "aide_memoire.web" in n
+                           for n in names), f"{path.name}: {names}"
