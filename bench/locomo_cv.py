@@ -33,7 +33,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
-from aide_memoire.engine.fusion import Candidates, RecallTuning, fuse, prefer_timed  # noqa: E402
+from aide_memoire.engine.fusion import (  # noqa: E402
+    KEYWORD_SCALES,
+    Candidates,
+    RecallTuning,
+    fuse,
+    keyword_scores,
+    prefer_timed,
+)
 from aide_memoire.engine.recall import RecallRequest  # noqa: E402
 from aide_memoire.engine.store import RowFilter  # noqa: E402
 from aide_memoire.engine.text import states_time  # noqa: E402
@@ -45,11 +52,12 @@ from locomo import CATEGORIES, ingest, parse_evidence  # noqa: E402
 # (A first, wider grid - keyword weight 0.2-0.7, speaker boost 0-0.4, agreement bonus
 # up to 0.2 at depth 1-10, time boost 0-0.3 - chose nothing outside this one.)
 GRID: dict[str, list[Any]] = {
-    "keyword_weight": [0.35, 0.4, 0.45, 0.5, 0.55],
+    "keyword_weight": [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7],
     "speaker_boost": [0.15, 0.2, 0.25, 0.3, 0.35],
     "agreement": [(0.0, 3), (0.05, 3), (0.05, 10)],
     "timed_boost": [0.0, 0.1, 0.2, 0.3, 0.4],
     "feedback_weight": [0.0, 0.1, 0.2, 0.3],
+    "keyword_scale": list(KEYWORD_SCALES),
 }
 # Retrieval variants (each needs its own pass of the retrievers): feedback rows, words.
 FEEDBACK: list[tuple[int, int]] = [(3, 8), (5, 8)]
@@ -62,7 +70,7 @@ class Question:
     category: int
     found: Candidates
     rowids: np.ndarray  # candidates, ascending
-    keyword: np.ndarray  # min-max keyword score (0 outside the matches)
+    keyword: dict[str, np.ndarray]  # keyword score per scale (0 outside the matches)
     dense: np.ndarray  # dense score scaled by the namespace's low and high
     speaker: np.ndarray  # 1.0 where the one named speaker said it
     keyword_rank: np.ndarray
@@ -74,10 +82,12 @@ class Question:
 
 def tunings(base: RecallTuning) -> list[RecallTuning]:
     out = []
-    for weight, boost, (bonus, depth), timed, feedback in itertools.product(*GRID.values()):
+    for weight, boost, (bonus, depth), timed, feedback, scale in itertools.product(
+        *GRID.values()
+    ):
         out.append(replace(base, keyword_weight=weight, speaker_boost=boost,
                            agreement_bonus=bonus, agreement_depth=depth, timed_boost=timed,
-                           feedback_weight=feedback))
+                           feedback_weight=feedback, keyword_scale=scale))
     return out
 
 
@@ -97,6 +107,10 @@ def _norm(rowids: np.ndarray, scores: dict[int, float]) -> np.ndarray:
                      for r in rowids.tolist()])
 
 
+def _scaled(rowids: np.ndarray, scores: dict[int, float]) -> np.ndarray:
+    return np.array([scores.get(r, 0.0) for r in rowids.tolist()])
+
+
 def prepare(found: Candidates, conversation: int, category: int, evidence: set[int],
             content: dict[int, str]) -> Question:
     rowids = np.array(sorted(found.rows()), dtype=np.int64)
@@ -109,7 +123,8 @@ def prepare(found: Candidates, conversation: int, category: int, evidence: set[i
         category=category,
         found=found,
         rowids=rowids,
-        keyword=_norm(rowids, kw),
+        keyword={scale: _scaled(rowids, keyword_scores(found, scale))
+                 for scale in KEYWORD_SCALES},
         dense=dense,
         speaker=np.array([1.0 if r in found.speaker_rows else 0.0 for r in rowids.tolist()]),
         keyword_rank=_ranks(rowids, kw),
@@ -135,7 +150,8 @@ def grid_ranks(q: Question, grid: list[RecallTuning]) -> np.ndarray:
     if not (q.found.keyword and q.found.dense):
         both = np.zeros_like(both)
     feedback = np.array([t.feedback_weight for t in grid])[:, None]
-    fused = (weight * q.keyword + (1 - weight) * q.dense + feedback * q.feedback[None, :]
+    keyword = np.stack([q.keyword[t.keyword_scale] for t in grid])
+    fused = (weight * keyword + (1 - weight) * q.dense + feedback * q.feedback[None, :]
              + boost * q.speaker[None, :] + bonus * both)
     if q.found.shape.temporal:
         timed = np.array([t.timed_boost for t in grid])[:, None]
@@ -242,7 +258,8 @@ def cross_validate(
 def _knobs(t: RecallTuning) -> dict[str, Any]:
     return {k: v for k, v in asdict(t).items()
             if k in ("keyword_weight", "speaker_boost", "agreement_bonus", "agreement_depth",
-                     "timed_boost", "feedback_docs", "feedback_terms", "feedback_weight")}
+                     "timed_boost", "feedback_docs", "feedback_terms", "feedback_weight",
+                     "keyword_scale")}
 
 
 def report(title: str, figures: dict[str, dict[str, float]]) -> str:
@@ -263,8 +280,12 @@ def main() -> None:
     args = parser.parse_args()
     defaults = RecallTuning()
     feedback = [] if args.without_feedback else FEEDBACK
-    variants: list[RecallTuning] = [replace(defaults, feedback_docs=0)] + [
-        replace(defaults, feedback_docs=docs, feedback_terms=terms) for docs, terms in feedback
+    # Retrieved with a calibrated scale so that the ideal keyword score is computed
+    # (the candidates themselves do not depend on the scale).
+    collect_as = replace(defaults, keyword_scale="ideal")
+    variants: list[RecallTuning] = [replace(collect_as, feedback_docs=0)] + [
+        replace(collect_as, feedback_docs=docs, feedback_terms=terms)
+        for docs, terms in feedback
     ]
     if args.cache is not None and args.cache.exists():
         sets, content = pickle.loads(args.cache.read_bytes())[:2]
@@ -276,7 +297,8 @@ def main() -> None:
             args.cache.write_bytes(pickle.dumps((sets, content)))
     base = defaults
     before = replace(defaults, keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
-                     feedback_docs=0, feedback_weight=0.0, agreement_bonus=0.0)
+                     feedback_docs=0, feedback_weight=0.0, agreement_bonus=0.0,
+                     keyword_scale="minmax")
     # Variant 0 (no feedback rows) scores no feedback weight; the others, only with one.
     grid: list[RecallTuning] = []
     parts = []
@@ -291,7 +313,8 @@ def main() -> None:
     questions = sets[0]
     # Today's knobs only (keyword weight, speaker boost), the new ones off: "before".
     old = [i for i, t in enumerate(grid)
-           if t.agreement_bonus == 0 and t.timed_boost == 0 and owner[i] == 0]
+           if t.agreement_bonus == 0 and t.timed_boost == 0 and owner[i] == 0
+           and t.keyword_scale == "minmax"]
     old_cv = cross_validate(questions, [grid[i] for i in old], ranks[old])
     result = cross_validate(questions, grid, ranks)
     # Each new idea left out in turn (CV over the rest of the grid): what it adds.
@@ -299,6 +322,12 @@ def main() -> None:
         "no time boost": [i for i, t in enumerate(grid) if t.timed_boost == 0],
         "no feedback": [i for i, t in enumerate(grid) if owner[i] == 0],
         "no agreement bonus": [i for i, t in enumerate(grid) if t.agreement_bonus == 0],
+        "min-max keyword scale only": [i for i, t in enumerate(grid)
+                                       if t.keyword_scale == "minmax"],
+        "ideal keyword scale only": [i for i, t in enumerate(grid)
+                                     if t.keyword_scale == "ideal"],
+        "scaled keyword scale only": [i for i, t in enumerate(grid)
+                                      if t.keyword_scale == "scaled"],
     }
     if not feedback:
         del without["no feedback"]
