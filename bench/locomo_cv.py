@@ -34,9 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
 from aide_memoire.engine.fusion import (  # noqa: E402
+    DENSE_SCALES,
     KEYWORD_SCALES,
     Candidates,
     RecallTuning,
+    dense_scores,
     fuse,
     keyword_scores,
     prefer_timed,
@@ -58,6 +60,7 @@ GRID: dict[str, list[Any]] = {
     "timed_boost": [0.0, 0.1, 0.2, 0.3, 0.4],
     "feedback_weight": [0.0, 0.1, 0.2, 0.3],
     "keyword_scale": list(KEYWORD_SCALES),
+    "dense_scale": list(DENSE_SCALES),
 }
 # Retrieval variants (each needs its own pass of the retrievers): feedback rows, words.
 FEEDBACK: list[tuple[int, int]] = [(3, 8), (5, 8)]
@@ -71,7 +74,7 @@ class Question:
     found: Candidates
     rowids: np.ndarray  # candidates, ascending
     keyword: dict[str, np.ndarray]  # keyword score per scale (0 outside the matches)
-    dense: np.ndarray  # dense score scaled by the namespace's low and high
+    dense: dict[str, np.ndarray]  # dense score per scale (0 outside the scored rows)
     speaker: np.ndarray  # 1.0 where the one named speaker said it
     keyword_rank: np.ndarray
     dense_rank: np.ndarray
@@ -82,12 +85,13 @@ class Question:
 
 def tunings(base: RecallTuning) -> list[RecallTuning]:
     out = []
-    for weight, boost, (bonus, depth), timed, feedback, scale in itertools.product(
+    for weight, boost, (bonus, depth), timed, feedback, scale, dense in itertools.product(
         *GRID.values()
     ):
         out.append(replace(base, keyword_weight=weight, speaker_boost=boost,
                            agreement_bonus=bonus, agreement_depth=depth, timed_boost=timed,
-                           feedback_weight=feedback, keyword_scale=scale))
+                           feedback_weight=feedback, keyword_scale=scale,
+                           dense_scale=dense))
     return out
 
 
@@ -115,9 +119,6 @@ def prepare(found: Candidates, conversation: int, category: int, evidence: set[i
             content: dict[int, str]) -> Question:
     rowids = np.array(sorted(found.rows()), dtype=np.int64)
     kw = found.keyword
-    dspan = found.dense_high - found.dense_low or 1.0
-    dense = np.array([(found.dense[r] - found.dense_low) / dspan if r in found.dense else 0.0
-                      for r in rowids.tolist()])
     return Question(
         conversation=conversation,
         category=category,
@@ -125,7 +126,7 @@ def prepare(found: Candidates, conversation: int, category: int, evidence: set[i
         rowids=rowids,
         keyword={scale: _scaled(rowids, keyword_scores(found, scale))
                  for scale in KEYWORD_SCALES},
-        dense=dense,
+        dense={scale: _scaled(rowids, dense_scores(found, scale)) for scale in DENSE_SCALES},
         speaker=np.array([1.0 if r in found.speaker_rows else 0.0 for r in rowids.tolist()]),
         keyword_rank=_ranks(rowids, kw),
         dense_rank=_ranks(rowids, found.dense),
@@ -151,7 +152,8 @@ def grid_ranks(q: Question, grid: list[RecallTuning]) -> np.ndarray:
         both = np.zeros_like(both)
     feedback = np.array([t.feedback_weight for t in grid])[:, None]
     keyword = np.stack([q.keyword[t.keyword_scale] for t in grid])
-    fused = (weight * keyword + (1 - weight) * q.dense + feedback * q.feedback[None, :]
+    dense = np.stack([q.dense[t.dense_scale] for t in grid])
+    fused = (weight * keyword + (1 - weight) * dense + feedback * q.feedback[None, :]
              + boost * q.speaker[None, :] + bonus * both)
     if q.found.shape.temporal:
         timed = np.array([t.timed_boost for t in grid])[:, None]
@@ -259,7 +261,7 @@ def _knobs(t: RecallTuning) -> dict[str, Any]:
     return {k: v for k, v in asdict(t).items()
             if k in ("keyword_weight", "speaker_boost", "agreement_bonus", "agreement_depth",
                      "timed_boost", "feedback_docs", "feedback_terms", "feedback_weight",
-                     "keyword_scale")}
+                     "keyword_scale", "dense_scale")}
 
 
 def report(title: str, figures: dict[str, dict[str, float]]) -> str:
@@ -289,7 +291,10 @@ def main() -> None:
     ]
     if args.cache is not None and args.cache.exists():
         sets, content = pickle.loads(args.cache.read_bytes())[:2]
-        sets = sets[: len(variants)]
+        # Prepared again from the cached candidates: the scales scored may have changed.
+        sets = [[prepare(q.found, q.conversation, q.category,
+                         set(q.rowids[q.evidence].tolist()), content) for q in questions]
+                for questions in sets[: len(variants)]]
     else:
         with tempfile.TemporaryDirectory() as tmp:
             sets, content = collect(args.path, Path(tmp), variants)
@@ -298,7 +303,7 @@ def main() -> None:
     base = defaults
     before = replace(defaults, keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
                      feedback_docs=0, feedback_weight=0.0, agreement_bonus=0.0,
-                     keyword_scale="minmax")
+                     keyword_scale="minmax", dense_scale="namespace")
     # Variant 0 (no feedback rows) scores no feedback weight; the others, only with one.
     grid: list[RecallTuning] = []
     parts = []
@@ -314,7 +319,7 @@ def main() -> None:
     # Today's knobs only (keyword weight, speaker boost), the new ones off: "before".
     old = [i for i, t in enumerate(grid)
            if t.agreement_bonus == 0 and t.timed_boost == 0 and owner[i] == 0
-           and t.keyword_scale == "minmax"]
+           and t.keyword_scale == "minmax" and t.dense_scale == "namespace"]
     old_cv = cross_validate(questions, [grid[i] for i in old], ranks[old])
     result = cross_validate(questions, grid, ranks)
     # Each new idea left out in turn (CV over the rest of the grid): what it adds.
@@ -328,6 +333,9 @@ def main() -> None:
                                      if t.keyword_scale == "ideal"],
         "scaled keyword scale only": [i for i, t in enumerate(grid)
                                       if t.keyword_scale == "scaled"],
+        "dense scaled by the namespace only": [i for i, t in enumerate(grid)
+                                               if t.dense_scale == "namespace"],
+        "dense cosine only": [i for i, t in enumerate(grid) if t.dense_scale == "cosine"],
     }
     if not feedback:
         del without["no feedback"]

@@ -33,7 +33,12 @@ from aide_memoire.engine.store import RowFilter  # noqa: E402
 
 # The fusion constants before the cross-validated ones (recall at commit c712472).
 BEFORE = RecallTuning(keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
-                      agreement_bonus=0.0, feedback_docs=0, feedback_weight=0.0)
+                      agreement_bonus=0.0, feedback_docs=0, feedback_weight=0.0,
+                      keyword_scale="minmax")
+# The constants before the calibrated keyword score (branch recall at 38b1306): min-max.
+MINMAX = RecallTuning(keyword_weight=0.4, keyword_scale="minmax")
+# The other calibrated scale, at the keyword weight of today's defaults.
+IDEAL = RecallTuning(keyword_scale="ideal")
 
 # (class, learning as stored, the question asked later)
 LEARNINGS: list[tuple[str, str, str]] = [
@@ -193,7 +198,8 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
         conn = memory.db.conn()
         rowid = {i: memory.store_.rowid_of(conn, i, namespace) for i in ids}
         sides: dict[str, list[int | None]] = {
-            "bm25": [], "dense": [], "fused, constants before": [], "fused": []
+            "bm25": [], "dense": [], "fused, constants before": [],
+            "fused, min-max keyword (0.4)": [], "fused, ideal keyword": [], "fused": []
         }
         for memory_id, (_cls, _fact, question) in zip(ids, LEARNINGS, strict=True):
             target = rowid[memory_id]
@@ -202,9 +208,10 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
                                     limit=10, pure=True)
             with memory.db.read() as read:
                 found = memory.recaller.candidates(read, request)
-            before = fuse(found, BEFORE)
             for side, scores in (("bm25", found.keyword), ("dense", found.dense),
-                                 ("fused, constants before", before)):
+                                 ("fused, constants before", fuse(found, BEFORE)),
+                                 ("fused, min-max keyword (0.4)", fuse(found, MINMAX)),
+                                 ("fused, ideal keyword", fuse(found, IDEAL))):
                 sides[side].append(_rank(sorted(scores, key=lambda r: (-scores[r], r)), target))
             hits = memory.recall(question, namespace=namespace, limit=10, pure=True)
             sides["fused"].append(next((i for i, h in enumerate(hits, 1) if h.id == memory_id),

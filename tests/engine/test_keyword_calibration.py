@@ -30,16 +30,17 @@ PARAPHRASES = [
      "who should I ask about salary payments in Germany"),
     ("We chose Postgres over Mongo because we need transactions spanning several tables",
      "reason for picking a relational database instead of a document store"),
-    ("The spare keys to the server room hang inside the reception cupboard",
-     "where can I find a backup way to unlock the machine closet"),
+    ("The office wifi password is printed under the coffee machine",
+     "how do I get onto the wireless network at work"),
     ("Requests slower than two seconds are cut off by the load balancer",
      "what timeout does the traffic distributor apply to long calls"),
 ]
+# Long sentences about something else, each holding one of the question's words.
 FRAMES = [
-    "Note {i}: the {a} came up while the team planned the {topic}.",
-    "During the {topic} review someone asked about the {a} and the {b}.",
-    "Reminder {i}: order a new {a} before the {topic} starts.",
-    "The {a} in the {topic} photo looked odd, {b} aside.",
+    "At the {topic} Tom spilled lemonade near the {a} and the band played until midnight.",
+    "Photos from the {topic}: kids on the lawn, a dog chasing pigeons, a {a} by the gate.",
+    "The {topic} needs volunteers for the raffle; bring a {a} if you have one.",
+    "Grandma's recipe for plum cake came up at the {topic}, along with a {a} story.",
 ]
 TOPICS = ["garden party", "quarterly offsite", "charity run", "office move", "book club",
           "hackathon", "summer picnic", "board meeting", "choir rehearsal", "film night"]
@@ -47,12 +48,9 @@ TOPICS = ["garden party", "quarterly offsite", "charity run", "office move", "bo
 
 def _distractors(query: str, count: int) -> list[str]:
     words = query_terms(query)
-    pairs = itertools.cycle(itertools.permutations(words, 2))
-    out = []
-    for i in range(count):
-        a, b = next(pairs)
-        out.append(FRAMES[i % len(FRAMES)].format(i=i, a=a, b=b, topic=TOPICS[i % len(TOPICS)]))
-    return out
+    cycle = itertools.cycle(words)
+    return [FRAMES[i % len(FRAMES)].format(a=next(cycle), topic=TOPICS[i % len(TOPICS)])
+            for i in range(count)]
 
 
 @pytest.fixture(scope="module")

@@ -16,8 +16,8 @@ from .errors import InvalidInput
 from .text import QueryShape, states_time
 
 __all__ = [
-    "KEYWORD_SCALES", "KEYWORD_WEIGHTS", "Candidates", "RecallTuning", "fuse",
-    "keyword_scores", "prefer_timed",
+    "DENSE_SCALES", "KEYWORD_SCALES", "KEYWORD_WEIGHTS", "Candidates", "RecallTuning",
+    "dense_scores", "fuse", "keyword_scores", "prefer_timed",
 ]
 
 # bm25() column weights, in FTS_COLUMNS order. A turn's neighbours count for less than
@@ -94,6 +94,10 @@ class RecallTuning:
     # Chosen by cross-validation with the keyword weight (0.55 with it; 0.4 was best
     # under min-max): "scaled" on all data, in 3 of 5 folds ("ideal" in the other 2).
     keyword_scale: str = "scaled"
+    # How the dense side is scaled: "namespace", between the query's lowest and highest
+    # cosine over the namespace (its best row scores 1 however far it is); "cosine", the
+    # cosine itself (fixed bounds 0 and 1, below 0 counts 0).
+    dense_scale: str = "namespace"
 
 
 @dataclass
@@ -151,11 +155,23 @@ def keyword_scores(found: Candidates, scale: str) -> dict[int, float]:
     raise InvalidInput(f"unknown keyword scale {scale!r}: expected one of {KEYWORD_SCALES}")
 
 
+DENSE_SCALES = ("namespace", "cosine")
+
+
+def dense_scores(found: Candidates, scale: str) -> dict[int, float]:
+    """The dense side: scaled by the namespace's cosine range, or the cosine itself."""
+    if scale == "namespace":
+        span = found.dense_high - found.dense_low or 1.0
+        return {r: (s - found.dense_low) / span for r, s in found.dense.items()}
+    if scale == "cosine":
+        return {r: max(0.0, s) for r, s in found.dense.items()}
+    raise InvalidInput(f"unknown dense scale {scale!r}: expected one of {DENSE_SCALES}")
+
+
 def fuse(found: Candidates, tuning: RecallTuning) -> dict[int, float]:
     """One score per candidate (see RecallTuning for the formula)."""
     keyword_norm = keyword_scores(found, tuning.keyword_scale)
-    span = found.dense_high - found.dense_low or 1.0
-    dense_norm = {r: (s - found.dense_low) / span for r, s in found.dense.items()}
+    dense_norm = dense_scores(found, tuning.dense_scale)
     if not found.dense_live:
         alpha = 1.0
     elif found.shape.identifier:
