@@ -17,10 +17,13 @@ import pytest
 
 from aide_memoire import InvalidInput, Memory, Settings
 from aide_memoire.engine.calibrate import ideal_score
-from aide_memoire.engine.fusion import Candidates, keyword_scores
+from aide_memoire.engine.fusion import Candidates, RecallTuning, keyword_scores
 from aide_memoire.engine.recall import RecallRequest
 from aide_memoire.engine.store import RowFilter
 from aide_memoire.engine.text import query_terms
+
+# The calibrated keyword side as cross-validation chose it on LOCOMO (off by default).
+CALIBRATED = {"keyword_scale": "scaled", "keyword_weight": 0.55}
 
 # (stated, asked in other words): causes, owners, decisions, locations, settings.
 PARAPHRASES = [
@@ -57,6 +60,7 @@ def _distractors(query: str, count: int) -> list[str]:
 def scattered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Memory, dict[str, str]]:
     memory = Memory(tmp_path_factory.mktemp("calibration"))
     assert memory.embedder.wait(), memory.embedder.error
+    memory.recaller.tuning = replace(memory.recaller.tuning, **CALIBRATED)
     targets = {}
     for number, (stated, asked) in enumerate(PARAPHRASES):
         ns = f"case{number}"
@@ -65,28 +69,37 @@ def scattered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Memory, dict[st
     return memory, targets
 
 
+@pytest.mark.parametrize("scale", ["scaled", "ideal"])
 @pytest.mark.parametrize("case", range(len(PARAPHRASES)))
 def test_meaning_beats_scattered_keywords(
-    scattered: tuple[Memory, dict[str, str]], case: int
+    scattered: tuple[Memory, dict[str, str]], case: int, scale: str
 ) -> None:
     memory, targets = scattered
     asked = PARAPHRASES[case][1]
-    hits = memory.recall(asked, namespace=f"case{case}", limit=5)
+    recaller = memory.recaller
+    calibrated = recaller.tuning
+    recaller.tuning = replace(calibrated, keyword_scale=scale)
+    try:
+        hits = memory.recall(asked, namespace=f"case{case}", limit=5)
+    finally:
+        recaller.tuning = calibrated
     assert hits[0].id == targets[asked]
     assert hits[0].ranks.get("dense") == 1
     # The distractors did match on words: the keyword side had candidates to offer.
     assert all("bm25" in hit.ranks for hit in hits[1:])
 
 
+@pytest.mark.parametrize("weight", [RecallTuning().keyword_weight, 0.55])
 def test_min_max_scaling_lets_partial_matches_win(
-    scattered: tuple[Memory, dict[str, str]],
+    scattered: tuple[Memory, dict[str, str]], weight: float
 ) -> None:
     """The failure the calibration removes: under min-max, the best partial match gets
-    the whole keyword weight and a distractor comes first in most cases."""
+    the whole keyword weight and a distractor comes first in most cases (the engine's
+    default scale, at the keyword weight of either the default or the calibrated side)."""
     memory, targets = scattered
     recaller = memory.recaller
     before = recaller.tuning
-    recaller.tuning = replace(before, keyword_scale="minmax")
+    recaller.tuning = replace(before, keyword_scale="minmax", keyword_weight=weight)
     try:
         wrong = sum(
             memory.recall(asked, namespace=f"case{n}", limit=1)[0].id != targets[asked]
@@ -98,29 +111,35 @@ def test_min_max_scaling_lets_partial_matches_win(
 
 
 def test_ideal_score_is_the_bm25_of_a_row_holding_every_word(tmp_path: Path) -> None:
-    """Rows of one length: a row holding each query word once scores the idf sum."""
+    """Rows of one length (five words, the last one distinct): a row holding each query
+    word once scores the idf sum, over the whole index."""
     settings = Settings(home=tmp_path, embedding_model="none", extract_facts=False)
     with Memory(settings=settings) as memory:
         fillers = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
-        rows = [" ".join(fillers[(i + k) % 8] for k in range(4)) for i in range(40)]
-        rows += [f"kiwi {fillers[i % 8]} {fillers[(i + 1) % 8]} mango" for i in range(6)]
+        rows = [" ".join(fillers[(i + k) % 8] for k in range(4)) + f" n{i}" for i in range(40)]
+        rows += [f"kiwi {fillers[i % 8]} {fillers[(i + 1) % 8]} mango k{i}" for i in range(6)]
         memory.store_many([{"content": text} for text in rows], namespace="n")
-        full = memory.store("kiwi mango papaya quince", namespace="n")
+        memory.store_many([{"content": text} for text in rows[:5]], namespace="other")
+        full = memory.store("kiwi mango papaya quince z", namespace="n")
+        assert sum(memory.status().namespaces.values()) == 52
         recaller = memory.recaller
-        recaller.tuning = replace(recaller.tuning, keyword_scale="ideal")
+        recaller.tuning = replace(recaller.tuning, keyword_scale="ideal")  # computes it
         with memory.db.read() as conn:
             found = recaller.candidates(conn, RecallRequest(
                 query="kiwi mango papaya quince", where=RowFilter(namespaces=["n"]), limit=5))
             (rowid,) = conn.execute("SELECT rowid FROM memories WHERE id = ?", (full,)).fetchone()
-        total = 47
-        expected = ideal_score(total, [7, 7, 1, 1])
+        # N counts every namespace (FTS5's idf is index-wide): 40 + 6 + 5 + 1.
+        expected = ideal_score(52, [7, 7, 1, 1])
         assert math.isclose(found.keyword_ideal, expected, rel_tol=1e-9)
         # Every row holds four words, so the full row is of average length.
         assert math.isclose(found.keyword[rowid], expected, rel_tol=0.05)
         scores = keyword_scores(found, "ideal")
         assert scores[rowid] == pytest.approx(1.0, abs=0.05)
         partial = [r for r in found.keyword if r != rowid]
-        assert partial and all(scores[r] < 0.2 for r in partial)
+        # A row holding the two common words scores their share of the idf mass.
+        share = ideal_score(52, [7, 7]) / expected
+        assert partial and all(scores[r] == pytest.approx(share, rel=0.05) for r in partial)
+        assert share < 0.5
 
 
 def test_scales_on_candidates() -> None:
