@@ -336,6 +336,14 @@ def main() -> None:
         "dense scaled by the namespace only": [i for i, t in enumerate(grid)
                                                if t.dense_scale == "namespace"],
         "dense cosine only": [i for i, t in enumerate(grid) if t.dense_scale == "cosine"],
+        # The knobs the defaults use (no agreement bonus, dense by namespace), with and
+        # without the choice of keyword scale: the rule for adopting the calibration.
+        "defaults' knobs, min-max keyword": [
+            i for i, t in enumerate(grid) if t.agreement_bonus == 0 and owner[i] == 0
+            and t.dense_scale == "namespace" and t.keyword_scale == "minmax"],
+        "defaults' knobs and the keyword scale": [
+            i for i, t in enumerate(grid) if t.agreement_bonus == 0 and owner[i] == 0
+            and t.dense_scale == "namespace"],
     }
     if not feedback:
         del without["no feedback"]
