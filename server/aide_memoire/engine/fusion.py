@@ -92,8 +92,8 @@ class RecallTuning:
     # matches; "ideal", each row's bm25 over that of a row holding every query word
     # (engine/calibrate.py); "scaled", min-max times the best row's share of that ideal.
     # Off (min-max) by default: under leave-one-conversation-out CV on LOCOMO, letting
-    # CV choose "scaled" (every fold's choice, with keyword weight 0.55) raises hit@10
-    # 0.872 -> 0.891 but MRR falls 0.6229 -> 0.6220, and the rule for a new default is
+    # CV choose the scale (it picks "scaled", keyword weight 0.55) raises hit@10
+    # 0.872 -> 0.889 but MRR falls 0.6229 -> 0.6214, and the rule for a new default is
     # that neither falls (docs/benchmarks.md). When on: "scaled", keyword_weight 0.55.
     keyword_scale: str = "minmax"
     # How the dense side is scaled: "namespace", between the query's lowest and highest
