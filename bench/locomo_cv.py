@@ -33,7 +33,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
-from aide_memoire.engine.fusion import Candidates, RecallTuning, fuse, prefer_timed  # noqa: E402
+from aide_memoire.engine.fusion import (  # noqa: E402
+    DENSE_SCALES,
+    KEYWORD_SCALES,
+    Candidates,
+    RecallTuning,
+    dense_scores,
+    fuse,
+    keyword_scores,
+    prefer_timed,
+)
 from aide_memoire.engine.recall import RecallRequest  # noqa: E402
 from aide_memoire.engine.store import RowFilter  # noqa: E402
 from aide_memoire.engine.text import states_time  # noqa: E402
@@ -45,11 +54,13 @@ from locomo import CATEGORIES, ingest, parse_evidence  # noqa: E402
 # (A first, wider grid - keyword weight 0.2-0.7, speaker boost 0-0.4, agreement bonus
 # up to 0.2 at depth 1-10, time boost 0-0.3 - chose nothing outside this one.)
 GRID: dict[str, list[Any]] = {
-    "keyword_weight": [0.35, 0.4, 0.45, 0.5, 0.55],
+    "keyword_weight": [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7],
     "speaker_boost": [0.15, 0.2, 0.25, 0.3, 0.35],
     "agreement": [(0.0, 3), (0.05, 3), (0.05, 10)],
     "timed_boost": [0.0, 0.1, 0.2, 0.3, 0.4],
     "feedback_weight": [0.0, 0.1, 0.2, 0.3],
+    "keyword_scale": list(KEYWORD_SCALES),
+    "dense_scale": list(DENSE_SCALES),
 }
 # Retrieval variants (each needs its own pass of the retrievers): feedback rows, words.
 FEEDBACK: list[tuple[int, int]] = [(3, 8), (5, 8)]
@@ -62,8 +73,8 @@ class Question:
     category: int
     found: Candidates
     rowids: np.ndarray  # candidates, ascending
-    keyword: np.ndarray  # min-max keyword score (0 outside the matches)
-    dense: np.ndarray  # dense score scaled by the namespace's low and high
+    keyword: dict[str, np.ndarray]  # keyword score per scale (0 outside the matches)
+    dense: dict[str, np.ndarray]  # dense score per scale (0 outside the scored rows)
     speaker: np.ndarray  # 1.0 where the one named speaker said it
     keyword_rank: np.ndarray
     dense_rank: np.ndarray
@@ -74,10 +85,13 @@ class Question:
 
 def tunings(base: RecallTuning) -> list[RecallTuning]:
     out = []
-    for weight, boost, (bonus, depth), timed, feedback in itertools.product(*GRID.values()):
+    for weight, boost, (bonus, depth), timed, feedback, scale, dense in itertools.product(
+        *GRID.values()
+    ):
         out.append(replace(base, keyword_weight=weight, speaker_boost=boost,
                            agreement_bonus=bonus, agreement_depth=depth, timed_boost=timed,
-                           feedback_weight=feedback))
+                           feedback_weight=feedback, keyword_scale=scale,
+                           dense_scale=dense))
     return out
 
 
@@ -97,20 +111,22 @@ def _norm(rowids: np.ndarray, scores: dict[int, float]) -> np.ndarray:
                      for r in rowids.tolist()])
 
 
+def _scaled(rowids: np.ndarray, scores: dict[int, float]) -> np.ndarray:
+    return np.array([scores.get(r, 0.0) for r in rowids.tolist()])
+
+
 def prepare(found: Candidates, conversation: int, category: int, evidence: set[int],
             content: dict[int, str]) -> Question:
     rowids = np.array(sorted(found.rows()), dtype=np.int64)
     kw = found.keyword
-    dspan = found.dense_high - found.dense_low or 1.0
-    dense = np.array([(found.dense[r] - found.dense_low) / dspan if r in found.dense else 0.0
-                      for r in rowids.tolist()])
     return Question(
         conversation=conversation,
         category=category,
         found=found,
         rowids=rowids,
-        keyword=_norm(rowids, kw),
-        dense=dense,
+        keyword={scale: _scaled(rowids, keyword_scores(found, scale))
+                 for scale in KEYWORD_SCALES},
+        dense={scale: _scaled(rowids, dense_scores(found, scale)) for scale in DENSE_SCALES},
         speaker=np.array([1.0 if r in found.speaker_rows else 0.0 for r in rowids.tolist()]),
         keyword_rank=_ranks(rowids, kw),
         dense_rank=_ranks(rowids, found.dense),
@@ -135,7 +151,9 @@ def grid_ranks(q: Question, grid: list[RecallTuning]) -> np.ndarray:
     if not (q.found.keyword and q.found.dense):
         both = np.zeros_like(both)
     feedback = np.array([t.feedback_weight for t in grid])[:, None]
-    fused = (weight * q.keyword + (1 - weight) * q.dense + feedback * q.feedback[None, :]
+    keyword = np.stack([q.keyword[t.keyword_scale] for t in grid])
+    dense = np.stack([q.dense[t.dense_scale] for t in grid])
+    fused = (weight * keyword + (1 - weight) * dense + feedback * q.feedback[None, :]
              + boost * q.speaker[None, :] + bonus * both)
     if q.found.shape.temporal:
         timed = np.array([t.timed_boost for t in grid])[:, None]
@@ -242,7 +260,8 @@ def cross_validate(
 def _knobs(t: RecallTuning) -> dict[str, Any]:
     return {k: v for k, v in asdict(t).items()
             if k in ("keyword_weight", "speaker_boost", "agreement_bonus", "agreement_depth",
-                     "timed_boost", "feedback_docs", "feedback_terms", "feedback_weight")}
+                     "timed_boost", "feedback_docs", "feedback_terms", "feedback_weight",
+                     "keyword_scale", "dense_scale")}
 
 
 def report(title: str, figures: dict[str, dict[str, float]]) -> str:
@@ -263,12 +282,19 @@ def main() -> None:
     args = parser.parse_args()
     defaults = RecallTuning()
     feedback = [] if args.without_feedback else FEEDBACK
-    variants: list[RecallTuning] = [replace(defaults, feedback_docs=0)] + [
-        replace(defaults, feedback_docs=docs, feedback_terms=terms) for docs, terms in feedback
+    # Retrieved with a calibrated scale so that the ideal keyword score is computed
+    # (the candidates themselves do not depend on the scale).
+    collect_as = replace(defaults, keyword_scale="ideal")
+    variants: list[RecallTuning] = [replace(collect_as, feedback_docs=0)] + [
+        replace(collect_as, feedback_docs=docs, feedback_terms=terms)
+        for docs, terms in feedback
     ]
     if args.cache is not None and args.cache.exists():
         sets, content = pickle.loads(args.cache.read_bytes())[:2]
-        sets = sets[: len(variants)]
+        # Prepared again from the cached candidates: the scales scored may have changed.
+        sets = [[prepare(q.found, q.conversation, q.category,
+                         set(q.rowids[q.evidence].tolist()), content) for q in questions]
+                for questions in sets[: len(variants)]]
     else:
         with tempfile.TemporaryDirectory() as tmp:
             sets, content = collect(args.path, Path(tmp), variants)
@@ -276,7 +302,8 @@ def main() -> None:
             args.cache.write_bytes(pickle.dumps((sets, content)))
     base = defaults
     before = replace(defaults, keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
-                     feedback_docs=0, feedback_weight=0.0, agreement_bonus=0.0)
+                     feedback_docs=0, feedback_weight=0.0, agreement_bonus=0.0,
+                     keyword_scale="minmax", dense_scale="namespace")
     # Variant 0 (no feedback rows) scores no feedback weight; the others, only with one.
     grid: list[RecallTuning] = []
     parts = []
@@ -291,7 +318,8 @@ def main() -> None:
     questions = sets[0]
     # Today's knobs only (keyword weight, speaker boost), the new ones off: "before".
     old = [i for i, t in enumerate(grid)
-           if t.agreement_bonus == 0 and t.timed_boost == 0 and owner[i] == 0]
+           if t.agreement_bonus == 0 and t.timed_boost == 0 and owner[i] == 0
+           and t.keyword_scale == "minmax" and t.dense_scale == "namespace"]
     old_cv = cross_validate(questions, [grid[i] for i in old], ranks[old])
     result = cross_validate(questions, grid, ranks)
     # Each new idea left out in turn (CV over the rest of the grid): what it adds.
@@ -299,6 +327,23 @@ def main() -> None:
         "no time boost": [i for i, t in enumerate(grid) if t.timed_boost == 0],
         "no feedback": [i for i, t in enumerate(grid) if owner[i] == 0],
         "no agreement bonus": [i for i, t in enumerate(grid) if t.agreement_bonus == 0],
+        "min-max keyword scale only": [i for i, t in enumerate(grid)
+                                       if t.keyword_scale == "minmax"],
+        "ideal keyword scale only": [i for i, t in enumerate(grid)
+                                     if t.keyword_scale == "ideal"],
+        "scaled keyword scale only": [i for i, t in enumerate(grid)
+                                      if t.keyword_scale == "scaled"],
+        "dense scaled by the namespace only": [i for i, t in enumerate(grid)
+                                               if t.dense_scale == "namespace"],
+        "dense cosine only": [i for i, t in enumerate(grid) if t.dense_scale == "cosine"],
+        # The knobs the defaults use (no agreement bonus, dense by namespace), with and
+        # without the choice of keyword scale: the rule for adopting the calibration.
+        "defaults' knobs, min-max keyword": [
+            i for i, t in enumerate(grid) if t.agreement_bonus == 0 and owner[i] == 0
+            and t.dense_scale == "namespace" and t.keyword_scale == "minmax"],
+        "defaults' knobs and the keyword scale": [
+            i for i, t in enumerate(grid) if t.agreement_bonus == 0 and owner[i] == 0
+            and t.dense_scale == "namespace"],
     }
     if not feedback:
         del without["no feedback"]

@@ -20,6 +20,7 @@ import random
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,12 @@ from aide_memoire.engine.store import RowFilter  # noqa: E402
 
 # The fusion constants before the cross-validated ones (recall at commit c712472).
 BEFORE = RecallTuning(keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
-                      agreement_bonus=0.0, feedback_docs=0, feedback_weight=0.0)
+                      agreement_bonus=0.0, feedback_docs=0, feedback_weight=0.0,
+                      keyword_scale="minmax")
+# The calibrated keyword scales (engine/calibrate.py, off by default), at the keyword
+# weight cross-validation chose for them on LOCOMO.
+SCALED = RecallTuning(keyword_weight=0.55, keyword_scale="scaled")
+IDEAL = RecallTuning(keyword_weight=0.55, keyword_scale="ideal")
 
 # (class, learning as stored, the question asked later)
 LEARNINGS: list[tuple[str, str, str]] = [
@@ -193,18 +199,26 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
         conn = memory.db.conn()
         rowid = {i: memory.store_.rowid_of(conn, i, namespace) for i in ids}
         sides: dict[str, list[int | None]] = {
-            "bm25": [], "dense": [], "fused, constants before": [], "fused": []
+            "bm25": [], "dense": [], "fused, constants before": [],
+            "fused": [], "fused, keyword 'scaled' (0.55)": [],
+            "fused, keyword 'ideal' (0.55)": [],
         }
         for memory_id, (_cls, _fact, question) in zip(ids, LEARNINGS, strict=True):
             target = rowid[memory_id]
             assert target is not None
             request = RecallRequest(query=question, where=RowFilter(namespaces=[namespace]),
                                     limit=10, pure=True)
+            # Retrieved as the calibrated scales need (the ideal keyword score computed);
+            # the candidates themselves do not depend on the scale.
+            defaults = memory.recaller.tuning
+            memory.recaller.tuning = replace(defaults, keyword_scale="scaled")
             with memory.db.read() as read:
                 found = memory.recaller.candidates(read, request)
-            before = fuse(found, BEFORE)
+            memory.recaller.tuning = defaults
             for side, scores in (("bm25", found.keyword), ("dense", found.dense),
-                                 ("fused, constants before", before)):
+                                 ("fused, constants before", fuse(found, BEFORE)),
+                                 ("fused, keyword 'scaled' (0.55)", fuse(found, SCALED)),
+                                 ("fused, keyword 'ideal' (0.55)", fuse(found, IDEAL))):
                 sides[side].append(_rank(sorted(scores, key=lambda r: (-scores[r], r)), target))
             hits = memory.recall(question, namespace=namespace, limit=10, pure=True)
             sides["fused"].append(next((i for i, h in enumerate(hits, 1) if h.id == memory_id),

@@ -19,6 +19,7 @@ import resource
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, percentile, table, write_json  # noqa: E402
 from aide_memoire import Memory  # noqa: E402
+from aide_memoire.engine.fusion import KEYWORD_SCALES  # noqa: E402
 from aide_memoire.engine.settings import Settings  # noqa: E402
 
 
@@ -137,7 +139,7 @@ def store_bytes(home: Path) -> tuple[int, int]:
 
 
 def run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: int,
-               seed: int) -> list[dict[str, Any]]:
+               seed: int, keyword_scale: str | None = None) -> list[dict[str, Any]]:
     spaces = 1 if layout == "one" else 50
     rng = random.Random(seed)
     rows: list[dict[str, Any]] = []
@@ -145,6 +147,9 @@ def run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: i
         home = Path(tmp) / "home"
         settings = Settings(home=home, embedding_model=model)
         with Memory(settings=settings) as memory:
+            if keyword_scale is not None:
+                memory.recaller.tuning = replace(memory.recaller.tuning,
+                                                 keyword_scale=keyword_scale)
             memory.recall("warm up the model", namespace="bench-0")
             stored: list[tuple[str, str, dict[str, Any]]] = []
             for size in sizes:
@@ -202,12 +207,15 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--batch", type=int, default=500, help="store_many batch size")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--keyword-scale", choices=KEYWORD_SCALES, default=None,
+                        help="the keyword side's scale (default: the engine's)")
     parser.add_argument("--json", type=Path, default=None, dest="json_path")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     results: list[dict[str, Any]] = []
     for layout in args.layouts.split(","):
-        results += run_layout(layout, sizes, args.model, args.queries, args.batch, args.seed)
+        results += run_layout(layout, sizes, args.model, args.queries, args.batch, args.seed,
+                              args.keyword_scale)
     headers = ["layout", "size", "ingest/s", "p50 ms", "p95 ms", "hit@10", "MRR", "MB/1k",
                "WAL MB", "peak RSS MB"]
     print(table(headers, [[r["layout"], r["size"], r["ingest_per_s"], r["recall_p50_ms"],

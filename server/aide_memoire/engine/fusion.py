@@ -12,9 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from .errors import InvalidInput
 from .text import QueryShape, states_time
 
-__all__ = ["KEYWORD_WEIGHTS", "Candidates", "RecallTuning", "fuse", "prefer_timed"]
+__all__ = [
+    "DENSE_SCALES", "KEYWORD_SCALES", "KEYWORD_WEIGHTS", "Candidates", "RecallTuning",
+    "dense_scores", "fuse", "keyword_scores", "prefer_timed",
+]
 
 # bm25() column weights, in FTS_COLUMNS order. A turn's neighbours count for less than
 # the turn itself (measured on the LOCOMO development split: docs/benchmarks.md).
@@ -37,7 +41,7 @@ class RecallTuning:
     scores 0 there, so the keyword list is taken deep (its scores are cheap: FTS5 ranks
     every match anyway) and the dense side scores every row.
 
-    fused = w * min-max of bm25 over the keyword matches
+    fused = w * the keyword score (min-max of bm25 over the matches, or calibrated)
           + (1 - w) * min-max of the dense cosine over every row
           + speaker_boost if the query names exactly one speaker and the memory is theirs
           + agreement_bonus if both sides rank the memory in their first agreement_depth
@@ -84,6 +88,18 @@ class RecallTuning:
     shortlist_above: int | None = 20_000
     shortlist: int = 3000
     keyword_weights: dict[str, float] = field(default_factory=lambda: dict(KEYWORD_WEIGHTS))
+    # How the keyword side is scaled to [0, 1] (see keyword_scores): "minmax" over the
+    # matches; "ideal", each row's bm25 over that of a row holding every query word
+    # (engine/calibrate.py); "scaled", min-max times the best row's share of that ideal.
+    # Off (min-max) by default: under leave-one-conversation-out CV on LOCOMO, letting
+    # CV choose the scale (it picks "scaled", keyword weight 0.55) raises hit@10
+    # 0.872 -> 0.889 but MRR falls 0.6229 -> 0.6214, and the rule for a new default is
+    # that neither falls (docs/benchmarks.md). When on: "scaled", keyword_weight 0.55.
+    keyword_scale: str = "minmax"
+    # How the dense side is scaled: "namespace", between the query's lowest and highest
+    # cosine over the namespace (its best row scores 1 however far it is); "cosine", the
+    # cosine itself (fixed bounds 0 and 1, below 0 counts 0).
+    dense_scale: str = "namespace"
 
 
 @dataclass
@@ -103,6 +119,8 @@ class Candidates:
     speaker_rows: set[int] = field(default_factory=set)
     shape: QueryShape = field(default_factory=QueryShape)
     feedback: dict[int, float] = field(default_factory=dict)
+    # The bm25 a row holding every keyword-query word would get (0: not computed).
+    keyword_ideal: float = 0.0
 
     def rows(self) -> set[int]:
         return set(self.keyword) | set(self.dense) | set(self.feedback)
@@ -122,11 +140,40 @@ def _top(scores: Mapping[int, float], count: int) -> set[int]:
     return set(sorted(scores, key=lambda r: (-scores[r], r))[:count])
 
 
+KEYWORD_SCALES = ("minmax", "ideal", "scaled")
+
+
+def keyword_scores(found: Candidates, scale: str) -> dict[int, float]:
+    """The keyword side in [0, 1]: min-max over the matches, or calibrated against the
+    ideal row (capped at 1: a long row repeating the words may pass it)."""
+    if scale == "minmax" or found.keyword_ideal <= 0 or not found.keyword:
+        return _minmax(found.keyword)
+    ideal = found.keyword_ideal
+    if scale == "ideal":
+        return {r: min(1.0, max(0.0, s / ideal)) for r, s in found.keyword.items()}
+    if scale == "scaled":
+        share = min(1.0, max(0.0, max(found.keyword.values()) / ideal))
+        return {r: share * v for r, v in _minmax(found.keyword).items()}
+    raise InvalidInput(f"unknown keyword scale {scale!r}: expected one of {KEYWORD_SCALES}")
+
+
+DENSE_SCALES = ("namespace", "cosine")
+
+
+def dense_scores(found: Candidates, scale: str) -> dict[int, float]:
+    """The dense side: scaled by the namespace's cosine range, or the cosine itself."""
+    if scale == "namespace":
+        span = found.dense_high - found.dense_low or 1.0
+        return {r: (s - found.dense_low) / span for r, s in found.dense.items()}
+    if scale == "cosine":
+        return {r: max(0.0, s) for r, s in found.dense.items()}
+    raise InvalidInput(f"unknown dense scale {scale!r}: expected one of {DENSE_SCALES}")
+
+
 def fuse(found: Candidates, tuning: RecallTuning) -> dict[int, float]:
     """One score per candidate (see RecallTuning for the formula)."""
-    keyword_norm = _minmax(found.keyword)
-    span = found.dense_high - found.dense_low or 1.0
-    dense_norm = {r: (s - found.dense_low) / span for r, s in found.dense.items()}
+    keyword_norm = keyword_scores(found, tuning.keyword_scale)
+    dense_norm = dense_scores(found, tuning.dense_scale)
     if not found.dense_live:
         alpha = 1.0
     elif found.shape.identifier:

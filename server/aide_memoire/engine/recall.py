@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..logs import get_logger
+from .calibrate import DocumentCounts
 from .embed import Embedder
 from .fusion import KEYWORD_WEIGHTS, Candidates, RecallTuning, fuse, prefer_timed
 from .migrations import FTS_COLUMNS
@@ -92,6 +93,7 @@ class Recaller:
         self.tuning = tuning or RecallTuning()
         self.names = SpeakerNames()
         self.common = CommonTerms()
+        self.counts = DocumentCounts()
         # Run in order after fusion unless the request is pure (see Adjuster).
         self.adjusters: list[tuple[str, Adjuster]] = []
 
@@ -168,6 +170,8 @@ class Recaller:
                 )
             )
         found = Candidates(keyword=keyword, dense={}, shape=query_shape(request.query))
+        if keyword and tuning.keyword_scale != "minmax":
+            found.keyword_ideal = self.counts.ideal(conn, self.store, keyword_terms)
         dense_all = self._dense(conn, request, keyword)
         if dense_all is not None:
             rowids, scores, low, high = dense_all

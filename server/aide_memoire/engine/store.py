@@ -409,19 +409,25 @@ class Store:
         costs little however common a term is; the FTS tokenizer stems as it would in
         the search itself.
         """
-        common: set[str] = set()
+        counts = self.document_counts(conn, terms, threshold + 1)
+        return {term for term, count in counts.items() if count > threshold}
+
+    def document_counts(self, conn: Any, terms: Sequence[str], cap: int) -> dict[str, int]:
+        """Memories holding each term (store-wide, stemmed as the search does), counted
+        up to ``cap`` from rowids alone; a term FTS5 cannot search counts 0."""
+        out: dict[str, int] = {}
         for term in terms:
             match = fts_query([term])
             if match is None:
+                out[term] = 0
                 continue
             (count,) = conn.execute(
                 "SELECT count(*) FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
                 "LIMIT ?)",
-                (match, threshold + 1),
+                (match, cap),
             ).fetchone()
-            if int(count) > threshold:
-                common.add(term)
-        return common
+            out[term] = int(count)
+        return out
 
     def size_hint(self, conn: Any) -> int:
         """An upper bound on the number of memories, in O(1)."""
