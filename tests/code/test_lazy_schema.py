@@ -3,6 +3,7 @@ code carries none of them, one that did keeps them across migration 10."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ def _code_tables(db: Path) -> set[str]:
 
 def _tree(tmp_path: Path) -> Path:
     src = tmp_path / "src"
-    src.mkdir()
+    src.mkdir(parents=True)
     for fixture in FIXTURES.iterdir():
         if fixture.is_file():
             (src / fixture.name).write_bytes(fixture.read_bytes())
@@ -129,3 +130,19 @@ def test_a_store_at_9_that_never_indexed_loses_the_tables(tmp_path: Path) -> Non
     Database(db).close()
     assert _code_tables(db) == set()
     assert verify_file(db, load_driver()) is None
+
+
+def test_two_stores_indexing_first_at_once_both_succeed(tmp_path: Path) -> None:
+    """Two connections (as two processes would) each make the tables on their first write."""
+    trees = [_tree(tmp_path / name) for name in ("a", "b")]
+    Database(tmp_path / "home" / "memory.db").close()
+    indexes = [open_index(tmp_path / "home") for _ in trees]
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            reports = list(pool.map(lambda p: p[0].index(p[1]), zip(indexes, trees, strict=True)))
+        assert all(r.files > 0 for r in reports)
+        for code, tree in zip(indexes, trees, strict=True):
+            assert code.symbol(tree, "midpoint")
+    finally:
+        for code in indexes:
+            code.db.close()
