@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire.engine.code.index import CodeIndex
+from aide_memoire.engine.code.schema import present
 from aide_memoire.engine.errors import InvalidInput
 
 from .conftest import open_index
@@ -32,7 +33,7 @@ def test_system_folders_are_refused(code: CodeIndex, folder: str) -> None:
         pytest.skip(f"{folder} does not exist on this machine")
     with pytest.raises(InvalidInput, match="code index only reads a project"):
         code.index(path)
-    assert code.db.conn().execute("SELECT count(*) FROM code_files").fetchone()[0] == 0
+    assert not present(code.db.conn())  # refused before anything, even the tables, was made
 
 
 def test_a_root_that_links_to_proc_is_judged_by_its_target(
@@ -109,6 +110,7 @@ _INDEXER = """
 import sys
 from pathlib import Path
 from aide_memoire.engine.code.index import CodeIndex
+from aide_memoire.engine.code.schema import present
 from aide_memoire.engine.db import Database
 index = CodeIndex(Database(Path(sys.argv[1]) / "memory.db"))
 for _ in range(3):

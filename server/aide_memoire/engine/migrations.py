@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .code import schema as code_schema
 from .code.schema import SCHEMA_SQL as CODE_SCHEMA_SQL
 from .code.schema import VECTORS_SQL as CODE_VECTORS_SQL
 from .facts import schema as facts_schema
@@ -124,6 +125,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "namespace status index", _run(
         "CREATE INDEX memories_ns_status ON memories (namespace, status) "
         "WHERE status != 'active'")),
+    # Steps 4 and 5 gave every store the code index's ~20 b-trees (one page each at
+    # least), though most never index code: a store without a root loses them, and
+    # engine/code/ makes them on its first write (issue #20, small stores stay small).
+    Migration(10, code_schema.MIGRATION_NAME, code_schema.drop_if_unused),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -27,6 +27,7 @@ from .chunk import Chunk, chunk_file
 from .dense import DenseCodeRanker
 from .languages import detect, parser_for
 from .models import CodeHit, CodeIndexReport, SkippedFile, SymbolHit
+from .schema import ensure, present
 from .search import search_chunks, symbol_hits
 from .terms import index_text
 from .walk import MAX_FILE_BYTES, Candidate, Skip, walk
@@ -203,12 +204,15 @@ class CodeIndex:
         return None, text
 
     def _root_id(self, path: Path, *, create: bool = False) -> int | None:
-        found = self.db.conn().execute(
+        conn = self.db.conn()
+        # A store that never indexed has no code tables (schema.ensure makes them).
+        found = present(conn) and conn.execute(
             "SELECT id FROM code_roots WHERE path = ?", (str(path),)
         ).fetchone()
         if found or not create:
             return int(found[0]) if found else None
         with self.db.write() as tx:
+            ensure(tx)
             tx.execute("INSERT OR IGNORE INTO code_roots (path) VALUES (?)", (str(path),))
             return int(
                 tx.execute("SELECT id FROM code_roots WHERE path = ?", (str(path),)).fetchone()[0]

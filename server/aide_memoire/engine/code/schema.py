@@ -1,4 +1,8 @@
-"""Schema of the code index (one migration step; see engine/migrations.py).
+"""Schema of the code index, made on first use (see ``ensure``), not in every store.
+
+Migrations 4 and 5 once created it in every store; migration 10 drops it from stores that
+never indexed anything (a store with one memory is ~20 b-trees, ~40 kB, smaller), and the
+index makes it, ``IF NOT EXISTS``, in the transaction of its first write.
 
 Roots, files, chunks and symbols are plain tables; ``code_fts`` is a contentless FTS5
 table keyed by chunk id. Because it is contentless, its rows must be deleted explicitly
@@ -9,7 +13,15 @@ split words (``get user name``) are added to the indexed text in Python.
 
 from __future__ import annotations
 
-__all__ = ["FTS_COLUMNS", "SCHEMA_SQL", "VECTORS_SQL"]
+import re
+from typing import Any
+
+__all__ = [
+    "FTS_COLUMNS", "MIGRATION_NAME", "SCHEMA_SQL", "TABLES", "VECTORS_SQL", "drop_if_unused",
+    "ensure", "present",
+]
+
+MIGRATION_NAME = "code index tables made on first use"
 
 # bm25() weights in search.py follow this order.
 FTS_COLUMNS = ("name", "signature", "doc", "body", "path")
@@ -80,3 +92,41 @@ CREATE TABLE code_vectors (
 );
 CREATE INDEX code_vectors_root_space ON code_vectors (root_id, space)
 """
+
+# Children before parents, so that no foreign key names a table already gone.
+TABLES = ("code_vectors", "code_fts", "code_symbols", "code_chunks", "code_files", "code_roots")
+
+# The two shipped steps above, made idempotent: their text stays as migrations 4 and 5
+# ran it (never edit a shipped step), this is derived from it so the two cannot drift.
+_ENSURE = [
+    re.sub(r"^CREATE (VIRTUAL TABLE|TABLE|INDEX) ", r"CREATE \1 IF NOT EXISTS ", s.strip())
+    for sql in (SCHEMA_SQL, VECTORS_SQL)
+    for s in sql.split(";\n")
+    if s.strip()
+]
+
+
+def present(conn: Any) -> bool:
+    """Whether this store has the code index's tables (it has indexed something)."""
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'code_roots'"
+    ).fetchone()
+    return row is not None
+
+
+def ensure(tx: Any) -> None:
+    """Create the code index's tables and indexes if missing, inside ``tx`` (a write
+    transaction): two processes indexing at once both succeed, and a failure leaves none."""
+    for statement in _ENSURE:
+        tx.execute(statement)
+
+
+def drop_if_unused(conn: Any) -> None:
+    """Migration 10: drop the code index from a store that never indexed a tree; a store
+    with a root keeps its tables and rows untouched."""
+    if not present(conn):
+        return
+    if conn.execute("SELECT 1 FROM code_roots LIMIT 1").fetchone() is not None:
+        return
+    for table in TABLES:
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
