@@ -206,6 +206,7 @@ def test_refusals_in_the_browser_and_on_the_wire(site: dict[str, object]) -> Non
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=10)
     assert refused.value.code == 403
+    refused.value.close()  # it holds the response's socket until closed
     with _memory(site["home"]) as memory:  # type: ignore[arg-type]
         assert memory.snapshots() == []  # the refused POST changed nothing
     # ...and so is every page once the session cookie is gone.
