@@ -1,0 +1,27 @@
+"""The PostgreSQL + pgvector backend (issue #19): a store on a server, shared by a team.
+
+Needs the ``postgres`` extra (psycopg 3). What exists: :class:`PostgresDatabase`
+(connections, transactions, migrations), the connection adapter the engine's
+``Connection`` protocol describes, keyword search on full-text search, dense search on
+pgvector HNSW, and namespaces restricted to database roles. Not wired into ``Memory``
+yet: the repositories of engine/data/ are the next step (docs/postgres.md).
+"""
+
+from __future__ import annotations
+
+from .connection import PgConnection, PgCursor
+from .database import PostgresDatabase
+from .keyword import index_document, keyword_search, unindex
+from .security import (
+    grant_store_access,
+    restrict_namespace,
+    restricted_namespaces,
+    unrestrict_namespace,
+)
+from .vectors import delete_vectors, ensure_space, insert_vectors, knn
+
+__all__ = [
+    "PgConnection", "PgCursor", "PostgresDatabase", "delete_vectors", "ensure_space",
+    "grant_store_access", "index_document", "insert_vectors", "keyword_search", "knn",
+    "restrict_namespace", "restricted_namespaces", "unindex", "unrestrict_namespace",
+]

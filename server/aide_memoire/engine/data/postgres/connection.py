@@ -1,0 +1,191 @@
+"""A psycopg connection as the engine's :class:`~aide_memoire.engine.data.protocol.Connection`.
+
+The engine writes SQL with SQLite's placeholders (``?``, or ``:name`` with a mapping);
+psycopg wants ``%s`` / ``%(name)s`` and reads every other ``%`` as one. ``translate``
+rewrites a statement once (cached): placeholders outside string literals, quoted names,
+dollar-quoted bodies and comments (a ``?`` inside text is text), and every ``%`` doubled.
+
+SQLite gives every insert a ``lastrowid``; PostgreSQL answers only what ``RETURNING``
+asks for. An insert into a table whose key the server generates (``IDENTITY_KEYS``)
+without its own ``RETURNING`` gets one for that key, so ``cursor.lastrowid`` means the
+same on both backends. Driver errors leave as errors of the project's tree.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import psycopg
+
+from ..protocol import Dialect, Params
+from .errors import translate as translate_error
+
+__all__ = ["IDENTITY_KEYS", "PgConnection", "PgCursor", "translate"]
+
+# Tables whose key PostgreSQL generates (SQLite's INTEGER PRIMARY KEY), by key column.
+IDENTITY_KEYS: dict[str, str] = {"memories": "rowid", "entities": "id", "facts": "id"}
+
+_INSERT = re.compile(r"^\s*INSERT\s+INTO\s+([A-Za-z_][A-Za-z0-9_]*)\b", re.IGNORECASE)
+_RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
+_DOLLAR_TAG = re.compile(r"\$[A-Za-z_0-9]*\$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@functools.lru_cache(maxsize=2048)
+def translate(sql: str, named: bool = False) -> str:
+    """``sql`` with qmark (or, when ``named``, ``:name``) placeholders in psycopg's style."""
+    out: list[str] = []
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        end = _skip_quoted(sql, i)
+        if end > i:
+            # psycopg reads '%' everywhere, inside literals too.
+            out.append(sql[i:end].replace("%", "%%"))
+            i = end
+        elif ch == "?" and not named:
+            out.append("%s")
+            i += 1
+        elif ch == "%":
+            out.append("%%")
+            i += 1
+        elif ch == ":" and named and _is_named_param(sql, i):
+            match = _NAME.match(sql, i + 1)
+            assert match is not None
+            out.append(f"%({match.group(0)})s")
+            i = match.end()
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _skip_quoted(sql: str, i: int) -> int:
+    """The end of a literal, quoted name or comment starting at ``i`` (``i`` if none)."""
+    ch = sql[i]
+    if ch in ("'", '"'):
+        j = i + 1
+        while j < len(sql):
+            if sql[j] == ch:
+                if j + 1 < len(sql) and sql[j + 1] == ch:  # '' or "" inside: an escape
+                    j += 2
+                    continue
+                return j + 1
+            j += 1
+        return len(sql)
+    if sql.startswith("--", i):
+        newline = sql.find("\n", i)
+        return len(sql) if newline < 0 else newline + 1
+    if sql.startswith("/*", i):
+        close = sql.find("*/", i + 2)
+        return len(sql) if close < 0 else close + 2
+    if ch == "$":
+        tag = _DOLLAR_TAG.match(sql, i)
+        if tag and not sql[i - 1 : i].isalnum():
+            close = sql.find(tag.group(0), tag.end())
+            return len(sql) if close < 0 else close + len(tag.group(0))
+    return i
+
+
+def _is_named_param(sql: str, i: int) -> bool:
+    # '::' is a cast, 'a:b' inside a name is not a parameter.
+    before = sql[i - 1] if i else " "
+    after = sql[i + 1] if i + 1 < len(sql) else " "
+    return before != ":" and after != ":" and (after.isalpha() or after == "_")
+
+
+def with_returning(sql: str) -> tuple[str, bool]:
+    """The statement, with ``RETURNING key`` added where SQLite would set lastrowid."""
+    match = _INSERT.match(sql)
+    if match is None or _RETURNING.search(sql):
+        return sql, False
+    key = IDENTITY_KEYS.get(match.group(1).lower())
+    if key is None:
+        return sql, False
+    return f"{sql.rstrip().rstrip(';')} RETURNING {key}", True
+
+
+class PgCursor:
+    """One statement's result, shaped as SQLite's cursor (no rows: ``fetchone`` is None)."""
+
+    def __init__(self, cursor: psycopg.Cursor[Any], lastrowid: int | None) -> None:
+        self._cursor = cursor
+        self._lastrowid = lastrowid
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+    @property
+    def lastrowid(self) -> int | None:
+        return self._lastrowid
+
+    def _has_rows(self) -> bool:
+        return self._cursor.description is not None
+
+    def fetchone(self) -> Any:
+        return self._cursor.fetchone() if self._has_rows() else None
+
+    def fetchall(self) -> list[Any]:
+        return self._cursor.fetchall() if self._has_rows() else []
+
+    def fetchmany(self, size: int = 1) -> list[Any]:
+        return self._cursor.fetchmany(size) if self._has_rows() else []
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._has_rows():
+            yield from self._cursor
+
+
+class PgConnection:
+    """A psycopg connection (autocommit; transactions opened by PostgresDatabase)."""
+
+    dialect: Dialect = "postgres"
+
+    def __init__(self, raw: psycopg.Connection[Any], where: str) -> None:
+        self.raw = raw
+        self.where = where
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+
+    def execute(self, sql: str, parameters: Params = (), /) -> PgCursor:
+        named = isinstance(parameters, Mapping)
+        statement, returning = with_returning(sql)
+        cursor = self.raw.cursor()
+        try:
+            cursor.execute(translate(statement, named), _params(parameters))
+        except psycopg.Error as exc:
+            raise translate_error(exc, self.where) from exc
+        lastrowid = None
+        if returning:
+            row = cursor.fetchone()
+            lastrowid = int(row[0]) if row else None
+        return PgCursor(cursor, lastrowid)
+
+    def executemany(self, sql: str, parameters: Iterable[Params], /) -> PgCursor:
+        batch = list(parameters)
+        named = bool(batch) and isinstance(batch[0], Mapping)
+        cursor = self.raw.cursor()
+        try:
+            cursor.executemany(translate(sql, named), [_params(p) for p in batch])
+        except psycopg.Error as exc:
+            raise translate_error(exc, self.where) from exc
+        return PgCursor(cursor, None)
+
+    def executescript(self, sql: str) -> None:
+        """Several statements at once, with no parameters (schema steps, as SQLite's)."""
+        try:
+            self.raw.execute(sql.encode())
+        except psycopg.Error as exc:
+            raise translate_error(exc, self.where) from exc
+
+
+def _params(parameters: Params) -> Sequence[Any] | Mapping[str, Any]:
+    if isinstance(parameters, Mapping):
+        return dict(parameters)
+    return tuple(parameters)
