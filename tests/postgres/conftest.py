@@ -1,0 +1,61 @@
+"""A real PostgreSQL with pgvector for the backend's tests, from the pgserver wheel.
+
+One server for the session, in a fresh temporary data directory (no system service,
+nothing listening on TCP: a Unix socket in that directory), stopped and deleted at the
+end. Each test gets a database of its own, dropped after it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+import psycopg
+import pytest
+
+
+@dataclass(frozen=True)
+class PgServer:
+    admin_url: str
+    socket_dir: str
+
+    def url(self, database: str, user: str = "postgres") -> str:
+        return f"postgresql://{quote(user)}@/{database}?host={quote(self.socket_dir)}"
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    with warnings.catch_warnings():
+        # platformdirs warns, at pgserver's import, that XDG_RUNTIME_DIR is unset (CI).
+        warnings.simplefilter("ignore")
+        import pgserver
+    # Not under pytest's 0700 base folder: run as root, pgserver starts postgres as its
+    # own system user and opens every parent of the data directory to it.
+    base = Path(tempfile.mkdtemp(prefix="aide-pg-"))
+    server = pgserver.get_server(base / "pgdata", cleanup_mode="delete")
+    try:
+        admin = server.get_uri()
+        socket_dir = dict(
+            part.split("=", 1) for part in urlsplit(admin).query.split("&") if "=" in part
+        )["host"]
+        yield PgServer(admin_url=admin, socket_dir=socket_dir)
+    finally:
+        server.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> Iterator[str]:
+    """A new, empty database of the session's server, as the superuser's URL."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server.admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield pg_server.url(name)
+    with psycopg.connect(pg_server.admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
