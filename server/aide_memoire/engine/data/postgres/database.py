@@ -1,13 +1,24 @@
 """A PostgreSQL store: connections, transactions, migrations (the server's db.py).
 
 One connection per thread, in autocommit mode, with transactions opened explicitly:
-``read()`` is one REPEATABLE READ snapshot, ``write()`` one SERIALIZABLE transaction.
-Serializable isolation is what makes the engine's SQLite-shaped writes (read the audit
-head, then append; check for an exact duplicate, then insert) as safe as under SQLite's
-single writer, with row locks instead of a file lock: when two writers would interleave,
-one of them fails with a serialization failure and nothing of it is kept. ``transact``
-runs a function as such a transaction and runs it again when that happens; ``write()``
-is one attempt (a ``with`` block cannot be replayed) and reports the loss as StoreBusy.
+``read()`` is one REPEATABLE READ snapshot (never blocked by writers), ``write()`` one
+write transaction, in one of two modes:
+
+- ``serialized`` (the default): READ COMMITTED, and the first statement takes the store's
+  writer row lock (``meta``'s application row, FOR UPDATE), so aide-memoire writers queue
+  as SQLite's ``BEGIN IMMEDIATE`` makes them, across processes and machines, with a row
+  lock and ``lock_timeout`` instead of a file lock and ``busy_timeout``. The engine's
+  writes were written for one writer at a time (read the audit head, then append; check
+  for an exact duplicate, then insert), and every one of them appends to the audit chain:
+  one hot row that every pair of concurrent writers would fight over anyway. Queuing
+  costs them nothing they would not lose to conflicts, and nobody has to retry.
+- ``serializable``: SERIALIZABLE isolation and no writer lock, for writes that touch no
+  store-wide row (bulk loads, per-namespace work): disjoint writers run in parallel, and
+  when two would interleave, one fails with a serialization failure, nothing of it kept.
+
+``transact`` runs a function as such a transaction and runs it again, after a short random
+pause, when it fails with a serialization failure or a deadlock; ``write()`` is one attempt
+(a ``with`` block cannot be replayed) and reports the loss as StoreBusy.
 
 Everything lives in its own schema (``aide_memoire`` by default), so the store can share
 a database with other applications; the schema records its steps in
@@ -22,7 +33,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -34,11 +45,12 @@ from .connection import PgConnection
 from .errors import is_retryable, translate
 from .migrations import migrate
 
-__all__ = ["PostgresDatabase", "describe"]
+__all__ = ["Isolation", "PostgresDatabase", "describe"]
 
 log = get_logger(__name__)
 
 T = TypeVar("T")
+Isolation = Literal["serialized", "serializable"]
 
 _SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -65,7 +77,7 @@ class PostgresDatabase:
         *,
         schema: str = "aide_memoire",
         lock_timeout_ms: int = 30_000,
-        retries: int = 10,
+        retries: int = 30,
         connect_timeout_s: int = 10,
     ) -> None:
         if not url.startswith(("postgresql://", "postgres://")):
@@ -130,13 +142,18 @@ class PostgresDatabase:
     # -- transactions ------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[PgConnection]:
-        """One serializable transaction: committed on success, rolled back on error.
+    def write(self, isolation: Isolation = "serialized") -> Iterator[PgConnection]:
+        """One write transaction: committed on success, rolled back on error.
 
-        A serialization failure (another writer won a race on the same rows) leaves as
-        StoreBusy; use :meth:`transact` to have the transaction run again instead.
+        A serialization failure (``serializable``: another writer won a race on the same
+        rows) leaves as StoreBusy; :meth:`transact` runs the transaction again instead.
         """
-        with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE") as tx:
+        if isolation == "serializable":
+            with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE") as tx:
+                yield tx
+            return
+        with self._transaction("BEGIN ISOLATION LEVEL READ COMMITTED") as tx:
+            tx.execute("SELECT 1 FROM meta WHERE key = 'application' FOR UPDATE")
             yield tx
 
     @contextlib.contextmanager
@@ -176,19 +193,21 @@ class PostgresDatabase:
             with contextlib.suppress(psycopg.Error):
                 conn.raw.execute("ROLLBACK")
 
-    def transact(self, work: Callable[[PgConnection], T]) -> T:
+    def transact(
+        self, work: Callable[[PgConnection], T], isolation: Isolation = "serialized"
+    ) -> T:
         """Run ``work(tx)`` as one write transaction, again (after a short random pause)
         each time it loses a race to another writer, up to ``retries`` times."""
         for attempt in range(self.retries + 1):
             try:
-                with self.write() as tx:
+                with self.write(isolation) as tx:
                     return work(tx)
             except StoreBusy as exc:
                 if not is_retryable(exc.__cause__) or attempt == self.retries:
                     raise
                 log.debug("write_retry", attempt=attempt + 1, where=self.where)
                 # Exponential, jittered: writers that collided do not collide again in step.
-                time.sleep(random.uniform(0, 0.005 * 2**min(attempt, 7)))
+                time.sleep(random.uniform(0, min(0.2, 0.002 * 2**attempt)))
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     # -- state -------------------------------------------------------------------------
