@@ -9,7 +9,7 @@ import pytest
 from aide_memoire.engine.data.postgres import PostgresDatabase, ensure_space, insert_vectors
 from aide_memoire.engine.data.postgres.connection import translate
 from aide_memoire.engine.data.protocol import Connection
-from aide_memoire.engine.errors import InvalidInput, StoreConflict
+from aide_memoire.engine.errors import InvalidInput, StoreBusy, StoreConflict
 
 from .rows import insert_memory
 
@@ -130,3 +130,23 @@ def test_deleting_a_memory_takes_its_index_rows_and_derived_rows(db: PostgresDat
     with db.read() as conn:
         for table_name in ("memory_fts", table, "facts", "memory_terms"):
             assert conn.execute(f"SELECT count(*) FROM {table_name}").fetchone() == (0,)
+
+
+def test_a_writer_held_up_past_the_lock_timeout_gets_store_busy(pg_url: str) -> None:
+    """Writers queue on the store's writer row; one kept waiting too long is told so."""
+    holder = PostgresDatabase(pg_url)
+    waiter = PostgresDatabase(pg_url, lock_timeout_ms=300)
+    try:
+        with holder.write() as tx:
+            insert_memory(tx, "project:a", "written while the other waits")
+            with pytest.raises(StoreBusy, match="lock timeout"), waiter.write() as other:
+                insert_memory(other, "project:a", "never written")
+        with waiter.write() as other:  # the row lock is free again
+            insert_memory(other, "project:a", "written after the first committed")
+        with waiter.read() as conn:
+            assert [c for (c,) in conn.execute("SELECT content FROM memories ORDER BY rowid")] == [
+                "written while the other waits", "written after the first committed",
+            ]
+    finally:
+        holder.close()
+        waiter.close()
