@@ -7,6 +7,7 @@ end. Each test gets a database of its own, dropped after it.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 import uuid
@@ -50,12 +51,20 @@ def pg_server() -> Iterator[PgServer]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def new_database(server: PgServer) -> Iterator[str]:
+    """A new, empty database of the server, as the superuser's URL; dropped after."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server.admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield server.url(name)
+    finally:
+        with psycopg.connect(server.admin_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 @pytest.fixture
 def pg_url(pg_server: PgServer) -> Iterator[str]:
-    """A new, empty database of the session's server, as the superuser's URL."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_server.admin_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    yield pg_server.url(name)
-    with psycopg.connect(pg_server.admin_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with new_database(pg_server) as url:
+        yield url

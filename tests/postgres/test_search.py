@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from aide_memoire.engine.data.postgres import (
 )
 from aide_memoire.engine.data.postgres.vectors import partition_name
 
+from .conftest import PgServer, new_database
 from .rows import insert_memory
 
 
@@ -107,19 +109,28 @@ def _unit(rows: np.ndarray) -> np.ndarray:
     return np.asarray(rows / np.linalg.norm(rows, axis=1, keepdims=True), dtype=np.float64)
 
 
-@pytest.fixture
-def vectors(db: PostgresDatabase) -> tuple[str, dict[str, tuple[list[int], np.ndarray]]]:
+@dataclass(frozen=True)
+class Vectors:
+    db: PostgresDatabase
+    table: str
+    stored: dict[str, tuple[list[int], np.ndarray]]
+
+
+@pytest.fixture(scope="module")
+def vectors(pg_server: PgServer) -> Iterator[Vectors]:
+    """1,800 random unit vectors in two namespaces, built once: the tests only read."""
     rng = np.random.default_rng(11)
     stored: dict[str, tuple[list[int], np.ndarray]] = {}
-    with db.write() as tx:
-        table = ensure_space(tx, "test_32", "test-model", 32, "2026-01-01")
-        for namespace, count in (("project:big", 1500), ("project:small", 300)):
-            matrix = _unit(rng.normal(size=(count, 32)))
-            rowids = [insert_memory(tx, namespace, f"vector {i}") for i in range(count)]
-            insert_vectors(tx, table, list(zip(rowids, [namespace] * count, matrix.tolist(),
-                                               strict=True)))
-            stored[namespace] = (rowids, matrix)
-    return table, stored
+    with new_database(pg_server) as url, PostgresDatabase(url) as db:
+        with db.write() as tx:
+            table = ensure_space(tx, "test_32", "test-model", 32, "2026-01-01")
+            for namespace, count in (("project:big", 1500), ("project:small", 300)):
+                matrix = _unit(rng.normal(size=(count, 32)))
+                rowids = [insert_memory(tx, namespace, f"vector {i}") for i in range(count)]
+                insert_vectors(tx, table, list(zip(rowids, [namespace] * count,
+                                                   matrix.tolist(), strict=True)))
+                stored[namespace] = (rowids, matrix)
+        yield Vectors(db, table, stored)
 
 
 def _exact(rowids: list[int], matrix: np.ndarray, query: np.ndarray, k: int) -> list[int]:
@@ -127,11 +138,11 @@ def _exact(rowids: list[int], matrix: np.ndarray, query: np.ndarray, k: int) -> 
     return [rowids[i] for i in order]
 
 
-@pytest.mark.slow  # 1,800 vectors and their HNSW graphs per test
+@pytest.mark.slow  # builds 1,800 vectors' HNSW graphs (once per module)
 def test_knn_returns_the_nearest_and_nearly_the_exact_neighbours(
-    db: PostgresDatabase, vectors: tuple[str, dict[str, tuple[list[int], np.ndarray]]]
+    vectors: Vectors,
 ) -> None:
-    table, stored = vectors
+    db, table, stored = vectors.db, vectors.table, vectors.stored
     rowids, matrix = stored["project:big"]
     rng = np.random.default_rng(5)
     overlap = []
@@ -145,11 +156,11 @@ def test_knn_returns_the_nearest_and_nearly_the_exact_neighbours(
     assert sum(overlap) / len(overlap) >= 9.5  # HNSW is approximate: recall@10 >= 0.95
 
 
-@pytest.mark.slow  # 1,800 vectors and their HNSW graphs per test
+@pytest.mark.slow  # builds 1,800 vectors' HNSW graphs (once per module)
 def test_knn_beyond_the_default_candidate_list_and_beyond_the_index(
-    db: PostgresDatabase, vectors: tuple[str, dict[str, tuple[list[int], np.ndarray]]]
+    vectors: Vectors,
 ) -> None:
-    table, stored = vectors
+    db, table, stored = vectors.db, vectors.table, vectors.stored
     rowids, matrix = stored["project:big"]
     query = matrix[0]
     hundred = knn(db.conn(), table, query.tolist(), ["project:big"], 100)
@@ -159,11 +170,11 @@ def test_knn_beyond_the_default_candidate_list_and_beyond_the_index(
     assert [r for r, _ in exact] == _exact(rowids, matrix, query, 1200)
 
 
-@pytest.mark.slow  # 1,800 vectors and their HNSW graphs per test
+@pytest.mark.slow  # builds 1,800 vectors' HNSW graphs (once per module)
 def test_knn_searches_each_namespace_in_its_own_partition_index(
-    db: PostgresDatabase, vectors: tuple[str, dict[str, tuple[list[int], np.ndarray]]]
+    vectors: Vectors,
 ) -> None:
-    table, stored = vectors
+    db, table, stored = vectors.db, vectors.table, vectors.stored
     small, small_matrix = stored["project:small"]
     query = small_matrix[3]
     with db.read() as conn:
