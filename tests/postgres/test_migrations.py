@@ -19,24 +19,45 @@ from .rows import insert_memory
 _SQLITE_ONLY_PREFIXES = ("memory_fts_", "sqlite_")
 
 
-def _sqlite_tables(home: Path) -> set[str]:
+def _sqlite_schema(home: Path) -> tuple[dict[str, list[str]], set[str]]:
+    """A new SQLite store's tables (with their columns, in order) and named indexes."""
     db = Database(home / "memory.db")
     try:
-        names = {
+        conn = db.conn()
+        names = [
             str(n)
-            for (n,) in db.conn().execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not str(n).startswith(_SQLITE_ONLY_PREFIXES)
+        ]
+        columns = {
+            name: [str(row[1]) for row in conn.execute(f"PRAGMA table_info({name})")]
+            for name in names
+        }
+        indexes = {
+            str(n)
+            for (n,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+            )
         }
     finally:
         db.close()
-    return {n for n in names if not n.startswith(_SQLITE_ONLY_PREFIXES)}
+    return columns, indexes
 
 
-def _pg_tables(url: str, schema: str = "aide_memoire") -> set[str]:
+def _pg_schema(url: str, schema: str = "aide_memoire") -> tuple[dict[str, list[str]], set[str]]:
     with psycopg.connect(url) as conn:
         rows = conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,)
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_schema = %s ORDER BY table_name, ordinal_position",
+            (schema,),
         ).fetchall()
-    return {str(r[0]) for r in rows}
+        indexes = conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = %s", (schema,)
+        ).fetchall()
+    columns: dict[str, list[str]] = {}
+    for table, column in rows:
+        columns.setdefault(str(table), []).append(str(column))
+    return columns, {str(i) for (i,) in indexes}
 
 
 def test_a_new_database_gets_every_step_recorded_with_sqlite_names(pg_url: str) -> None:
@@ -53,9 +74,18 @@ def test_a_new_database_gets_every_step_recorded_with_sqlite_names(pg_url: str) 
 
 
 def test_the_tables_are_those_of_a_new_sqlite_store(pg_url: str, tmp_path: Path) -> None:
+    """Same tables, same columns in the same order, every SQLite index: the two DDLs are
+    written twice (one per dialect), so this is what keeps them from drifting apart."""
     PostgresDatabase(pg_url).close()
-    # namespace_roles is PostgreSQL's own: row-level security (security.py).
-    assert _pg_tables(pg_url) - {"namespace_roles"} == _sqlite_tables(tmp_path)
+    sqlite_columns, sqlite_indexes = _sqlite_schema(tmp_path)
+    pg_columns, pg_indexes = _pg_schema(pg_url)
+    # PostgreSQL's own: row-level security (security.py); memory_fts is a plain table
+    # here (a tsvector per row) where SQLite has an FTS5 virtual table.
+    assert pg_columns.pop("namespace_roles") == ["namespace", "role"]
+    assert pg_columns.pop("memory_fts") == ["rowid", "namespace", "document"]
+    sqlite_columns.pop("memory_fts")
+    assert pg_columns == sqlite_columns
+    assert sqlite_indexes <= pg_indexes
 
 
 def test_concurrent_openers_migrate_once(pg_url: str) -> None:
@@ -85,7 +115,7 @@ def test_a_schema_of_another_program_is_refused_and_left_alone(pg_url: str) -> N
         conn.execute("INSERT INTO aide_memoire.orders VALUES (7)")
     with pytest.raises(ForeignDatabase, match="another program"):
         PostgresDatabase(pg_url)
-    assert _pg_tables(pg_url) == {"orders"}
+    assert set(_pg_schema(pg_url)[0]) == {"orders"}
 
 
 def test_a_newer_schema_is_refused(pg_url: str) -> None:

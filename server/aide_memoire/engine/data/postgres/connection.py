@@ -16,11 +16,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from ..protocol import Dialect, Params
+from ..protocol import Connection, Dialect, Params
 from .errors import translate as translate_error
 
 __all__ = ["IDENTITY_KEYS", "PgConnection", "PgCursor", "translate"]
@@ -189,3 +189,9 @@ def _params(parameters: Params) -> Sequence[Any] | Mapping[str, Any]:
     if isinstance(parameters, Mapping):
         return dict(parameters)
     return tuple(parameters)
+
+
+if TYPE_CHECKING:
+
+    def _is_a_connection(conn: PgConnection) -> Connection:
+        return conn  # mypy checks the adapter against the engine's protocol here
