@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -154,3 +157,21 @@ def test_an_unreachable_server_is_a_store_error_without_the_password(tmp_path: P
     with pytest.raises(StoreError, match="cannot use") as caught:
         PostgresDatabase(url)
     assert "s3cret" not in str(caught.value)
+
+
+def test_without_the_driver_the_backend_names_its_extra() -> None:
+    # psycopg made unimportable in a fresh interpreter: the install a user without the
+    # extra has (this environment has it, for the tests above).
+    code = (
+        "import sys; sys.modules['psycopg'] = None\n"
+        "from aide_memoire.engine.errors import PartMissing\n"
+        "try:\n"
+        "    import aide_memoire.engine.data.postgres\n"
+        "except PartMissing as exc:\n"
+        "    print(exc.extra, exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ),
+        check=True,
+    )
+    assert done.stdout.startswith("postgres ") and "aide-memoire[postgres]" in done.stdout

@@ -9,6 +9,17 @@ yet: the repositories of engine/data/ are the next step (docs/postgres.md).
 
 from __future__ import annotations
 
+import importlib.util
+
+from ...errors import PartMissing
+
+if importlib.util.find_spec("psycopg") is None:
+    raise PartMissing(
+        "the PostgreSQL backend needs psycopg: pip install 'aide-memoire[postgres]'",
+        part="postgres",
+        extra="postgres",
+    )
+
 from .connection import PgConnection, PgCursor
 from .database import PostgresDatabase
 from .keyword import index_document, keyword_search, unindex
