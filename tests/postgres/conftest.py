@@ -25,6 +25,7 @@ import pytest
 class PgServer:
     admin_url: str
     socket_dir: str
+    data_dir: Path
 
     def url(self, database: str, user: str = "postgres") -> str:
         return f"postgresql://{quote(user)}@/{database}?host={quote(self.socket_dir)}"
@@ -45,7 +46,7 @@ def pg_server() -> Iterator[PgServer]:
         socket_dir = dict(
             part.split("=", 1) for part in urlsplit(admin).query.split("&") if "=" in part
         )["host"]
-        yield PgServer(admin_url=admin, socket_dir=socket_dir)
+        yield PgServer(admin_url=admin, socket_dir=socket_dir, data_dir=base / "pgdata")
     finally:
         server.cleanup()
         shutil.rmtree(base, ignore_errors=True)

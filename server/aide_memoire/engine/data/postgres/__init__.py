@@ -23,6 +23,7 @@ if importlib.util.find_spec("psycopg") is None:
 from .connection import PgConnection, PgCursor
 from .database import PostgresDatabase
 from .keyword import index_document, keyword_search, unindex
+from .purge import PurgeReport, purge
 from .security import (
     grant_store_access,
     restrict_namespace,
@@ -32,7 +33,7 @@ from .security import (
 from .vectors import delete_vectors, ensure_space, insert_vectors, knn
 
 __all__ = [
-    "PgConnection", "PgCursor", "PostgresDatabase", "delete_vectors", "ensure_space",
-    "grant_store_access", "index_document", "insert_vectors", "keyword_search", "knn",
+    "PgConnection", "PgCursor", "PostgresDatabase", "PurgeReport", "delete_vectors", "ensure_space",
+    "grant_store_access", "index_document", "insert_vectors", "keyword_search", "knn", "purge",
     "restrict_namespace", "restricted_namespaces", "unindex", "unrestrict_namespace",
 ]
