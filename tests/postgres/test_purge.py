@@ -19,7 +19,14 @@ _TABLES = ["memories", "memory_fts", "memory_vec_test_2"]
 
 
 def _files_holding(data_dir: Path, word: bytes) -> list[Path]:
-    return [p for p in (data_dir / "base").rglob("*") if p.is_file() and word in p.read_bytes()]
+    found = []
+    for path in sorted((data_dir / "base").rglob("*")):
+        try:
+            if path.is_file() and word in path.read_bytes():
+                found.append(path)
+        except FileNotFoundError:  # the server dropped it while we looked: holds nothing
+            continue
+    return found
 
 
 def _checkpoint(admin_url: str) -> None:
