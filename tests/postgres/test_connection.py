@@ -6,10 +6,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from aide_memoire.engine.data.postgres import PostgresDatabase, ensure_space, insert_vectors
+from aide_memoire.engine.data.postgres import (
+    PgConnection,
+    PostgresDatabase,
+    ensure_space,
+    insert_vectors,
+)
 from aide_memoire.engine.data.postgres.connection import translate
 from aide_memoire.engine.data.protocol import Connection
-from aide_memoire.engine.errors import InvalidInput, StoreBusy, StoreConflict
+from aide_memoire.engine.errors import InvalidInput, StoreBusy, StoreConflict, StoreError
 
 from .rows import insert_memory
 
@@ -150,3 +155,46 @@ def test_a_writer_held_up_past_the_lock_timeout_gets_store_busy(pg_url: str) -> 
     finally:
         holder.close()
         waiter.close()
+
+
+def test_a_lost_serializable_race_is_retried_and_reported_when_retries_run_out(
+    pg_url: str,
+) -> None:
+    """A rival commits between this transaction's read and its write: a serialization
+    failure every time, until the rival stops."""
+    with PostgresDatabase(pg_url) as setup, setup.write() as tx:
+        tx.execute("INSERT INTO namespace_sizes VALUES ('project:a', 0, 0, 0)")
+    rival_turns = [1]
+
+    def bump(tx: PgConnection) -> int:
+        (count,) = tx.execute(
+            "SELECT count FROM namespace_sizes WHERE namespace = 'project:a'"
+        ).fetchone()
+        if rival_turns:
+            rival_turns.pop()
+            with rival.write("serializable") as other:
+                other.execute("UPDATE namespace_sizes SET count = count + 100")
+        tx.execute("UPDATE namespace_sizes SET count = ? WHERE namespace = 'project:a'",
+                   (count + 1,))
+        return int(count) + 1
+
+    with PostgresDatabase(pg_url, retries=0) as once, PostgresDatabase(pg_url) as rival:
+        with pytest.raises(StoreBusy, match="at the same time"):
+            once.transact(bump, isolation="serializable")
+        rival_turns.append(1)
+        with PostgresDatabase(pg_url, retries=1) as twice:
+            # Rival: 0 -> 100 (first try), 100 -> 200; the rerun reads 200 and writes 201.
+            assert twice.transact(bump, isolation="serializable") == 201
+        with rival.read() as conn:
+            assert conn.execute("SELECT count FROM namespace_sizes").fetchone() == (201,)
+
+
+def test_a_read_only_server_says_so(pg_url: str) -> None:
+    database = pg_url.split("/")[3].split("?")[0]
+    with PostgresDatabase(pg_url) as db, db.conn().raw.cursor() as cur:
+        cur.execute(f"ALTER DATABASE {database} SET default_transaction_read_only = on")
+    with PostgresDatabase(pg_url) as db:  # migrated already: opening writes nothing
+        with pytest.raises(StoreError, match="read-only"), db.write() as tx:
+            insert_memory(tx, "project:a", "refused by a read-only server")
+        assert db.versions()["pgvector"].count(".") == 2
+        assert int(db.versions()["postgresql"].split(".")[0]) >= 13

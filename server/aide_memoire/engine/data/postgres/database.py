@@ -218,6 +218,15 @@ class PostgresDatabase:
             found = row.fetchone()
         return int(found[0]) if found else 0
 
+    def versions(self) -> dict[str, str]:
+        """The server's and pgvector's versions (for ``status``)."""
+        with self.read() as conn:
+            server, vector = conn.execute(
+                "SELECT current_setting('server_version'), "
+                "(SELECT extversion FROM pg_extension WHERE extname = 'vector')"
+            ).fetchone()
+        return {"postgresql": str(server), "pgvector": str(vector)}
+
     @property
     def closed(self) -> bool:
         return self._closed
