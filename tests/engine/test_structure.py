@@ -205,7 +205,9 @@ def test_services_start_in_the_documented_order(tmp_path: Path) -> None:
         # Lifecycle starts before facts: its hook and its adjuster run first.
         assert ctx.pipeline.hook_names() == ("near_duplicates", "facts")
         assert ctx.recaller.adjuster_names() == ("lifecycle", "supersession", "entity_bridges")
-        assert ctx.proposals.kinds() == ("merge", "consolidate", "demote", "fact_conflict", "fact_update")
+        assert ctx.proposals.kinds() == (
+            "merge", "consolidate", "demote", "fact_conflict", "fact_update"
+        )
         assert list(vars(memory.services)) == list(SERVICE_ORDER)
     off = Settings(home=tmp_path, embedding_model="none", extract_facts=False,
                    lifecycle_scoring=False, entity_bridges=False)
