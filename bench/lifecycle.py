@@ -40,17 +40,14 @@ def ingest(home: Path, policy: str, work: list[list[dict[str, Any]]]) -> dict[st
     with Memory(settings=settings) as memory:
         memory.embedder.wait()
         memory.store("warm up the encoder", namespace="warm")
-        hook, spent = memory.near_duplicates, [0.0]
+        hook, spent = memory.services.lifecycle.near_duplicates, [0.0]
 
         def timed(tx: Any, written: Any, vectors: Any) -> None:
             begun = time.perf_counter()
             hook(tx, written, vectors)
             spent[0] += time.perf_counter() - begun
 
-        memory.after_write[:] = [
-            (name, timed if name == "near_duplicates" else other)
-            for name, other in memory.after_write
-        ]
+        memory.context.pipeline.replace_hook("near_duplicates", timed)
         count, started = 0, time.perf_counter()
         for batch in work:
             memory.store_many(batch, namespace="bench")

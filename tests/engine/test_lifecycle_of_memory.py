@@ -14,10 +14,11 @@ from aide_memoire import Memory, Settings
 def test_close_stops_the_background_maintenance_thread(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "home", embedding_model="none", auto_maintenance=True)
     memory = Memory(settings=settings)
-    assert memory.background is not None and memory.background.alive
+    background = memory.services.lifecycle.background
+    assert background is not None and background.alive
     memory.store("a note for the maintenance loop", namespace="p")
     memory.close()
-    assert not memory.background.alive
+    assert not background.alive
 
 
 def test_memory_does_not_configure_logging_for_the_process(tmp_path: Path) -> None:

@@ -29,7 +29,8 @@ def _table(memory: Memory) -> tuple[object, str]:
 def test_recall_and_near_duplicates_share_one_mirror(memory: Memory) -> None:
     _fill(memory, "p", 40)
     memory.recall("who moved the billing item", namespace="p")
-    assert memory.near_duplicates.mirror is memory.recaller.cache is memory.mirror
+    near = memory.services.lifecycle.near_duplicates
+    assert near.mirror is memory.recaller.cache is memory.mirror
     (only,) = memory.mirror._slices.values()
     assert only.view.size == 40
     # A near duplicate is still caught against the shared copy.

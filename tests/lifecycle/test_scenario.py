@@ -154,7 +154,7 @@ def test_lease_keeps_a_second_runner_out_and_an_interrupted_run_is_consistent(
         from aide_memoire.engine.lifecycle import runner
 
         with pytest.raises(KeyboardInterrupt):
-            runner.maintain(first, NS, apply=True, auto_only=True, step=step)
+            runner.maintain(first.context, NS, apply=True, auto_only=True, step=step)
         assert lease.holder(first.db.conn(), NS) is None
         archived = _archived(first)
         # Whole steps only: each duplicate group is retired entirely or not at all.

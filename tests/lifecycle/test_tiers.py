@@ -63,9 +63,10 @@ def test_background_runs_only_the_safe_band(tmp_path: Path) -> None:
         gone, _ = _expiring(memory)
         memory.store("A wrong belief to demote.", namespace=NS)
     with Memory(settings=keyword(home, auto_maintenance=True)) as memory:
-        assert memory.background is not None
+        background = memory.services.lifecycle.background
+        assert background is not None
         deadline = time.monotonic() + 60
-        while memory.background.runs == 0 and time.monotonic() < deadline:
+        while background.runs == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert memory.get(gone, namespace=NS).status == "archived"
         assert memory.review_queue(NS) == []  # never proposals unattended

@@ -42,7 +42,7 @@ def _summarise(memory: Memory, ids: list[str]) -> str:
         "tags": [],
     }
     with memory.db.write() as tx:
-        return write_summary(memory, tx, NS, evidence, reason="test")
+        return write_summary(memory.context, tx, NS, evidence, reason="test")
 
 
 def test_forgetting_a_source_forgets_the_summary_that_quotes_it(tmp_path: Path) -> None:

@@ -125,6 +125,25 @@ class WritePipeline:
         # gets its model work done before the lock (GLiNER); others are plain calls.
         self.after_write: list[tuple[str, WriteHook]] = []
 
+    # -- hooks (registered by the services, in their start order) ----------------------
+
+    def add_hook(self, name: str, hook: WriteHook) -> None:
+        """Run ``hook`` after every write, after the hooks added before it."""
+        if name in self.hook_names():
+            raise ValueError(f"write hook {name!r} is registered already")
+        self.after_write.append((name, hook))
+
+    def replace_hook(self, name: str, hook: WriteHook) -> WriteHook:
+        """Put ``hook`` in the place of the one named ``name``; returns the one replaced."""
+        for index, (known, old) in enumerate(self.after_write):
+            if known == name:
+                self.after_write[index] = (name, hook)
+                return old
+        raise KeyError(f"no write hook {name!r}")
+
+    def hook_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.after_write)
+
     # -- before the lock ---------------------------------------------------------------
 
     def encode(self, rows: Sequence[NewRow | MemoryRecord]) -> Any:

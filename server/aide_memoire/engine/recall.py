@@ -97,6 +97,15 @@ class Recaller:
         # Run in order after fusion unless the request is pure (see Adjuster).
         self.adjusters: list[tuple[str, Adjuster]] = []
 
+    def add_adjuster(self, name: str, adjust: Adjuster) -> None:
+        """Apply ``adjust`` after fusion, after the adjusters added before it."""
+        if name in self.adjuster_names():
+            raise ValueError(f"recall adjuster {name!r} is registered already")
+        self.adjusters.append((name, adjust))
+
+    def adjuster_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.adjusters)
+
     @property
     def tuning(self) -> RecallTuning:
         return self._tuning

@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,11 @@ from .. import clock
 from ..trust import audit, review
 from .aspects import Features, Signature, pair_features, signature
 from .entities import Mention
+
+if TYPE_CHECKING:
+    from ..context import EngineContext
+    from ..data.protocol import Connection
+    from ..trust.models import ReviewItem
 
 __all__ = ["UPDATE_KIND", "GeneralUpdates", "UpdateTuning", "approve_update", "reject_update"]
 
@@ -283,14 +288,14 @@ def _signals(features: Features) -> dict[str, float | None]:
     return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(features).items()}
 
 
-def approve_update(tx: Any, item: Any, memory: Any) -> None:
+def approve_update(tx: Connection, item: ReviewItem, ctx: EngineContext) -> None:
     """Approving a proposed update makes the link."""
     evidence = item.evidence
     link(tx, item.namespace, str(evidence.get("old")), str(evidence.get("new")),
-         float(evidence.get("confidence", 0.0)), None, actor=memory.actor)
+         float(evidence.get("confidence", 0.0)), None, actor=ctx.actor)
 
 
-def reject_update(tx: Any, item: Any, memory: Any) -> None:
+def reject_update(tx: Connection, item: ReviewItem, ctx: EngineContext) -> None:
     """Rejecting records that the pair is not an update, so it is not proposed again."""
     tx.execute(
         "UPDATE memory_updates SET state = 'rejected' WHERE namespace = ? AND old_id = ? "

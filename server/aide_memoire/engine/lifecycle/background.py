@@ -15,7 +15,7 @@ from .. import clock
 from ..errors import AideMemoireError
 
 if TYPE_CHECKING:
-    from .api import LifecycleAPI
+    from ..context import EngineContext
 
 __all__ = ["Background"]
 
@@ -23,8 +23,8 @@ log = get_logger(__name__)
 
 
 class Background:
-    def __init__(self, host: LifecycleAPI, *, poll_s: float = 60.0) -> None:
-        self.host = host
+    def __init__(self, ctx: EngineContext, *, poll_s: float = 60.0) -> None:
+        self.ctx = ctx
         self.poll_s = poll_s
         self.stop = threading.Event()
         self.runs = 0
@@ -48,8 +48,8 @@ class Background:
     def due(self) -> list[str]:
         """Namespaces whose last run is older than the configured interval (or never)."""
         cutoff = clock.format_time(
-            clock.now() - timedelta(hours=self.host.settings.auto_maintenance_hours))
-        conn = self.host.db.conn()
+            clock.now() - timedelta(hours=self.ctx.settings.auto_maintenance_hours))
+        conn = self.ctx.db.conn()
         return [str(n) for (n,) in conn.execute(
             "SELECT DISTINCT m.namespace FROM memories m WHERE NOT EXISTS (SELECT 1 FROM "
             "maintenance_runs r WHERE r.namespace = m.namespace AND r.started_at > ?)",
@@ -58,24 +58,24 @@ class Background:
     def run_once(self) -> int:
         count = 0
         for namespace in self.due():
-            if self.stop.is_set() or self.host.db.closed:
+            if self.stop.is_set() or self.ctx.db.closed:
                 break
-            with self.host.acting_as("auto-maintenance"):  # type: ignore[attr-defined]
+            with self.ctx.trust.acting_as("auto-maintenance"):
                 from .runner import maintain
 
-                maintain(self.host, namespace, apply=True, auto_only=True, mode="auto")
+                maintain(self.ctx, namespace, apply=True, auto_only=True, mode="auto")
             count += 1
         self.runs += 1
         return count
 
     def _loop(self) -> None:
-        while not self.stop.is_set() and not self.host.db.closed:
+        while not self.stop.is_set() and not self.ctx.db.closed:
             try:
                 self.run_once()
             except AideMemoireError as exc:  # busy (another runner) or closed: try later
                 log.info("auto_maintenance_skipped", error=str(exc))
             except Exception as exc:  # noqa: BLE001 - a background thread must not die loudly
-                if self.host.db.closed:
+                if self.ctx.db.closed:
                     return
                 log.warning("auto_maintenance_failed", error=str(exc))
             self.stop.wait(self.poll_s)

@@ -16,7 +16,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...logs import get_logger
 from .. import clock
@@ -30,7 +30,9 @@ from .models import Action, MaintenanceReport
 from .scoring import HELPFUL_AS_RECALLS, Weights, estimate, retention
 
 if TYPE_CHECKING:
-    from .api import LifecycleAPI
+    from ..context import EngineContext
+    from ..data.protocol import Connection
+    from ..trust.models import ReviewItem
 
 __all__ = ["PROPOSAL_KINDS", "maintain"]
 
@@ -44,7 +46,7 @@ def _key(*parts: str) -> str:
     return ":".join(parts[:1]) + ":" + hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
-def _staged(conn: Any, namespace: str, kind: str, key: str) -> bool:
+def _staged(conn: Connection, namespace: str, kind: str, key: str) -> bool:
     """A pending or rejected proposal already covers this (a person said no, or will say)."""
     return conn.execute(
         "SELECT 1 FROM review_items WHERE namespace = ? AND kind = ? AND status IN "
@@ -53,7 +55,7 @@ def _staged(conn: Any, namespace: str, kind: str, key: str) -> bool:
     ).fetchone() is not None
 
 
-def _safe_band(conn: Any, namespace: str, now: datetime) -> list[Action]:
+def _safe_band(conn: Connection, namespace: str, now: datetime) -> list[Action]:
     actions: list[Action] = []
     for group in exact_groups(conn, namespace):
         if group.same_tags:
@@ -84,8 +86,9 @@ def _safe_band(conn: Any, namespace: str, now: datetime) -> list[Action]:
     return actions
 
 
-def _merges(host: LifecycleAPI, conn: Any, namespace: str, table: str | None) -> list[Action]:
-    settings = host.settings
+def _merges(ctx: EngineContext, conn: Connection, namespace: str,
+            table: str | None) -> list[Action]:
+    settings = ctx.settings
     pairs: dict[tuple[str, str], tuple[float, str]] = {}
     for group in exact_groups(conn, namespace):
         if not group.same_tags:
@@ -115,8 +118,9 @@ def _merges(host: LifecycleAPI, conn: Any, namespace: str, table: str | None) ->
     return actions
 
 
-def _demotions(host: LifecycleAPI, conn: Any, namespace: str, now: datetime) -> list[Action]:
-    settings = host.settings
+def _demotions(ctx: EngineContext, conn: Connection, namespace: str,
+               now: datetime) -> list[Action]:
+    settings = ctx.settings
     weights = Weights.from_settings(settings)
     floor = 2.0 ** (-settings.demote_after_days / settings.lifecycle_half_life_days)
     actions = []
@@ -145,34 +149,35 @@ def _demotions(host: LifecycleAPI, conn: Any, namespace: str, now: datetime) -> 
     return actions
 
 
-def _consolidations(host: LifecycleAPI, conn: Any, namespace: str, table: str,
+def _consolidations(ctx: EngineContext, conn: Connection, namespace: str, table: str,
                     limit: int) -> list[Action]:
     actions = []
     for cluster in cons.find_clusters(conn, table, namespace,
-                                      host.settings.consolidation_threshold, limit=limit):
-        cluster = cons.summarise(conn, cluster, host.embedder.encode)
+                                      ctx.settings.consolidation_threshold, limit=limit):
+        cluster = cons.summarise(conn, cluster, ctx.embedder.encode)
         key = _key("consolidate", *sorted(cluster.ids))
         actions.append(Action(kind="consolidate", memory_ids=cluster.ids, state="planned",
                               evidence={"key": key, **cons.pieces_evidence(cluster)}))
     return actions
 
 
-def plan(host: LifecycleAPI, namespace: str, *, auto_only: bool) -> tuple[list[Action], list[str]]:
+def plan(ctx: EngineContext, namespace: str, *,
+         auto_only: bool) -> tuple[list[Action], list[str]]:
     """Everything a run would do, read only. Judgement calls already staged are skipped."""
     now = clock.now()
     notes: list[str] = []
-    with host.db.read() as conn:
+    with ctx.db.read() as conn:
         actions = _safe_band(conn, namespace, now)
         if auto_only:
             return actions, notes
-        table = host.vector_table(conn)
+        table = ctx.vector_table(conn)
         if table is None:
             notes.append("near-duplicate scan and consolidation off: no embedding model here")
-        judged = _merges(host, conn, namespace, table)
-        judged += _demotions(host, conn, namespace, now)
+        judged = _merges(ctx, conn, namespace, table)
+        judged += _demotions(ctx, conn, namespace, now)
         if table is not None:
-            judged += _consolidations(host, conn, namespace, table,
-                                      max(1, host.settings.maintenance_max_proposals))
+            judged += _consolidations(ctx, conn, namespace, table,
+                                      max(1, ctx.settings.maintenance_max_proposals))
         retired = {i for a in actions if a.kind == "retire_duplicate" for i in a.memory_ids[1:]}
         merging = {a.memory_ids[-1] for a in judged if a.kind == "merge"}
         judged = [
@@ -180,7 +185,7 @@ def plan(host: LifecycleAPI, namespace: str, *, auto_only: bool) -> tuple[list[A
             if not retired & set(a.memory_ids)
             and not (a.kind == "consolidate" and merging & set(a.memory_ids))
         ]
-        budget = host.settings.maintenance_max_proposals
+        budget = ctx.settings.maintenance_max_proposals
         for action in judged:
             if _staged(conn, namespace, action.kind, action.evidence["key"]):
                 action.state = "skipped"
@@ -192,19 +197,19 @@ def plan(host: LifecycleAPI, namespace: str, *, auto_only: bool) -> tuple[list[A
     return actions, notes
 
 
-def maintain(host: LifecycleAPI, namespace: str, *, apply: bool, auto_only: bool,
+def maintain(ctx: EngineContext, namespace: str, *, apply: bool, auto_only: bool,
              mode: str = "apply",
              step: Callable[[Action], None] | None = None) -> MaintenanceReport:
     started = clock.now()
-    actions, notes = plan(host, namespace, auto_only=auto_only)
+    actions, notes = plan(ctx, namespace, auto_only=auto_only)
     report = MaintenanceReport(namespace=namespace, dry_run=not apply, auto_only=auto_only,
                                started_at=started, actions=actions, notes=notes)
     if not apply:
         report.finished_at = clock.now()
         return report
     run_id = clock.new_id()
-    actor = host.actor
-    with host.db.write() as tx:
+    actor = ctx.actor
+    with ctx.db.write() as tx:
         lease.acquire(tx, namespace, run_id)
         tx.execute(
             "INSERT INTO maintenance_runs (id, namespace, mode, status, started_at, actor) "
@@ -218,24 +223,24 @@ def maintain(host: LifecycleAPI, namespace: str, *, apply: bool, auto_only: bool
                 continue
             if step is not None:
                 step(action)  # tests interrupt a run here
-            with host.db.write() as tx:
-                _carry_out(host, tx, namespace, action, actor)
+            with ctx.db.write() as tx:
+                _carry_out(ctx, tx, namespace, action, actor)
         report.done = sum(a.state == "done" for a in actions)
         report.proposed = sum(a.state == "proposed" for a in actions)
         report.finished_at = clock.now()
-        _finish(host, namespace, run_id, "done", report)
+        _finish(ctx, namespace, run_id, "done", report)
     except BaseException:
-        _finish(host, namespace, run_id, "failed", report)
+        _finish(ctx, namespace, run_id, "failed", report)
         raise
     log.info("maintained", namespace=namespace, done=report.done, proposed=report.proposed)
     return report
 
 
-def _finish(host: LifecycleAPI, namespace: str, run_id: str, status: str,
+def _finish(ctx: EngineContext, namespace: str, run_id: str, status: str,
             report: MaintenanceReport) -> None:
     summary = {"done": report.done, "proposed": report.proposed,
                "actions": [a.kind for a in report.actions if a.state in ("done", "proposed")]}
-    with host.db.write() as tx:
+    with ctx.db.write() as tx:
         tx.execute(
             "UPDATE maintenance_runs SET status = ?, finished_at = ?, report = ? WHERE id = ?",
             (status, clock.format_time(clock.now()), json.dumps(summary), run_id),
@@ -243,8 +248,9 @@ def _finish(host: LifecycleAPI, namespace: str, run_id: str, status: str,
         lease.release(tx, namespace, run_id)
 
 
-def _carry_out(host: LifecycleAPI, tx: Any, namespace: str, action: Action, actor: str) -> None:
-    store = host.store_
+def _carry_out(ctx: EngineContext, tx: Connection, namespace: str, action: Action,
+               actor: str) -> None:
+    store = ctx.store
     if action.kind == "retire_duplicate":
         keep, *others = action.memory_ids
         for other in others:
@@ -261,7 +267,7 @@ def _carry_out(host: LifecycleAPI, tx: Any, namespace: str, action: Action, acto
         review.expire_due(tx, actor=actor)
         action.state = "done"
     else:
-        expires = clock.now() + timedelta(days=host.settings.proposal_expiry_days)
+        expires = clock.now() + timedelta(days=ctx.settings.proposal_expiry_days)
         subject = action.memory_ids[-1] if action.kind == "merge" else action.memory_ids[0]
         action.proposal_id = review.open_item(
             tx, namespace=namespace, kind=action.kind, memory_id=subject,
@@ -273,18 +279,18 @@ def _carry_out(host: LifecycleAPI, tx: Any, namespace: str, action: Action, acto
         action.state = "proposed"
 
 
-def approve_merge(tx: Any, item: Any, host: Any) -> None:
+def approve_merge(tx: Connection, item: ReviewItem, ctx: EngineContext) -> None:
     into = str(item.evidence.get("into", ""))
-    if not merge(tx, host.store_, str(item.memory_id), into, item.namespace, actor=host.actor,
+    if not merge(tx, ctx.store, str(item.memory_id), into, item.namespace, actor=ctx.actor,
                  score=item.evidence.get("similarity"), reason=f"review item {item.id}"):
         raise NotFound(f"the memories of proposal {item.id} are no longer both active; "
                        "reject it (maintenance proposes again if still warranted)")
 
 
-def approve_demote(tx: Any, item: Any, host: Any) -> None:
-    tiers.archive(tx, host.store_, str(item.memory_id), item.namespace, actor=host.actor,
+def approve_demote(tx: Connection, item: ReviewItem, ctx: EngineContext) -> None:
+    tiers.archive(tx, ctx.store, str(item.memory_id), item.namespace, actor=ctx.actor,
                   reason=f"review item {item.id}", closes=False)
 
 
-def reject_noop(tx: Any, item: Any, host: Any) -> None:
+def reject_noop(tx: Connection, item: ReviewItem, ctx: EngineContext) -> None:
     """A rejected proposal changes no memory; its key keeps it from being proposed again."""

@@ -14,13 +14,15 @@ from . import tiers
 from .consolidate import pieces_from_evidence, render
 
 if TYPE_CHECKING:
+    from ..context import EngineContext
+    from ..data.protocol import Connection
     from ..pipeline import Prepared
-    from .api import LifecycleAPI
+    from ..trust.models import ReviewItem
 
 __all__ = ["approve_consolidate", "summary_row", "write_summary"]
 
 
-def summary_row(conn: Any, namespace: str, evidence: dict[str, Any]) -> NewRow:
+def summary_row(conn: Connection, namespace: str, evidence: dict[str, Any]) -> NewRow:
     """The summary the evidence describes; NotFound if a source changed or left."""
     ids = [str(i) for i in evidence["sources"]]
     hashes = evidence.get("hashes", {})
@@ -49,7 +51,8 @@ def summary_row(conn: Any, namespace: str, evidence: dict[str, Any]) -> NewRow:
 
 
 def write_summary(
-    host: LifecycleAPI, tx: Any, namespace: str, evidence: dict[str, Any], *, reason: str,
+    ctx: EngineContext, tx: Connection, namespace: str, evidence: dict[str, Any], *,
+    reason: str,
     prepared: Prepared | None = None,
 ) -> str:
     """Write the summary through the write pipeline in ``tx`` (screened, audited, with
@@ -57,17 +60,17 @@ def write_summary(
     lock) spares encoding under it; it is used only if the sources are still as read."""
     row = summary_row(tx, namespace, evidence)
     if prepared is None or prepared.rows[0].content != row.content:
-        prepared = host.pipeline.prepare([row])  # the review path: decided inside its tx
+        prepared = ctx.pipeline.prepare([row])  # the review path: decided inside its tx
     # Near duplicates skipped: the summary resembles the sources it is about to archive.
-    result = host.pipeline.commit(tx, prepared, action="consolidate",
+    result = ctx.pipeline.commit(tx, prepared, action="consolidate",
                                   skip_hooks=("near_duplicates",))
     summary_id = result.ids[0]
     for memory_id in [str(i) for i in evidence["sources"]]:
-        tiers.archive(tx, host.store_, memory_id, namespace, actor=host.actor, reason=reason,
+        tiers.archive(tx, ctx.store, memory_id, namespace, actor=ctx.actor, reason=reason,
                       detail={"summary": summary_id})
         tiers.add_link(tx, summary_id, memory_id, "summarizes", namespace)
     return summary_id
 
 
-def approve_consolidate(tx: Any, item: Any, host: Any) -> None:
-    write_summary(host, tx, item.namespace, item.evidence, reason=f"review item {item.id}")
+def approve_consolidate(tx: Connection, item: ReviewItem, ctx: EngineContext) -> None:
+    write_summary(ctx, tx, item.namespace, item.evidence, reason=f"review item {item.id}")

@@ -2,9 +2,9 @@
 a hash-chained audit log, and deletion that leaves no copy behind.
 
 Only the screening functions and result models are exported here; ``Trust`` (the
-write-path hooks) and ``TrustAPI`` (Memory's review, audit and forget methods) are
-imported from their modules by ``Memory``, keeping this package free of import cycles
-with the store.
+write-path hooks) is imported from its module by the engine context, and the review,
+audit and forget calls are ``services/trust.py``, keeping this package free of import
+cycles with the store.
 """
 
 from .findings import Finding

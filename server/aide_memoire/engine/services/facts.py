@@ -1,36 +1,41 @@
-"""The facts half of ``Memory``'s public API: facts of a subject, a memory's facts, the
-entity graph, explicit supersession. ``Memory`` inherits these methods."""
+"""The facts service: facts of a subject, a memory's facts, the entity graph.
+
+Starting it registers the extraction write hook, the supersession and bridge recall
+adjusters and the conflict and update proposal kinds.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from .. import validate as v
 from ..errors import InvalidInput, NotFound
+from ..facts import graph
+from ..facts.adjust import BridgeTuning, bridges, supersession
+from ..facts.entities import normalise
+from ..facts.models import Fact, MemoryDetail, RelatedResult
+from ..facts.supersede import CONFLICT_KIND, rebuild_slot, settle_memories
+from ..facts.updates import (
+    UPDATE_KIND,
+    GeneralUpdates,
+    UpdateTuning,
+    approve_update,
+    reject_update,
+)
+from ..facts.write import FactWriter
 from ..models import Stage
-from ..store import RowFilter, Written
-from . import graph
-from .adjust import BridgeTuning, bridges, supersession
-from .entities import normalise
-from .models import Fact, MemoryDetail, RelatedResult
-from .supersede import CONFLICT_KIND, rebuild_slot, settle_memories, supersede_memory
-from .updates import UPDATE_KIND, GeneralUpdates, UpdateTuning, approve_update, reject_update
-from .write import FactWriter
+from ..store import RowFilter
 
 if TYPE_CHECKING:
-    from ..db import Database
-    from ..embed import Embedder
-    from ..models import MemoryRecord
-    from ..recall import Recaller
-    from ..settings import Settings
-    from ..store import Store, WriteHook
-    from ..trust.guard import Trust
+    from ..context import EngineContext
+    from ..data.protocol import Connection
+    from ..facts.gliner import GlinerSpans
     from ..trust.models import ReviewItem
+    from .records import RecordsService
 
-__all__ = ["FactsAPI"]
+__all__ = ["FactsService"]
 
 _FACT_COLUMNS = (
     "f.subject, f.predicate, f.object, f.subject_text, f.object_text, f.memory_id, "
@@ -54,61 +59,47 @@ def _fact(values: tuple[Any, ...], moment: datetime | None) -> Fact:
     )
 
 
-class FactsAPI:
-    """Mixed into ``Memory``."""
-
-    db: Database
-    embedder: Embedder
-    store_: Store
-    trust: Trust
-    settings: Settings
-    recaller: Recaller
-    after_write: list[tuple[str, WriteHook]]
-    proposal_handlers: dict[str, tuple[Any, Any]]
-    actor: str
-
-    def _init_facts(self) -> None:
-        """Register the write hook, the recall adjusters and the conflict handlers."""
-        self._gliner: Any = None
+class FactsService:
+    def __init__(self, ctx: EngineContext, records: RecordsService) -> None:
+        self.ctx = ctx
+        self.db = ctx.db
+        self.settings = ctx.settings
+        self.records = records
+        self.gliner: GlinerSpans | None = None
         if self.settings.gliner_model:
-            from .gliner import GlinerSpans
+            from ..facts.gliner import GlinerSpans
 
-            self._gliner = GlinerSpans(self.settings.gliner_model)
+            self.gliner = GlinerSpans(self.settings.gliner_model)
         if self.settings.extract_facts:
-            spans = self._gliner if self._gliner is not None and self._gliner.available() else None
+            spans = self.gliner if self.gliner is not None and self.gliner.available() else None
             general = GeneralUpdates(
-                tuning=UpdateTuning(), actor=lambda: self.actor, vector_table=self._update_table
+                tuning=UpdateTuning(), actor=lambda: ctx.actor, vector_table=self._update_table
             )
-            self.after_write.append(
-                ("facts", FactWriter(actor=lambda: self.actor, spans=spans, general=general))
+            ctx.pipeline.add_hook(
+                "facts", FactWriter(actor=lambda: ctx.actor, spans=spans, general=general)
             )
-        self.recaller.adjusters.append(("supersession", supersession))
+        ctx.recaller.add_adjuster("supersession", supersession)
         if self.settings.entity_bridges:
-            self.recaller.adjusters.append(("entity_bridges", bridges(BridgeTuning())))
-        self.proposal_handlers[CONFLICT_KIND] = (_keep_newer, _drop_newer)
-        self.proposal_handlers[UPDATE_KIND] = (approve_update, reject_update)
+            ctx.recaller.add_adjuster("entity_bridges", bridges(BridgeTuning()))
+        ctx.proposals.register(CONFLICT_KIND, approve=_keep_newer, reject=_drop_newer)
+        ctx.proposals.register(UPDATE_KIND, approve=approve_update, reject=reject_update)
 
-    def _update_table(self, tx: Any) -> str | None:
-        """The vec0 table the rows of this write went to, or None when keyword-only."""
-        space = self.embedder.space if self.recaller.dense_live() else None
-        if space is None:
-            return None
-        found = tx.execute(
-            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
-        ).fetchone()
-        return str(found[0]) if found else None
+    def _update_table(self, tx: Connection) -> str | None:
+        """The vec0 table the rows of this write went to, or None when keyword-only
+        (never loads the model: this runs under the write lock)."""
+        return self.ctx.vector_table(tx, wait=False)
 
-    def _facts_stage(self) -> Stage:
+    def facts_stage(self) -> Stage:
         if not self.settings.extract_facts:
             return Stage(name="extraction", live=False, detail="off (extract_facts is false)")
-        if self._gliner is None:
+        if self.gliner is None:
             return Stage(name="extraction", live=True,
                          detail="rules only (no GLiNER model configured)")
-        if not self._gliner.available():
+        if not self.gliner.available():
             return Stage(name="extraction", live=True,
-                         detail=f"rules only: {self._gliner.error}")
+                         detail=f"rules only: {self.gliner.error}")
         return Stage(name="extraction", live=True,
-                     detail=f"rules + GLiNER spans from {self._gliner.path}")
+                     detail=f"rules + GLiNER spans from {self.gliner.path}")
 
     # -- reading -----------------------------------------------------------------------
 
@@ -154,7 +145,7 @@ class FactsAPI:
 
     def get_detail(self, memory_id: str, *, namespace: str) -> MemoryDetail:
         """A memory with its facts (what ``get`` shows in the CLI and over MCP)."""
-        record: MemoryRecord = self.get(memory_id, namespace=namespace)  # type: ignore[attr-defined]
+        record = self.records.get(memory_id, namespace=namespace)
         return MemoryDetail(
             **record.model_dump(), facts=self.memory_facts(memory_id, namespace=namespace)
         )
@@ -188,7 +179,9 @@ class FactsAPI:
             memories=mentions,
         )
 
-    def _start_entities(self, conn: Any, namespace: str, entity_or_id: str) -> dict[int, str]:
+    def _start_entities(
+        self, conn: Connection, namespace: str, entity_or_id: str
+    ) -> dict[int, str]:
         rows = conn.execute(
             "SELECT e.id, e.name FROM memories m JOIN memory_entities me ON "
             "me.memory_rowid = m.rowid JOIN entities e ON e.id = me.entity_id "
@@ -208,7 +201,7 @@ class FactsAPI:
         return {int(i): str(n) for i, n in rows}
 
     @staticmethod
-    def _entity_ids(conn: Any, found: list[Any], namespace: str) -> dict[int, str]:
+    def _entity_ids(conn: Connection, found: list[Any], namespace: str) -> dict[int, str]:
         names = [e.name for e in found]
         if not names:
             return {}
@@ -219,26 +212,6 @@ class FactsAPI:
         )
         return {int(i): str(n) for i, n in rows}
 
-    # -- writing -----------------------------------------------------------------------
-
-    def _supersedes_hook(self, namespace: str, old_id: str) -> Callable[..., None]:
-        """The step ``store(..., supersedes=old_id)`` runs in the writing transaction."""
-
-        def then(tx: Any, written: list[Written], vectors: Any) -> None:
-            if not written:
-                return  # the exact text was already stored: nothing new replaces anything
-            new = written[0]
-            if new.id == old_id:
-                raise InvalidInput("a memory cannot supersede itself")
-            if self.store_.rowid_of(tx, old_id, namespace) is None:
-                raise NotFound(
-                    f"supersedes: no memory {old_id!r} in namespace {namespace!r}"
-                )
-            at = new.row.observed_at or clock.now()
-            supersede_memory(tx, namespace, old_id, new.id, at, actor=self.actor)
-
-        return then
-
 
 def _bounded(limit: object) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
@@ -246,11 +219,11 @@ def _bounded(limit: object) -> int:
     return limit
 
 
-def _keep_newer(tx: Any, item: ReviewItem, memory: Any) -> None:
+def _keep_newer(tx: Connection, item: ReviewItem, ctx: EngineContext) -> None:
     """Approving a conflict confirms the provisional choice: the newer value stands."""
 
 
-def _drop_newer(tx: Any, item: ReviewItem, memory: Any) -> None:
+def _drop_newer(tx: Connection, item: ReviewItem, ctx: EngineContext) -> None:
     """Rejecting drops the newer fact and restores the older value's timeline."""
     kept = item.evidence.get("kept", {})
     row = tx.execute(
@@ -268,4 +241,4 @@ def _drop_newer(tx: Any, item: ReviewItem, memory: Any) -> None:
             "WHERE id = ? AND namespace = ? AND superseded_by = ?",
             (closed, item.namespace, kept.get("memory_id")),
         )
-    settle_memories(tx, item.namespace, changed, actor=memory.actor)
+    settle_memories(tx, item.namespace, changed, actor=ctx.actor)

@@ -1,62 +1,49 @@
-"""The trust half of ``Memory``'s public API: review queue, audit log, forgetting by filter.
-
-``Memory`` inherits these methods; they use its ``db``, ``store_``, ``trust`` and
-``settings``. Kept here so that memory.py stays about storing and recalling.
-"""
+"""The trust service: review queue, audit log, forgetting (by id or filter), who acts."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import validate as v
 from ..errors import InvalidContent, InvalidInput, NotFound
 from ..lifecycle import tiers
-from . import audit, derived, forget, review
-from .anchor import Anchor
-from .models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
-from .screen import refuse_secrets, screen_text
+from ..trust import audit, derived, forget, review
+from ..trust.models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
+from ..trust.screen import refuse_secrets, screen_text
 
 if TYPE_CHECKING:
-    from ..db import Database
-    from ..settings import Settings
-    from ..store import Store
-    from .guard import Trust
+    from ..context import EngineContext
+    from ..data.protocol import Connection
 
-__all__ = ["ProposalHandler", "TrustAPI"]
-
-# Applies an approved proposal of one kind inside the deciding transaction:
-# (tx, item, memory) -> None. Maintenance registers its kinds in Memory.proposal_handlers.
-ProposalHandler = Callable[[Any, ReviewItem, Any], None]
+__all__ = ["TrustService"]
 
 _STATUS_OF = {"approve": "approved", "edit": "approved", "reject": "rejected"}
 _REVIEW_LIMIT = 1000
 
 
-class TrustAPI:
-    """Mixed into ``Memory``."""
+class TrustService:
+    """Review decisions apply the kinds registered in ``ctx.proposals``."""
 
-    db: Database
-    store_: Store
-    trust: Trust
-    settings: Settings
-    proposal_handlers: dict[str, tuple[ProposalHandler, ProposalHandler]]
-    anchor: Anchor
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+        self.db = ctx.db
+        self.store = ctx.store
+        self.trust = ctx.trust
+        self.settings = ctx.settings
 
-    def _init_audit_anchor(self) -> None:
-        """Keep the audit chain's head outside the file too (see anchor.py), and finish
-        a purge a long reader left owed (see forget.py) at open and after each commit."""
-        self.anchor = Anchor(self.db.path)
-        if self.db.created:
-            self.anchor.reset(self.db.conn())
-        else:
-            self.anchor.adopt(self.db.conn())
-        self.db.commit_hooks.append(self.anchor.advance)
-        self.db.commit_hooks.append(lambda _conn: forget.retry_pending(self.db))
-        forget.retry_pending(self.db)
+    def forget(self, memory_id: str, *, namespace: str) -> bool:
+        """Delete a memory from the rows and every index. False if there was none."""
+        namespace = v.validate_namespace(namespace)
+        with self.db.write() as tx:
+            rowid = self.store.rowid_of(tx, memory_id, namespace)
+            if rowid is None:
+                return False
+            self._forget_rows(tx, [rowid], reason="id")  # and summaries quoting it
+        forget.purge(self.db)
+        return True
 
-    def _forget_rows(self, tx: Any, rowids: list[int], *, reason: str) -> list[str]:
+    def _forget_rows(self, tx: Connection, rowids: list[int], *, reason: str) -> list[str]:
         """Forget rows and what quotes them (summaries); returns the derived ids forgotten.
 
         A forgotten summary's other sources, archived into it, become active again.
@@ -83,9 +70,9 @@ class TrustAPI:
                     derived_ids.append(summary_id)
                 queue.append((summary_rowid, f"summary of forgotten memory {memory_id}"))
                 for other in others:
-                    tiers.restore(tx, self.store_, other, namespace, actor=self.actor)
+                    tiers.restore(tx, self.store, other, namespace, actor=self.actor)
             self.trust.record_forget(tx, rowid, reason=why)
-            self.store_.delete(tx, rowid)
+            self.store.delete(tx, rowid)
         return derived_ids
 
     # -- who ---------------------------------------------------------------------------
@@ -213,15 +200,17 @@ class TrustAPI:
             )
         return text
 
-    def _apply_decision(self, tx: Any, item: ReviewItem, decision: str, text: str | None) -> bool:
+    def _apply_decision(
+        self, tx: Connection, item: ReviewItem, decision: str, text: str | None
+    ) -> bool:
         """Carry out a decision in its transaction; True if a memory was deleted."""
         if item.kind != "quarantine":
-            handlers = self.proposal_handlers.get(item.kind)
+            handlers = self.ctx.proposals.handlers(item.kind)
             if handlers is not None:
                 approve, reject = handlers
-                (reject if decision == "reject" else approve)(tx, item, self)
+                (reject if decision == "reject" else approve)(tx, item, self.ctx)
             return False
-        rowid = self.store_.rowid_of(tx, item.memory_id or "", item.namespace)
+        rowid = self.store.rowid_of(tx, item.memory_id or "", item.namespace)
         if rowid is None:
             raise NotFound(f"the memory of review item {item.id} no longer exists")
         if decision == "reject":
@@ -231,9 +220,9 @@ class TrustAPI:
         if decision == "edit":
             assert text is not None
             fields["content"] = text
-        self.store_.update_fields(tx, rowid, fields)
+        self.store.update_fields(tx, rowid, fields)
         if decision == "edit":
-            record = self.store_.get_by_rowid(tx, rowid)
+            record = self.store.get_by_rowid(tx, rowid)
             assert record is not None
             self.trust.record_update(
                 tx, rowid, record, ["content"], screen_text(text or "", mode=self.trust.mode)
@@ -245,8 +234,9 @@ class TrustAPI:
     def audit_verify(self) -> AuditReport:
         """Check the whole hash chain, its anchor outside the file, and every memory's text
         against its last audited hash; names the first problem found."""
+        anchor = self.ctx.anchor
         with self.db.read() as conn:
-            return audit.verify(conn, self.anchor.read(), anchor_expected=self.anchor.expected())
+            return audit.verify(conn, anchor.read(), anchor_expected=anchor.expected())
 
     def audit_history(self, memory_id: str) -> list[AuditEvent]:
         """Every audit event about one memory, oldest first (hashes, never content)."""
@@ -280,7 +270,7 @@ class TrustAPI:
             raise InvalidInput("limit must be a positive whole number")
         with self.db.read() as conn:
             chosen = forget.select_for_forget(
-                conn, self.store_, namespace, tag=tag, query=query, limit=limit, only_id=only_id
+                conn, self.store, namespace, tag=tag, query=query, limit=limit, only_id=only_id
             )
         report = ForgetReport(dry_run=dry_run, namespace=namespace, ids=[i for _, i in chosen])
         if dry_run or not chosen:

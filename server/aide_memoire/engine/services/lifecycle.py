@@ -1,8 +1,8 @@
-"""The lifecycle half of ``Memory``'s public API: feedback, maintenance, consolidation, tiers.
+"""The lifecycle service: feedback, maintenance, consolidation, tiers.
 
-``Memory`` inherits these methods and calls :meth:`LifecycleAPI._init_lifecycle` once
-its parts exist; that registers the recall adjuster, the write hook, the proposal
-handlers and (opt-in) the background runner.
+Starting it registers the recall adjuster, the near-duplicate write hook, the proposal
+kinds (merge, consolidate, demote) and, opt-in, the background runner, which
+:meth:`LifecycleService.close` stops.
 """
 
 from __future__ import annotations
@@ -13,13 +13,11 @@ from typing import TYPE_CHECKING, Any
 from .. import clock
 from .. import validate as v
 from ..errors import InvalidInput, NotFound
-from ..models import Stage
-from ..trust import audit
-from . import consolidate as cons
-from . import lease, runner, tiers
-from .background import Background
-from .dedup import NearDuplicates
-from .models import (
+from ..lifecycle import consolidate as cons
+from ..lifecycle import lease, runner, tiers
+from ..lifecycle.background import Background
+from ..lifecycle.dedup import NearDuplicates
+from ..lifecycle.models import (
     ConsolidationReport,
     FeedbackResult,
     MaintenanceReport,
@@ -28,68 +26,57 @@ from .models import (
     RestoreResult,
     SummaryPlan,
 )
-from .scoring import OUTCOME_VALUES, Weights, estimate, utility_adjuster
-from .summaries import approve_consolidate, summary_row, write_summary
+from ..lifecycle.scoring import OUTCOME_VALUES, Weights, estimate, utility_adjuster
+from ..lifecycle.summaries import approve_consolidate, summary_row, write_summary
+from ..models import Stage
+from ..trust import audit
 
 if TYPE_CHECKING:
-    from ..db import Database
-    from ..embed import Embedder
-    from ..pipeline import WritePipeline
-    from ..recall import Recaller
-    from ..settings import Settings
-    from ..store import Store, WriteHook
-    from ..trust.api import ProposalHandler
-    from ..trust.guard import Trust
-    from ..vectors import VectorMirror, VectorTables
+    from ..context import EngineContext
+    from ..data.protocol import Connection
 
-__all__ = ["LifecycleAPI"]
+__all__ = ["LifecycleService"]
 
 
-class LifecycleAPI:
-    """Mixed into ``Memory``."""
-
-    db: Database
-    store_: Store
-    trust: Trust
-    settings: Settings
-    embedder: Embedder
-    recaller: Recaller
-    vector_tables: VectorTables
-    mirror: VectorMirror
-    pipeline: WritePipeline
-    after_write: list[tuple[str, WriteHook]]
-    proposal_handlers: dict[str, tuple[ProposalHandler, ProposalHandler]]
-    actor: str
-
-    def _init_lifecycle(self) -> None:
+class LifecycleService:
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+        self.db = ctx.db
+        self.store = ctx.store
+        self.trust = ctx.trust
+        self.settings = ctx.settings
+        self.embedder = ctx.embedder
+        self.recaller = ctx.recaller
+        self.pipeline = ctx.pipeline
         if self.settings.lifecycle_scoring:
             weights = Weights.from_settings(self.settings)
-            self.recaller.adjusters.append(("lifecycle", utility_adjuster(weights)))
+            self.recaller.add_adjuster("lifecycle", utility_adjuster(weights))
         self.near_duplicates = NearDuplicates(
-            self.store_, self.settings, self._live_space, lambda: self.actor,
-            mirror=self.mirror, db=self.db,
+            self.store, self.settings, ctx.live_space, lambda: ctx.actor,
+            mirror=ctx.mirror, db=self.db,
         )
-        self.after_write.append(("near_duplicates", self.near_duplicates))
-        self.proposal_handlers["merge"] = (runner.approve_merge, runner.reject_noop)
-        self.proposal_handlers["consolidate"] = (approve_consolidate, runner.reject_noop)
-        self.proposal_handlers["demote"] = (runner.approve_demote, runner.reject_noop)
-        self.background = Background(self) if self.settings.auto_maintenance else None
+        self.pipeline.add_hook("near_duplicates", self.near_duplicates)
+        ctx.proposals.register("merge", approve=runner.approve_merge, reject=runner.reject_noop)
+        ctx.proposals.register("consolidate", approve=approve_consolidate,
+                               reject=runner.reject_noop)
+        ctx.proposals.register("demote", approve=runner.approve_demote,
+                               reject=runner.reject_noop)
+        self.background = Background(ctx) if self.settings.auto_maintenance else None
         if self.background is not None:
             self.background.start()
 
-    def _live_space(self) -> Any:
-        """The embedding space when dense vectors are being written, else None."""
-        return self.embedder.space if self.recaller.dense_live() else None
+    @property
+    def actor(self) -> str:
+        return self.ctx.actor
 
-    def vector_table(self, conn: Any) -> str | None:
+    def close(self) -> None:
+        """Stop the background runner (if any) and wait for a run in progress to end."""
+        if self.background is not None:
+            self.background.close()
+
+    def vector_table(self, conn: Connection) -> str | None:
         """The vec0 table of the configured model, loading it if need be; None if off."""
-        if not self.recaller.dense_live() or not self.embedder.wait():
-            return None
-        space = self.embedder.space
-        found = conn.execute(
-            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
-        ).fetchone() if space is not None else None
-        return str(found[0]) if found else None
+        return self.ctx.vector_table(conn)
 
     # -- feedback ----------------------------------------------------------------------
 
@@ -144,7 +131,7 @@ class LifecycleAPI:
         is working the namespace.
         """
         namespace = v.validate_namespace(namespace)
-        return runner.maintain(self, namespace, apply=apply, auto_only=auto_only)
+        return runner.maintain(self.ctx, namespace, apply=apply, auto_only=auto_only)
 
     def maintenance_status(self, namespace: str | None = None) -> MaintenanceStatus:
         """When maintenance last ran in each namespace, what waits for review, what is live."""
@@ -243,7 +230,7 @@ class LifecycleAPI:
                 with self.db.read() as conn:  # screen and encode before the lock
                     prepared = self.pipeline.prepare([summary_row(conn, namespace, evidence)])
                 with self.db.write() as tx:
-                    plan.summary_id = write_summary(self, tx, namespace, evidence,
+                    plan.summary_id = write_summary(self.ctx, tx, namespace, evidence,
                                                     reason="consolidate", prepared=prepared)
             report.summaries.append(plan)
         return report
@@ -253,8 +240,8 @@ class LifecycleAPI:
     def promote(self, memory_id: str, *, namespace: str = "default") -> RestoreResult:
         """Bring an archived (cold) memory back to the active tier; recall finds it again.
         It is screened again on the way: an archived row must not become active unscreened."""
-        def move(tx: Any, ns: str) -> bool:
-            done = tiers.restore(tx, self.store_, memory_id, ns, actor=self.actor)
+        def move(tx: Connection, ns: str) -> bool:
+            done = tiers.restore(tx, self.store, memory_id, ns, actor=self.actor)
             if done:
                 self._rescreen(tx, memory_id, ns)
             return done
@@ -265,10 +252,10 @@ class LifecycleAPI:
         """Move an active memory to the cold tier by hand (``restored`` says it moved);
         recall leaves it out unless asked, ``get`` and ``promote`` still reach it."""
         return self._move_tier(memory_id, namespace, lambda tx, ns: tiers.archive(
-            tx, self.store_, memory_id, ns, actor=self.actor, reason="by hand", closes=False))
+            tx, self.store, memory_id, ns, actor=self.actor, reason="by hand", closes=False))
 
     def _move_tier(self, memory_id: str, namespace: str,
-                   move: Callable[[Any, str], bool]) -> RestoreResult:
+                   move: Callable[[Connection, str], bool]) -> RestoreResult:
         namespace = v.validate_namespace(namespace)
         with self.db.write() as tx:
             done = move(tx, namespace)
@@ -279,11 +266,11 @@ class LifecycleAPI:
         return RestoreResult(id=memory_id, namespace=namespace, restored=done,
                              status=str(found[0]))
 
-    def _rescreen(self, tx: Any, memory_id: str, namespace: str) -> None:
+    def _rescreen(self, tx: Connection, memory_id: str, namespace: str) -> None:
         """A memory coming back to the active tier passes today's screen again: a secret
         refuses the promotion (rolled back), suspected injection holds it for review."""
-        rowid = self.store_.rowid_of(tx, memory_id, namespace)
-        record = self.store_.get_by_rowid(tx, rowid) if rowid is not None else None
+        rowid = self.store.rowid_of(tx, memory_id, namespace)
+        record = self.store.get_by_rowid(tx, rowid) if rowid is not None else None
         if rowid is None or record is None:
             return
         screening = self.trust.screen_update({"content": record.content,

@@ -1,0 +1,198 @@
+"""The exchange service: export to JSON Lines and import from it.
+
+An export streams in pages, each page its own short read, so a generator left
+unfinished holds no transaction open; an import screens every line as a new write
+would be and goes through the write pipeline.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any
+
+from .. import validate as v
+from ..errors import InvalidInput
+from ..models import ImportReport, MemoryRecord
+from ..ops import transfer
+from ..pipeline import SecretsPolicy, check_policy
+from ..store import NewRow
+
+if TYPE_CHECKING:
+    from ..context import EngineContext
+
+__all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "ExchangeService"]
+
+EXPORT_FORMAT = "aide-memoire/jsonl"
+EXPORT_VERSION = 1
+EXPORT_PAGE = 500
+
+
+class ExchangeService:
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+        self.db = ctx.db
+        self.store = ctx.store
+        self.trust = ctx.trust
+        self.settings = ctx.settings
+        self.embedder = ctx.embedder
+        self.vector_tables = ctx.tables
+        self.recaller = ctx.recaller
+        self.pipeline = ctx.pipeline
+
+    def export_lines(
+        self, namespace: str | None = None, *, reveal_pii: bool = False,
+        with_vectors: bool = False,
+    ) -> Iterator[str]:
+        """JSON Lines: a header line, then one memory per line, oldest first, streamed
+        in pages (a memory written while the export runs may or may not be in it).
+
+        Personal data is masked (``[EMAIL]``...) unless ``reveal_pii`` is true.
+        ``with_vectors`` adds each memory's vector of the configured model (base64
+        float32) so that an import into the same embedding space need not encode again.
+        """
+        if namespace is not None:
+            namespace = v.validate_namespace(namespace)
+        with self.db.write() as tx:
+            counts = self.store.namespace_counts(tx)
+            total = sum(counts.values()) if namespace is None else counts.get(namespace, 0)
+            self.trust.record_export(tx, namespace, total, reveal_pii)
+        header: dict[str, Any] = {
+            "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "namespace": namespace
+        }
+        with self.db.read() as conn:
+            space = transfer.stored_space(conn, self.vector_tables, self.embedder)
+        if with_vectors and space is not None:
+            header["vectors"] = {"model": space.model, "dim": space.dim, "key": space.key}
+        yield json.dumps(header)
+        # Page by rowid, each page in its own short read: a generator left unfinished
+        # must not hold a read transaction open (a write on this thread would then fail).
+        after = 0
+        while True:
+            with self.db.read() as conn:
+                page = self.store.page(conn, namespace, after, EXPORT_PAGE)
+                lookup = (transfer.vector_lookup(conn, self.vector_tables, space)
+                          if with_vectors and space is not None else None)
+                vectors = {record.id: lookup(record.id) for _, record in page} if lookup else {}
+            if not page:
+                return
+            for _, record in page:
+                line = (record if reveal_pii else self.trust.masked(record)).model_dump_json()
+                vector = vectors.get(record.id)
+                yield f'{line[:-1]},"vector":"{vector}"}}' if vector else line
+            after = page[-1][0]
+
+    def export(
+        self, fp: IO[str], *, namespace: str | None = None, reveal_pii: bool = False,
+        with_vectors: bool = False,
+    ) -> int:
+        """Write the export to a text stream; returns how many memories were written."""
+        count = -1
+        for line in self.export_lines(
+            namespace, reveal_pii=reveal_pii, with_vectors=with_vectors
+        ):
+            fp.write(line + "\n")
+            count += 1
+        return count
+
+    def import_(
+        self, lines: Iterable[str], *, batch: int = 500, secrets: SecretsPolicy = "refuse"
+    ) -> ImportReport:
+        """Add exported memories as they were; ids already present are skipped.
+
+        Each is validated and screened as a new write would be, whatever its status: a
+        secret in any field refuses the import, or with ``secrets="redact"`` is replaced by
+        ``[redacted:<kind>]`` (counted in the report) so the rest of the file loads;
+        suspected injection is held for review. Then the rows go through the write pipeline
+        (audited, given facts). Added memories get vectors when dense recall is live: the
+        export's own when it was made in the same embedding space, else encoded here.
+        """
+        check_policy(secrets)
+        read = added = redacted = 0
+        pending: list[tuple[int, MemoryRecord]] = []
+        vectors: dict[str, Any] = {}
+        space: dict[str, Any] = {}
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(f"import line {number} is not JSON: {exc}") from None
+            except RecursionError:  # json's parser recurses once per level
+                raise InvalidInput(
+                    f"import line {number} is nested more than {v.METADATA_MAX_DEPTH} levels "
+                    "deep; flatten its metadata"
+                ) from None
+            if number == 1 and isinstance(data, dict) and "format" in data:
+                if data.get("format") != EXPORT_FORMAT or data.get("version") != EXPORT_VERSION:
+                    raise InvalidInput(
+                        f"import file is {data.get('format')!r} v{data.get('version')}, "
+                        f"expected {EXPORT_FORMAT!r} v{EXPORT_VERSION}"
+                    )
+                space = data.get("vectors") or {}
+                continue
+            vector = data.pop("vector", None) if isinstance(data, dict) else None
+            try:
+                record = MemoryRecord.model_validate(data)
+            except ValueError as exc:
+                raise InvalidInput(f"import line {number} is not a memory: {exc}") from None
+            try:
+                v.validate_record(record, max_bytes=self.settings.max_content_bytes)
+            except InvalidInput as exc:
+                raise type(exc)(f"import line {number}: {exc}") from None
+            record, found = self.trust.screen_import(record, number, redact=secrets == "redact")
+            redacted += sum(len(kinds) for kinds in found.values())
+            pending.append((number, record))
+            if vector is not None and space.get("dim"):
+                vectors[record.id] = transfer.decode_vector(vector, int(space["dim"]), number)
+            read += 1
+            if len(pending) >= batch:
+                added += self._import_batch(pending, vectors, space.get("key"))
+                pending, vectors = [], {}
+        if pending:
+            added += self._import_batch(pending, vectors, space.get("key"))
+        return ImportReport(read=read, added=added, skipped=read - added, redacted=redacted)
+
+    def _import_row(self, number: int, record: MemoryRecord) -> NewRow:
+        """The record as a new write, validated field by field like one."""
+        try:
+            return NewRow(
+                namespace=v.validate_namespace(record.namespace),
+                kind=v.validate_kind(record.kind),
+                content=v.validate_content(record.content,
+                                           max_bytes=self.settings.max_content_bytes),
+                tags=v.validate_tags(record.tags),
+                importance=v.validate_importance(record.importance),
+                source=record.source,
+                metadata=v.validate_metadata(record.metadata),
+                observed_at=record.observed_at,
+                session_id=record.session_id, speaker=record.speaker, role=record.role,
+                position=record.position, reply_to=record.reply_to, context=record.context,
+                status=record.status, id=record.id,
+            )
+        except InvalidInput as exc:
+            raise type(exc)(f"import line {number}: {exc}") from None
+
+    def _import_batch(
+        self, batch: list[tuple[int, MemoryRecord]], given: dict[str, Any],
+        given_key: str | None,
+    ) -> int:
+        ids = [r.id for _, r in batch]
+        with self.db.read() as conn:  # screen and encode only what is new
+            present = {str(i) for (i,) in conn.execute(
+                f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)}
+        new = [(n, r) for n, r in batch if r.id not in present]
+        if not new:
+            return 0
+        rows = [self._import_row(n, r) for n, r in new]
+        live = self.recaller.dense_live() and self.embedder.wait()
+        space = self.embedder.space if live else None
+        reuse = {i: given[r.id] for i, (_, r) in enumerate(new)
+                 if space is not None and space.key == given_key and r.id in given}
+        # Screened line by line already (secrets refused or redacted, suspects held).
+        result = self.pipeline.write(
+            rows, action="import", records=[r for _, r in new],
+            given_vectors=reuse, skip_hooks=("near_duplicates",),
+        )
+        return result.added

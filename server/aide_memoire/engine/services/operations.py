@@ -1,0 +1,118 @@
+"""The operations service: status, snapshots and restore, doctor, re-embedding."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..._version import __version__
+from .. import validate as v
+from ..driver import load_driver
+from ..models import Stage, Status
+from ..ops import doctor as ops_doctor
+from ..ops import reembed as ops_reembed
+from ..ops import snapshot as ops_snapshot
+from ..ops.models import DoctorReport, ReembedReport, RestoreReport, SnapshotInfo
+from ..settings import Settings
+
+if TYPE_CHECKING:
+    from ..context import EngineContext
+    from .facts import FactsService
+    from .lifecycle import LifecycleService
+    from .recall import RecallService
+
+__all__ = ["OperationsService"]
+
+
+class OperationsService:
+    def __init__(
+        self, ctx: EngineContext, *, recall: RecallService, facts: FactsService,
+        lifecycle: LifecycleService,
+    ) -> None:
+        self.ctx = ctx
+        self.db = ctx.db
+        self.store = ctx.store
+        self.settings = ctx.settings
+        self.embedder = ctx.embedder
+        self.vector_tables = ctx.tables
+        self.recall = recall
+        self.facts = facts
+        self.lifecycle = lifecycle
+
+    @property
+    def actor(self) -> str:
+        return self.ctx.actor
+
+    def status(self) -> Status:
+        """What is stored, where, with which SQLite, and which stages are live."""
+        conn = self.db.conn()
+        counts = self.store.namespace_counts(conn)
+        stages = [
+            Stage(name="keyword", live=True, detail="FTS5 BM25 over every row of the namespace"),
+            self.recall.dense_stage(),
+            self.recall.rerank_stage(),
+            self.facts.facts_stage(),
+            *self.lifecycle.lifecycle_stages(),
+        ]
+        return Status(
+            version=__version__,
+            home=str(self.settings.home),
+            db_path=str(self.db.path),
+            db_bytes=self.db.path.stat().st_size,
+            schema_version=self.db.schema_version(),
+            sqlite_driver=self.db.driver.name,
+            sqlite_version=self.db.driver.sqlite_version,
+            journal_mode=str(conn.execute("PRAGMA journal_mode").fetchone()[0]),
+            memories=sum(counts.values()),
+            namespaces=counts,
+            stages=stages,
+        )
+
+    def snapshot(self) -> SnapshotInfo:
+        """A consistent copy of the store in ``<home>/snapshots``, safe while others write."""
+        return ops_snapshot.create(self.db, self.settings.home, actor=self.actor)
+
+    def snapshots(self) -> list[SnapshotInfo]:
+        """The snapshots of this home, newest first."""
+        return ops_snapshot.list_snapshots(self.settings.home)
+
+    def snapshot_rotate(self, keep: int = ops_snapshot.DEFAULT_KEEP) -> list[str]:
+        """Delete all but the ``keep`` newest snapshots; returns the names deleted."""
+        return ops_snapshot.rotate(self.db, self.settings.home, keep=keep, actor=self.actor)
+
+    @staticmethod
+    def restore(
+        snapshot: str | os.PathLike[str], *, home: str | os.PathLike[str] | None = None,
+        settings: Settings | None = None, actor: str = "python",
+    ) -> RestoreReport:
+        """Replace a home's store by a verified snapshot, moving the live file aside.
+
+        A static method: the store being replaced may be too damaged to open. Refused
+        while another process (or an open ``Memory``) has the store open.
+        """
+        settings = settings or Settings.from_env(home=Path(home) if home is not None else None)
+        return ops_snapshot.restore(
+            settings.home, snapshot, load_driver(settings.sqlite_driver), actor=actor
+        )
+
+    def doctor(self, *, repair: bool = False) -> DoctorReport:
+        """Check the store, its indexes, model, permissions and audit chain; optionally
+        rebuild what is derived from the rows (keyword index, vectors, permissions)."""
+        checks = ops_doctor.Checks(
+            self.db, self.store, self.vector_tables, self.embedder, self.settings.home
+        )
+        return ops_doctor.diagnose(checks, repair=repair, reembed=self.reembed, actor=self.actor)
+
+    def reembed(
+        self, namespace: str | None = None, batch: int = 256,
+        progress: ops_reembed.Progress | None = None,
+    ) -> ReembedReport:
+        """Encode a vector for every row lacking one in the active space (after a model
+        change, or for rows stored keyword-only); resumable, one transaction per batch."""
+        if namespace is not None:
+            namespace = v.validate_namespace(namespace)
+        return ops_reembed.reembed(
+            self.db, self.store, self.vector_tables, self.embedder, namespace=namespace,
+            batch=batch, progress=progress, actor=self.actor,
+        )

@@ -1,0 +1,57 @@
+"""What recall and listing share: namespaces, limits and the row filter, validated."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from .. import validate as v
+from ..errors import InvalidInput
+from ..store import RowFilter
+
+__all__ = ["LIMIT_MAX", "check_limit", "namespaces", "row_filter"]
+
+LIMIT_MAX = 1000
+
+
+def namespaces(namespace: str | Sequence[str]) -> list[str]:
+    names = [namespace] if isinstance(namespace, str) else list(namespace)
+    if not names:
+        raise InvalidInput("give at least one namespace")
+    return [v.validate_namespace(name) for name in names]
+
+
+def check_limit(limit: object, *, maximum: int = LIMIT_MAX) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
+        raise InvalidInput(f"limit must be a whole number from 1 to {maximum}, got {limit!r}")
+    return limit
+
+
+def row_filter(
+    namespace: str | Sequence[str],
+    tags: Sequence[str] | None,
+    kinds: Sequence[str] | None,
+    min_importance: float | None,
+    since: datetime | str | None,
+    until: datetime | str | None,
+    as_of: datetime | str | None = None,
+    *,
+    include_archived: bool = False,
+    include_superseded: bool = False,
+) -> RowFilter:
+    moment = v.parse_time(as_of, field="as_of")
+    return RowFilter(
+        namespaces=namespaces(namespace),
+        kinds=[v.validate_kind(k) for k in kinds] if kinds else None,
+        tags=v.validate_tags(tags) or None,
+        min_importance=(
+            v.validate_importance(min_importance) if min_importance is not None else None
+        ),
+        since=v.parse_time(since, field="since"),
+        until=v.parse_time(until, field="until"),
+        as_of=moment,
+        # Back then, a memory superseded or archived since was still current.
+        statuses=("active", "superseded", "archived") if moment
+        else ("active", *(("archived",) if include_archived else ()),
+              *(("superseded",) if include_superseded else ())),
+    )

@@ -1,0 +1,298 @@
+"""The records service: storing, changing, reading and listing memories.
+
+Every write goes through the context's write pipeline (screen, insert, index, audit,
+after-write hooks in one transaction); this service validates what callers give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ...logs import get_logger
+from .. import clock
+from .. import validate as v
+from ..conversation import Turn, plan_turns
+from ..errors import InvalidInput, NotFound
+from ..facts.supersede import supersede_memory
+from ..models import MemoryRecord
+from ..pipeline import SecretsPolicy, WriteResult, check_policy
+from ..store import NewRow, WriteHook, Written
+from .query import check_limit, row_filter
+
+if TYPE_CHECKING:
+    from ..context import EngineContext
+    from ..data.protocol import Connection
+
+__all__ = ["RecordsService"]
+
+log = get_logger(__name__)
+
+
+class RecordsService:
+    def __init__(self, ctx: EngineContext) -> None:
+        self.ctx = ctx
+        self.db = ctx.db
+        self._rows = ctx.store  # not 'store': that is the method
+        self.settings = ctx.settings
+        self.pipeline = ctx.pipeline
+
+    @property
+    def actor(self) -> str:
+        return self.ctx.actor
+
+    def _new_row(
+        self,
+        content: object,
+        *,
+        namespace: str,
+        kind: str,
+        tags: Iterable[str] | str | None,
+        importance: object,
+        metadata: Mapping[str, Any] | None,
+        observed_at: datetime | str | None,
+        source: str | None,
+    ) -> NewRow:
+        return NewRow(
+            namespace=v.validate_namespace(namespace),
+            kind=v.validate_kind(kind),
+            content=v.validate_content(content, max_bytes=self.settings.max_content_bytes),
+            tags=v.validate_tags(tags),
+            importance=v.validate_importance(importance),
+            source=source,
+            metadata=v.validate_metadata(metadata),
+            observed_at=v.parse_time(observed_at, field="observed_at"),
+        )
+
+    def store(
+        self,
+        content: str,
+        *,
+        namespace: str = "default",
+        kind: str = "note",
+        tags: Iterable[str] | str = (),
+        importance: float = 0.5,
+        metadata: Mapping[str, Any] | None = None,
+        observed_at: datetime | str | None = None,
+        source: str | None = None,
+        supersedes: str | None = None,
+    ) -> str:
+        """Store one memory and return its id; the same text again returns the first id.
+
+        ``supersedes`` names a memory this one replaces: it is closed (valid until this
+        one's observed time, status superseded) in the same transaction.
+        """
+        row = self._new_row(
+            content,
+            namespace=namespace,
+            kind=kind,
+            tags=tags,
+            importance=importance,
+            metadata=metadata,
+            observed_at=observed_at,
+            source=source,
+        )
+        then = None
+        if supersedes is not None:
+            if not isinstance(supersedes, str) or not supersedes.strip():
+                raise InvalidInput("supersedes must be the id of the memory this one replaces")
+            then = self._supersedes_hook(row.namespace, supersedes)
+        return self._write_rows([row], then=then)[0]
+
+    def store_many(
+        self, items: Iterable[Mapping[str, Any]], *, namespace: str = "default"
+    ) -> list[str]:
+        """Store several memories in one transaction (one encoding batch); ids in order.
+
+        Each item takes the keyword arguments of :meth:`store` (``content`` required);
+        an item's own ``namespace`` overrides the call's.
+        """
+        rows: list[NewRow] = []
+        allowed = {"content", "namespace", "kind", "tags", "importance", "metadata",
+                   "observed_at", "source"}
+        for number, item in enumerate(items, start=1):
+            if not isinstance(item, Mapping) or "content" not in item:
+                raise InvalidInput(f"item {number} must be a mapping with 'content'")
+            unknown = set(item) - allowed
+            if unknown:
+                raise InvalidInput(f"item {number} has unknown fields: {sorted(unknown)}")
+            rows.append(
+                self._new_row(
+                    item["content"],
+                    namespace=item.get("namespace", namespace),
+                    kind=item.get("kind", "note"),
+                    tags=item.get("tags", ()),
+                    importance=item.get("importance", 0.5),
+                    metadata=item.get("metadata"),
+                    observed_at=item.get("observed_at"),
+                    source=item.get("source"),
+                )
+            )
+        return self._write_rows(rows)
+
+    def store_conversation(
+        self,
+        turns: Sequence[Mapping[str, Any]],
+        *,
+        namespace: str = "default",
+        session_id: str | None = None,
+        observed_at: datetime | str | None = None,
+        context_turns: int = 1,
+        preceding: Sequence[Mapping[str, Any] | str] | None = None,
+        source: str | None = None,
+        secrets: SecretsPolicy = "refuse",
+    ) -> list[str]:
+        """Store conversation turns verbatim, each indexed with its neighbouring turns.
+
+        A turn is a mapping with ``speaker`` and ``content`` and optional ``role``,
+        ``observed_at`` and ``metadata``. Turns continue the session ``session_id`` (a new
+        one if not given); ``preceding`` gives earlier turns not stored here, for context.
+        ``secrets="redact"`` (captured sessions) replaces each secret by a marker instead
+        of refusing the batch; :meth:`store_conversation_report` also says what it removed.
+        """
+        return self.store_conversation_report(
+            turns, namespace=namespace, session_id=session_id, observed_at=observed_at,
+            context_turns=context_turns, preceding=preceding, source=source, secrets=secrets,
+        ).ids
+
+    def store_conversation_report(
+        self,
+        turns: Sequence[Mapping[str, Any]],
+        *,
+        namespace: str = "default",
+        session_id: str | None = None,
+        observed_at: datetime | str | None = None,
+        context_turns: int = 1,
+        preceding: Sequence[Mapping[str, Any] | str] | None = None,
+        source: str | None = None,
+        secrets: SecretsPolicy = "redact",
+    ) -> WriteResult:
+        """:meth:`store_conversation` for captures: ids, how many were new, and the
+        secrets removed (row, field, kind, span; never the value). Redacts by default."""
+        check_policy(secrets)
+        namespace = v.validate_namespace(namespace)
+        if isinstance(context_turns, bool) or not isinstance(context_turns, int) or not (
+            0 <= context_turns <= 10
+        ):
+            raise InvalidInput("context_turns must be a whole number from 0 to 10")
+        if session_id is not None and (not isinstance(session_id, str) or not session_id.strip()):
+            raise InvalidInput("session_id must be a non-empty string")
+        session = session_id or f"s-{clock.new_id()}"
+        parsed = [
+            Turn.parse(number, turn, max_bytes=self.settings.max_content_bytes)
+            for number, turn in enumerate(turns, start=1)
+        ]
+        if not parsed:
+            raise InvalidInput("turns is empty; give at least one turn")
+        default_time = v.parse_time(observed_at, field="observed_at")
+        before = [Turn.parse_context(item) for item in preceding or []]
+        with self.db.read() as conn:
+            last = self._rows.session_tail(conn, namespace, session, context_turns)
+        rows = plan_turns(
+            parsed,
+            namespace=namespace,
+            session_id=session,
+            default_time=default_time,
+            context_turns=context_turns,
+            stored_tail=last,
+            preceding=before,
+            source=source,
+        )
+        result = self.pipeline.write(rows, secrets=secrets)
+        if result.redactions:
+            log.info("secrets_redacted", count=len(result.redactions),
+                     kinds=sorted({r.kind for r in result.redactions}))
+        return result
+
+    def _write_rows(
+        self, rows: list[NewRow], then: WriteHook | None = None, *,
+        secrets: SecretsPolicy = "refuse",
+    ) -> list[str]:
+        return self.pipeline.write(rows, then=then, secrets=secrets).ids
+
+    def update(
+        self,
+        memory_id: str,
+        *,
+        namespace: str,
+        content: str | None = None,
+        kind: str | None = None,
+        tags: Iterable[str] | str | None = None,
+        importance: float | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        observed_at: datetime | str | None = None,
+        source: str | None = None,
+    ) -> MemoryRecord:
+        """Change the given fields of a memory; its indexes follow in the same transaction."""
+        namespace = v.validate_namespace(namespace)
+        fields: dict[str, Any] = {}
+        if content is not None:
+            fields["content"] = v.validate_content(
+                content, max_bytes=self.settings.max_content_bytes
+            )
+        if kind is not None:
+            fields["kind"] = v.validate_kind(kind)
+        if tags is not None:
+            fields["tags"] = v.validate_tags(tags)
+        if importance is not None:
+            fields["importance"] = v.validate_importance(importance)
+        if metadata is not None:
+            fields["metadata"] = v.validate_metadata(metadata)
+        if observed_at is not None:
+            fields["observed_at"] = v.parse_time(observed_at, field="observed_at")
+        if source is not None:
+            fields["source"] = source
+        if not fields:
+            raise InvalidInput("nothing to update: give at least one field to change")
+        return self.pipeline.update(memory_id, namespace, fields)
+
+    def get(self, memory_id: str, *, namespace: str) -> MemoryRecord:
+        namespace = v.validate_namespace(namespace)
+        with self.db.read() as conn:  # driver errors leave as ours (db.py's boundary)
+            record = self._rows.get(conn, memory_id, namespace)
+        if record is None:
+            raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
+        return record
+
+    def search(
+        self,
+        *,
+        namespace: str | Sequence[str] = "default",
+        tags: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+        min_importance: float | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        limit: int = 50,
+        include_archived: bool = False,
+        as_of: datetime | str | None = None,
+        include_superseded: bool = False,
+    ) -> list[MemoryRecord]:
+        """List memories matching every filter, newest first (no query text).
+
+        ``as_of`` lists what was valid then; ``include_superseded`` adds replaced memories.
+        """
+        where = row_filter(namespace, tags, kinds, min_importance, since, until, as_of,
+                           include_archived=include_archived,
+                           include_superseded=include_superseded)
+        with self.db.read() as conn:
+            return self._rows.list(conn, where, check_limit(limit))
+
+    def _supersedes_hook(self, namespace: str, old_id: str) -> WriteHook:
+        """The step ``store(..., supersedes=old_id)`` runs in the writing transaction."""
+
+        def then(tx: Connection, written: list[Written], vectors: Any) -> None:
+            if not written:
+                return  # the exact text was already stored: nothing new replaces anything
+            new = written[0]
+            if new.id == old_id:
+                raise InvalidInput("a memory cannot supersede itself")
+            if self._rows.rowid_of(tx, old_id, namespace) is None:
+                raise NotFound(
+                    f"supersedes: no memory {old_id!r} in namespace {namespace!r}"
+                )
+            at = new.row.observed_at or clock.now()
+            supersede_memory(tx, namespace, old_id, new.id, at, actor=self.actor)
+
+        return then

@@ -1,0 +1,238 @@
+"""The engine's shape: Memory a facade over services built from one context.
+
+Pinned here because each of these grew back once before: mixins reaching into each
+other's state, lifecycle's runner typed as the whole Memory (an import cycle), and
+start-up that worked in one order only.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from aide_memoire import AsyncMemory, Memory, Settings
+from aide_memoire.engine.context import START_ORDER, ProposalRegistry
+from aide_memoire.engine.services import SERVICE_ORDER
+
+ENGINE = Path(__file__).resolve().parents[2] / "server" / "aide_memoire" / "engine"
+TOP = ENGINE.parent.parent
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
+# Clients of the facade that live in the engine: the async twin, and the plugin's hooks
+# (they take a Memory as the CLI and MCP server do).
+FACADE_CLIENTS = {"aide_memoire.engine.async_memory"}
+FACADE_CLIENT_PACKAGES = ("aide_memoire.engine.hooks",)
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(TOP).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module(p): p for p in ENGINE.rglob("*.py")}
+
+
+def _imports(path: Path) -> set[str]:
+    """Every engine module ``path`` imports, TYPE_CHECKING blocks and function bodies too."""
+    me = _module(path)
+    base = me.split(".") if path.name == "__init__.py" else me.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            prefix = base[: len(base) - (node.level - 1)] if node.level else []
+            module = ".".join([*prefix, *([node.module] if node.module else [])])
+            names = {f"{module}.{a.name}" for a in node.names} & MODULES.keys()
+            found |= names or ({module} & MODULES.keys())
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names} & MODULES.keys()
+    return found - {me}
+
+
+GRAPH = {name: _imports(path) for name, path in MODULES.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected parts of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top = stack.pop()
+                part.append(top)
+                if top == node:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_cycle_finder_sees_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycle_between_engine_modules_even_at_type_level() -> None:
+    assert _cycles(GRAPH) == []
+
+
+def test_memory_is_a_facade_not_a_sum_of_mixins() -> None:
+    assert Memory.__bases__ == (object,)
+
+
+def test_only_the_facade_and_its_clients_import_memory_py() -> None:
+    importers = {name for name, found in GRAPH.items() if "aide_memoire.engine.memory" in found}
+    strays = {
+        name for name in importers - FACADE_CLIENTS
+        if not name.startswith(FACADE_CLIENT_PACKAGES)
+    }
+    assert strays == set()
+    assert "aide_memoire.engine.async_memory" in importers  # the walk does see imports
+
+
+def test_services_sit_on_top_only_the_facade_imports_them() -> None:
+    services = {n for n in MODULES if n.startswith("aide_memoire.engine.services")}
+    users = {name for name, found in GRAPH.items() if found & services} - services
+    assert users == {"aide_memoire.engine.memory"}
+
+
+def test_nothing_takes_the_context_or_a_host_as_any() -> None:
+    untyped = re.compile(r"\b(host|ctx|context|memory)\s*:\s*Any\b")
+    found = [
+        f"{path.relative_to(ENGINE)}:{number}"
+        for path in ENGINE.rglob("*.py")
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if untyped.search(line) or re.search(r"\bhost\b\s*[:,)]", line)
+    ]
+    assert found == []
+
+
+def _public_methods(cls: type) -> dict[str, inspect.Signature]:
+    return {
+        name: inspect.signature(member)
+        for name, member in inspect.getmembers(cls, callable)
+        if not name.startswith("_") and not isinstance(inspect.getattr_static(cls, name), type)
+    }
+
+
+def test_every_public_memory_method_has_an_async_twin_with_the_same_parameters() -> None:
+    twins = _public_methods(AsyncMemory)
+    methods = _public_methods(Memory)
+    assert len(methods) > 40
+    for name, signature in methods.items():
+        twin = "aclose" if name == "close" else name
+        assert twin in twins, f"AsyncMemory has no {twin}"
+        assert list(twins[twin].parameters.values()) == list(signature.parameters.values()), name
+        if name not in ("acting_as",):  # a plain context manager: it sets the task's actor
+            assert inspect.iscoroutinefunction(getattr(AsyncMemory, twin)), name
+    for name, member in vars(AsyncMemory).items():
+        if isinstance(member, staticmethod) or not callable(member) or name.startswith("_"):
+            continue
+        kinds = {p.kind for p in inspect.signature(member).parameters.values()}
+        assert inspect.Parameter.VAR_KEYWORD not in kinds, f"{name} takes **kwargs"
+
+
+def test_async_memory_runs_calls_under_the_actor_of_the_task(tmp_path: Path) -> None:
+    async def main() -> tuple[str, list[str]]:
+        settings = Settings(home=tmp_path, embedding_model="none")
+        async with AsyncMemory(settings=settings) as memory:
+            with memory.acting_as("agent-7"):
+                memory_id = await memory.store("The build runs on Fridays", namespace="p")
+            updated = await memory.update(memory_id, namespace="p", tags=["ci"])
+            assert updated.tags == ["ci"]
+            lines = await memory.export_lines("p", reveal_pii=False, with_vectors=False)
+            history = await memory.audit_history(memory_id)
+            return lines[1], [event.actor for event in history]
+
+    line, actors = asyncio.run(main())
+    assert "The build runs on Fridays" in line
+    assert actors[0] == "agent-7" and actors[-1] == "python"
+
+
+def test_memory_has_no_public_mutable_attributes(tmp_path: Path) -> None:
+    with Memory(settings=Settings(home=tmp_path, embedding_model="none")) as memory:
+        assert {n for n in vars(memory) if not n.startswith("_")} == set()
+        for name in ("db", "settings", "store_", "embedder", "recaller", "vector_tables",
+                     "mirror", "context", "services"):
+            with pytest.raises(AttributeError):
+                setattr(memory, name, None)
+        with pytest.raises(AttributeError):
+            memory.context.db = None  # type: ignore[misc]  # the context is frozen
+
+
+def test_a_memory_opens_and_closes_twice_in_one_process(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path, embedding_model="none", auto_maintenance=True)
+    threads = []
+    for round_ in (1, 2):
+        memory = Memory(settings=settings)
+        background = memory.services.lifecycle.background
+        assert background is not None and background.alive
+        threads.append(background)
+        memory.store(f"note of round {round_}", namespace="p")
+        assert [r.content for r in memory.search(namespace="p")][0] == f"note of round {round_}"
+        memory.close()
+        memory.close()  # a second close does nothing
+        assert memory.db.closed and not background.alive
+    assert threads[0] is not threads[1]
+    with Memory(settings=settings.model_copy(update={"auto_maintenance": False})) as memory:
+        assert len(memory.search(namespace="p")) == 2
+        assert memory.audit_verify().intact
+
+
+def test_services_start_in_the_documented_order(tmp_path: Path) -> None:
+    on = Settings(home=tmp_path, embedding_model="none", entity_bridges=True)
+    with Memory(settings=on) as memory:
+        ctx = memory.context
+        # Lifecycle starts before facts: its hook and its adjuster run first.
+        assert ctx.pipeline.hook_names() == ("near_duplicates", "facts")
+        assert ctx.recaller.adjuster_names() == ("lifecycle", "supersession", "entity_bridges")
+        assert ctx.proposals.kinds() == (
+            "merge", "consolidate", "demote", "fact_conflict", "fact_update"
+        )
+        assert list(vars(memory.services)) == list(SERVICE_ORDER)
+    off = Settings(home=tmp_path, embedding_model="none", extract_facts=False,
+                   lifecycle_scoring=False, entity_bridges=False)
+    with Memory(settings=off) as memory:
+        assert memory.context.pipeline.hook_names() == ("near_duplicates",)
+        assert memory.context.recaller.adjuster_names() == ("supersession",)
+
+
+def test_the_documented_order_is_the_order_in_the_code() -> None:
+    section = DOCS.read_text().split("## Start-up and the services", 1)[1].split("\n## ")[0]
+    parts, services = section.split("`start_services(ctx)`", 1)
+    for order, text in ((START_ORDER, parts), (SERVICE_ORDER, services)):
+        places = [text.find(f"`{name}`") for name in order]
+        assert -1 not in places, [n for n, p in zip(order, places, strict=True) if p == -1]
+        assert places == sorted(places), order
+
+
+def test_a_proposal_kind_is_registered_once() -> None:
+    registry = ProposalRegistry()
+
+    def noop(*_: object) -> None:
+        return None
+
+    registry.register("merge", approve=noop, reject=noop)
+    with pytest.raises(ValueError, match="registered already"):
+        registry.register("merge", approve=noop, reject=noop)
+    with pytest.raises(ValueError, match="quarantine"):
+        registry.register("quarantine", approve=noop, reject=noop)
