@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 from ..text import STOP_WORDS, tokens
 from .entities import Mention
 
-__all__ = ["Signature", "pair_features", "signature", "stem"]
+__all__ = ["Signature", "bounded_signature", "pair_features", "signature", "stem"]
 
 # Words that state a change. Strong ones say so outright; weak ones ("now", "these days")
 # mostly mark the present, which a stale statement was not.
@@ -69,9 +70,11 @@ _VOCATIVE = re.compile(
 _LEAD = re.compile(_NUMBER.pattern + r"|[^\W\d_][\w'’-]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_DIGIT = re.compile(r"\d")
 _SUFFIXES = ("ing", "ies", "ers", "ed", "es", "s")
 
 
+@lru_cache(maxsize=1 << 16)  # a conversation repeats its words: strip each once
 def stem(word: str) -> str:
     """A crude suffix strip, enough to match "hosts"/"hosted"/"hosting" to "host"."""
     for suffix in _SUFFIXES:
@@ -95,9 +98,27 @@ class Signature:
     head: frozenset[str]  # the first content words: where a sentence names its topic
     adds: float  # 1.0 when it says it adds to what was ("also", "as well", "too")
     extends: bool  # it says so unambiguously ("also", "as well", "another"; not "too")
-    lead: frozenset[str]  # values among the first content tokens: who or what it is about
-    labels: frozenset[str]  # numbers that name an item ("build 1234", "PR #45", dates)
-    dates: frozenset[str]  # the labels that are dates, which can also be rescheduled
+    text: str  # the statements compared (questions and names said to someone left out)
+
+    # Read only when a pair is compared, which most memories never are: computed then.
+    @cached_property
+    def lead(self) -> frozenset[str]:
+        """Values among the first content tokens: who or what it is about."""
+        return frozenset(_lead(self.text, self.values))
+
+    @cached_property
+    def _labelled(self) -> tuple[frozenset[str], frozenset[str]]:
+        return _labels(self.text, self.names)
+
+    @property
+    def labels(self) -> frozenset[str]:
+        """Numbers that name an item ("build 1234", "PR #45", dates)."""
+        return self._labelled[0]
+
+    @property
+    def dates(self) -> frozenset[str]:
+        """The labels that are dates, which can also be rescheduled."""
+        return self._labelled[1]
 
     def size(self) -> int:
         """Distinct content words and values: how much the text states."""
@@ -109,28 +130,45 @@ class Signature:
 
 
 def signature(text: str, mentions: list[Mention], *, speaker: str | None) -> Signature:
+    found = bounded_signature(text, mentions, speaker=speaker, limit=None)
+    assert found is not None  # no limit: always a signature
+    return found
+
+
+def bounded_signature(
+    text: str, mentions: list[Mention], *, speaker: str | None, limit: int | None
+) -> Signature | None:
+    """The signature, or None when it would hold more than ``limit`` words and values.
+
+    Its distinct content stems are a lower bound of its size, known before the names,
+    values and cues are read: most long texts stop there, for little work.
+    """
     # A name said to someone ("Thanks, Maria!") is who a turn speaks to, not its subject.
     addressed = {m.group(1).casefold() for m in _VOCATIVE.finditer(text)}
-    mentions = [m for m in mentions if m.key not in addressed]
-    text = _VOCATIVE.sub(" ", text)
+    if addressed:
+        mentions = [m for m in mentions if m.key not in addressed]
+        text = _VOCATIVE.sub(" ", text)
     # Questions state nothing ("Are you still at Acme?"): only statements are compared.
-    text = " ".join(part for part in _SENTENCE.split(text) if not part.rstrip().endswith("?"))
+    if "?" in text:
+        text = " ".join(
+            part for part in _SENTENCE.split(text) if not part.rstrip().endswith("?"))
     every = tokens(text)
-    words = [w for w in every if not any(c.isdigit() for c in w)]
+    words = [w for w in every if not _DIGIT.search(w)] if _DIGIT.search(text) else every
+    stems = [stem(w) for w in words if w not in STOP_WORDS and w not in CUES and len(w) > 2]
+    if limit is not None and len(set(stems)) > limit:
+        return None  # size() covers every stem: it is over the limit already
     names = frozenset(m.key for m in mentions) | _capitalised(text)
     name_words = frozenset(
         stem(w) for key in names for w in tokens(key)
         if w not in CUES and (w not in STOP_WORDS or key == w)
     )
     numbers = {m.group(0).casefold().rstrip(".,") for m in _NUMBER.finditer(text)}
-    stems = [stem(w) for w in words if w not in STOP_WORDS and w not in CUES and len(w) > 2]
     values = set(name_words) | numbers
     aspect = frozenset(s for s in stems if s not in values)
     cue = 0.0
-    cues = frozenset(
-        [m.group(0).casefold() for m in _PHRASES.finditer(text)] + [w for w in words if w in CUES]
-    )
-    if _PHRASES.search(text) or any(w in _STRONG for w in words):
+    phrases = [m.group(0).casefold() for m in _PHRASES.finditer(text)]
+    cues = frozenset(phrases + [w for w in words if w in CUES])
+    if phrases or any(w in _STRONG for w in words):
         cue = 1.0
     elif any(w in _WEAK for w in words):
         cue = 0.5
@@ -141,13 +179,12 @@ def signature(text: str, mentions: list[Mention], *, speaker: str | None) -> Sig
     elif lowered & {"we", "our", "us"}:
         subject = "we"
     head = frozenset(stems[:2])
-    lead = frozenset(_lead(text, values))
     adds = 1.0 if _ADDS.search(text) else 0.0
-    return Signature(
+    found = Signature(
         names, name_words, frozenset(values), aspect, cue, cues, subject, head, adds,
-        bool(_EXTENDS.search(text)), lead,
-        *_labels(text, names),
+        bool(_EXTENDS.search(text)), text,
     )
+    return None if limit is not None and found.size() > limit else found
 
 
 def _labels(text: str, names: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:

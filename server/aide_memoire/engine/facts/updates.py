@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import clock
 from ..trust import audit, review
-from .aspects import Features, Signature, pair_features, signature
+from .aspects import Features, Signature, bounded_signature, pair_features
 from .entities import Mention
 
 __all__ = ["UPDATE_KIND", "GeneralUpdates", "UpdateTuning", "approve_update", "reject_update"]
@@ -74,6 +74,7 @@ class Item:
     vector: Any
     speaker: str | None
     observed: bool
+    content: str
 
 
 @dataclass(frozen=True)
@@ -128,15 +129,18 @@ class GeneralUpdates:
         self.vector_table = vector_table
         # Older memories come back as candidates again and again: keep their signatures
         # (keyed by rowid and text, so an edit is read afresh).
-        self._signatures: dict[tuple[int, str], Signature] = {}
+        self._signatures: dict[tuple[int, str], Signature | None] = {}
 
     def item(self, rowid: int, memory_id: str, namespace: str, kind: str, at: str | None, text: str,
              mentions: list[Mention], speaker: str | None, vector: Any) -> Item | None:
         """The new memory as compared, or None when it is too long to state one thing."""
         if text.count(" ") >= 3 * self.tuning.max_words:
             return None  # cheap pre-check: the signature would be too large anyway
+        found = bounded_signature(text, mentions, speaker=speaker, limit=self.tuning.max_words)
+        if found is None:
+            return None
         return Item(rowid, memory_id, namespace, kind, at or clock.format_time(clock.now()),
-                    signature(text, mentions, speaker=speaker), vector, speaker, bool(at))
+                    found, vector, speaker, bool(at), text)
 
     def __call__(self, tx: Any, found: list[Item | None]) -> None:
         items = [i for i in found if i is not None and i.signature.size() <= self.tuning.max_words]
@@ -146,6 +150,10 @@ class GeneralUpdates:
             "INSERT OR IGNORE INTO memory_terms (namespace, term, memory_rowid) VALUES (?, ?, ?)",
             [(i.namespace, term, i.rowid) for i in items for term in i.signature.terms()],
         )
+        if len(self._signatures) + len(items) >= _CACHE:
+            self._signatures.clear()
+        for i in items:  # later memories find these as candidates: read each text once
+            self._signatures[(i.rowid, i.content)] = i.signature
         table = self.vector_table(tx) if any(i.vector is not None for i in items) else None
         batch = {i.rowid for i in items}
         for item in items:
@@ -177,7 +185,8 @@ class GeneralUpdates:
         rows = _rows(tx, best)
         if any(r.superseded_by == item.id for r in rows):
             return  # the rules already closed one: they are exact, so they win
-        names = _names(tx, [r.rowid for r in rows])
+        unread = [r.rowid for r in rows if (r.rowid, r.content) not in self._signatures]
+        names = _names(tx, unread) if unread else {}
         pairs: list[tuple[_Row, bool, Signature, Signature]] = []
         for row in rows:
             if row.status != "active" or row.at == item.at:
@@ -185,7 +194,7 @@ class GeneralUpdates:
             if row.rowid in batch and not (row.observed or item.observed):
                 continue  # written together with no event times: the same moment
             other = self._signature(row, names)
-            if other.size() > self.tuning.max_words:
+            if other is None:
                 continue
             if "turn" in (row.kind, item.kind) and row.speaker != item.speaker:
                 continue  # a turn speaks for its speaker: another's turn is not an update
@@ -216,14 +225,16 @@ class GeneralUpdates:
             _propose(tx, item.namespace, old_id, new_id, score, features)
 
 
-    def _signature(self, row: _Row, names: dict[int, list[Mention]]) -> Signature:
+    def _signature(self, row: _Row, names: dict[int, list[Mention]]) -> Signature | None:
+        """The row's signature, or None when it is too long to compare (cached either way)."""
         key = (row.rowid, row.content)
-        found = self._signatures.get(key)
-        if found is None:
-            if len(self._signatures) >= _CACHE:
-                self._signatures.clear()
-            found = signature(row.content, names.get(row.rowid, []), speaker=row.speaker)
-            self._signatures[key] = found
+        if key in self._signatures:
+            return self._signatures[key]
+        if len(self._signatures) >= _CACHE:
+            self._signatures.clear()
+        found = bounded_signature(row.content, names.get(row.rowid, []), speaker=row.speaker,
+                                  limit=self.tuning.max_words)
+        self._signatures[key] = found
         return found
 
 
