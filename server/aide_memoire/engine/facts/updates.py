@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -160,13 +160,32 @@ class GeneralUpdates:
             self._one(tx, item, table, batch)
 
     def _one(self, tx: Any, item: Item, table: str | None, batch: set[int]) -> None:
+        scored = [(confidence(f, self.tuning), row, newer, f)
+                  for row, newer, f in self.pairs(tx, item, table, batch)]
+        if not scored:
+            return
+        score, row, newer_is_item, features = max(scored, key=lambda s: s[0])
+        old_id, new_id = (row.id, item.id) if newer_is_item else (item.id, row.id)
+        turn = "turn" in (row.kind, item.kind)
+        accept = self.tuning.turn_accept if turn else self.tuning.accept
+        if score >= accept:
+            link(tx, item.namespace, old_id, new_id, score, features, actor=self.actor())
+        elif score >= self.tuning.propose and not turn:
+            # Chat mentions everything in passing: proposals from turns would bury the
+            # queue, so an unsure turn pair is left alone.
+            _propose(tx, item.namespace, old_id, new_id, score, features)
+
+    def pairs(self, tx: Any, item: Item, table: str | None,
+              batch: set[int]) -> list[tuple[_Row, bool, Features]]:
+        """Older or newer memories that pass the gates, with how each relates to ``item``
+        (the row, whether ``item`` is the newer, the features)."""
         if item.kind == "turn" and not item.signature.cue:
             # Without a change word a turn cannot reach the turn threshold (it is indexed
             # above, so later turns still find it).
-            return
+            return []
         terms = item.signature.terms()
         if not terms:
-            return
+            return []
         # One statement: the most recent memories of each term, each limited on its own.
         sql = " UNION ALL ".join(
             "SELECT * FROM (SELECT memory_rowid FROM memory_terms WHERE namespace = ? AND "
@@ -180,14 +199,14 @@ class GeneralUpdates:
         for (rowid,) in tx.execute(sql, params):
             shared[int(rowid)] = shared.get(int(rowid), 0) + 1
         if not shared:
-            return
+            return []
         best = sorted(shared, key=lambda r: (-shared[r], -r))[: self.tuning.candidates]
         rows = _rows(tx, best)
         if any(r.superseded_by == item.id for r in rows):
-            return  # the rules already closed one: they are exact, so they win
+            return []  # the rules already closed one: they are exact, so they win
         unread = [r.rowid for r in rows if (r.rowid, r.content) not in self._signatures]
         names = _names(tx, unread) if unread else {}
-        pairs: list[tuple[_Row, bool, Signature, Signature]] = []
+        pairs: list[tuple[_Row, bool, Features]] = []
         for row in rows:
             if row.status != "active" or row.at == item.at:
                 continue
@@ -202,28 +221,13 @@ class GeneralUpdates:
             old_sig, new_sig = (other, item.signature) if newer_is_item else (
                 item.signature, other)
             # The gates do not read the cosine: only pairs that pass them cost a read.
-            if comparable(pair_features(old_sig, new_sig, None)):
-                pairs.append((row, newer_is_item, old_sig, new_sig))
+            features = pair_features(old_sig, new_sig, None)
+            if comparable(features):
+                pairs.append((row, newer_is_item, features))
         wanted = [row.rowid for row, *_ in pairs]
         vectors = _vectors(tx, table, wanted) if table and wanted else {}
-        scored: list[tuple[float, _Row, bool, Features]] = []
-        for row, newer_is_item, old_sig, new_sig in pairs:
-            dense = _cosine(item.vector, vectors.get(row.rowid))
-            features = pair_features(old_sig, new_sig, dense)
-            scored.append((confidence(features, self.tuning), row, newer_is_item, features))
-        if not scored:
-            return
-        score, row, newer_is_item, features = max(scored, key=lambda s: s[0])
-        old_id, new_id = (row.id, item.id) if newer_is_item else (item.id, row.id)
-        turn = "turn" in (row.kind, item.kind)
-        accept = self.tuning.turn_accept if turn else self.tuning.accept
-        if score >= accept:
-            link(tx, item.namespace, old_id, new_id, score, features, actor=self.actor())
-        elif score >= self.tuning.propose and not turn:
-            # Chat mentions everything in passing: proposals from turns would bury the
-            # queue, so an unsure turn pair is left alone.
-            _propose(tx, item.namespace, old_id, new_id, score, features)
-
+        return [(row, newer, replace(f, dense=_cosine(item.vector, vectors.get(row.rowid))))
+                for row, newer, f in pairs]
 
     def _signature(self, row: _Row, names: dict[int, list[Mention]]) -> Signature | None:
         """The row's signature, or None when it is too long to compare (cached either way)."""
