@@ -60,8 +60,19 @@ _MONTH_AFTER = re.compile(r"^\s+" + _MONTH + r"\b", re.I)
 _MONTH_BEFORE = re.compile(r"\b" + _MONTH + r"\s+$", re.I)
 _BEFORE = re.compile(r"([^\W\d_][\w'’]*)\s+$")
 _ADDS = re.compile(r"\b(?:also|too|as well|additionally|another|in addition)\b", re.I)
-# The same without "too", which is as often "too slow" (a reason to change) as additive.
-_EXTENDS = re.compile(r"\b(?:also|as well|additionally|another|in addition)\b", re.I)
+# The same without "too" inside a clause, as often "too slow" (a reason to change) as
+# additive; "too" closing a clause ("a second cluster in Ohio too.") adds.
+_EXTENDS = re.compile(
+    r"\b(?:also|as well|additionally|another|in addition)\b|\btoo\b(?=\s*(?:[.,;:!)]|$))",
+    re.I,
+)
+# Words that say a value holds on ("still", "as before", "stayed"): the newer restates
+# the older, whatever else differs in the wording.
+_CONTINUES = re.compile(
+    r"\b(?:still|remains?|remained|stayed|stays|as before|as usual|as always|unchanged|"
+    r"continues to|continued to|same as (?:before|ever))\b",
+    re.I,
+)
 _VOCATIVE = re.compile(
     r"(?:^|(?<=[,!.?]\s)|\b(?i:hey|hi|hello|thanks|thank you|wow|congrats|sorry|dear|yes|"
     r"oh|ok|okay|great|cool|awesome|nice|morning|evening|woohoo)\s*,?\s*)"
@@ -98,6 +109,7 @@ class Signature:
     head: frozenset[str]  # the first content words: where a sentence names its topic
     adds: float  # 1.0 when it says it adds to what was ("also", "as well", "too")
     extends: bool  # it says so unambiguously ("also", "as well", "another"; not "too")
+    continues: bool  # it says a value holds on ("still", "as before", "stayed")
     text: str  # the statements compared (questions and names said to someone left out)
 
     # Read only when a pair is compared, which most memories never are: computed then.
@@ -182,7 +194,7 @@ def bounded_signature(
     adds = 1.0 if _ADDS.search(text) else 0.0
     found = Signature(
         names, name_words, frozenset(values), aspect, cue, cues, subject, head, adds,
-        bool(_EXTENDS.search(text)), text,
+        bool(_EXTENDS.search(text)), bool(_CONTINUES.search(text)), text,
     )
     return None if limit is not None and found.size() > limit else found
 
@@ -272,6 +284,7 @@ class Features:
     rivals: float  # each opens with a value the other lacks: two subjects
     series: float  # each carries an item label the other lacks: two members of a series
     extends: float  # the newer says it adds one more ("we also use Redis", "another customer")
+    continues: float  # the newer says the old value holds on ("Wren still lives in Cardiff")
     dense: float | None  # cosine of the two rows' vectors, when both have one
 
 
@@ -289,9 +302,16 @@ def pair_features(old: Signature, new: Signature, dense: float | None) -> Featur
         subject = 0.5
     else:
         subject = 0.0
-    plain_old, plain_new = old_all - old.values, new_all - new.values
+    # A word is a value only where both sides read it so: one the rules named on one side
+    # ("Finance stopped using the legacy reporting service") and left plain on the other
+    # ("... still in use by finance") is shared wording, which is what an aspect is;
+    # unless both open with it ("Marta's manager ..." / "Marta mentors ..."): the subject.
+    plain_old = old_all - (old.values - new.aspect)
+    plain_new = new_all - (new.values - old.aspect)
     small = min(len(plain_old), len(plain_new))
-    aspect = len(shared - old.values - new.values) / small if small else 0.0
+    worded = (shared - old.values - new.values) | (
+        shared & plain_old & plain_new) - (old.head & new.head)
+    aspect = len(worded) / small if small else 0.0
     # A value counts as changed only if the other memory does not mention it at all
     # (a name written lowercase on one side is still the same name).
     old_only = old.values - new_all
@@ -300,7 +320,7 @@ def pair_features(old: Signature, new: Signature, dense: float | None) -> Featur
         differs = 1.0
     elif new_only:
         differs = 0.75  # "from X to Y" names the old value too
-    elif old_only or (plain_old - shared and plain_new - shared):
+    elif old_only or (old_all - old.values - shared and new_all - new.values - shared):
         differs = 0.5  # a lowercase value ("dark mode" -> "light mode")
     else:
         differs = 0.0
@@ -323,4 +343,5 @@ def pair_features(old: Signature, new: Signature, dense: float | None) -> Featur
     if series and cue >= 1.0 and new_labels <= new.dates:
         series = 0.0  # a date can be moved ("the launch got pushed to 3 October")
     return Features(subject, aspect, differs, names_old, cue, new.adds, rivals, series,
-                    1.0 if new.extends and not names_old else 0.0, dense)
+                    1.0 if new.extends and not names_old else 0.0,
+                    1.0 if new.continues and not names_old else 0.0, dense)

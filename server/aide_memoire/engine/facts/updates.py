@@ -94,8 +94,10 @@ def comparable(f: Features) -> bool:
     """The gates, which read no cosine: a pair failing them is never an update."""
     if f.differs == 0.0 and f.cue == 0.0:
         return False  # the same value, said again
-    if f.rivals or f.series or f.extends:
-        return False  # two subjects described alike, two items of a series, one more item
+    if f.rivals or f.series or f.extends or f.continues:
+        # two subjects described alike, two items of a series, one more item, or the
+        # old value said to hold on
+        return False
     return not (f.subject == 0.0 and f.aspect < 0.5)  # else: not about the same thing
 
 
