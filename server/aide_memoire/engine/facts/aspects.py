@@ -231,7 +231,7 @@ def _labels(text: str, names: frozenset[str]) -> tuple[frozenset[str], frozenset
     return frozenset(out | dates), frozenset(dates)
 
 
-def _lead(text: str, values: set[str]) -> list[str]:
+def _lead(text: str, values: frozenset[str]) -> list[str]:
     """The values among the first two content tokens, in text order (numbers too)."""
     out: list[str] = []
     seen = 0
