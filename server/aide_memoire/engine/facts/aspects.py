@@ -309,9 +309,17 @@ def pair_features(old: Signature, new: Signature, dense: float | None) -> Featur
     plain_old = old_all - (old.values - new.aspect)
     plain_new = new_all - (new.values - old.aspect)
     small = min(len(plain_old), len(plain_new))
-    worded = (shared - old.values - new.values) | (
-        shared & plain_old & plain_new) - (old.head & new.head)
+    # The words both open with name the subject ("The search cluster runs ..." / "The
+    # search cluster moved its snapshots ..."): counted by ``subject``, they are no
+    # evidence that the two say the same thing about it.
+    worded = (shared - old.values - new.values | shared & plain_old & plain_new) - (
+        old.head & new.head)
     aspect = len(worded) / small if small else 0.0
+    if shared and new.aspect <= old_all:
+        # The newer says nothing the older did not, but a value ("The docs site is on
+        # Vercel now"): the same frame, so the same aspect, even if only its subject is
+        # worded alike.
+        aspect = 1.0
     # A value counts as changed only if the other memory does not mention it at all
     # (a name written lowercase on one side is still the same name).
     old_only = old.values - new_all
