@@ -315,10 +315,10 @@ def pair_features(old: Signature, new: Signature, dense: float | None) -> Featur
     worded = (shared - old.values - new.values | shared & plain_old & plain_new) - (
         old.head & new.head)
     aspect = len(worded) / small if small else 0.0
-    if shared and new.aspect <= old_all:
-        # The newer says nothing the older did not, but a value ("The docs site is on
-        # Vercel now"): the same frame, so the same aspect, even if only its subject is
-        # worded alike.
+    if old.head and old.head <= shared and new.aspect <= old_all:
+        # The newer names the older's subject and says nothing else the older did not,
+        # but a value ("The docs site is on Vercel now"): the same frame, so the same
+        # aspect, even if only its subject is worded alike.
         aspect = 1.0
     # A value counts as changed only if the other memory does not mention it at all
     # (a name written lowercase on one side is still the same name).
