@@ -82,6 +82,12 @@ _LEAD = re.compile(_NUMBER.pattern + r"|[^\W\d_][\w'’-]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _DIGIT = re.compile(r"\d")
+# A subordinate or participle clause opening a sentence, up to its comma.
+_OPENING = re.compile(
+    r"^\s*(?:(?:since|after|when|because|although|though|while|once|as|before|until|if|"
+    r"now that|ever since)\b|[A-Za-z]+ing\b)[^,;.!?]{0,80}[,;]\s*",
+    re.I,
+)
 _SUFFIXES = ("ing", "ies", "ers", "ed", "es", "s")
 
 
@@ -194,13 +200,28 @@ def bounded_signature(
         subject = (speaker or "user").casefold()
     elif lowered & {"we", "our", "us"}:
         subject = "we"
-    head = frozenset(stems[:2])
+    head = frozenset(_head(text, stems))
     adds = 1.0 if _ADDS.search(text) else 0.0
     found = Signature(
         names, name_words, frozenset(values), aspect, cue, cues, subject, head, adds,
         bool(_EXTENDS.search(text)), bool(_CONTINUES.search(text)), text,
     )
     return None if limit is not None and found.size() > limit else found
+
+
+def _head(text: str, stems: list[str]) -> list[str]:
+    """The first two content stems of the main clause: where a sentence names its topic.
+
+    A clause that opens the sentence ahead of it ("Since Dr Patel retired, Grandpa Joe
+    sees Dr Okafor", "Having left the Navy, Ingrid ...") is skipped when one follows.
+    """
+    opening = _OPENING.match(text)
+    if opening:
+        rest = [stem(w) for w in tokens(text[opening.end():])
+                if w not in STOP_WORDS and w not in CUES and len(w) > 2 and not _DIGIT.search(w)]
+        if rest:
+            return rest[:2]
+    return stems[:2]
 
 
 def _labels(text: str, names: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
