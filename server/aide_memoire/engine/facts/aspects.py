@@ -93,16 +93,12 @@ _SUFFIXES = ("ing", "ies", "ers", "ed", "es", "s")
 
 @lru_cache(maxsize=1 << 16)  # a conversation repeats its words: strip each once
 def stem(word: str) -> str:
-    """A crude suffix strip, enough to match "hosts"/"hosted"/"hosting" to "host" and
-    "share"/"shared"/"sharing" to "shar" (a final "e" goes too, as suffixes drop it)."""
-    base = word
+    """A crude suffix strip, enough to match "hosts"/"hosted"/"hosting" to "host"."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: -len(suffix)]
-            if suffix == "ies":
-                return base + "y"
-            break
-    return base[:-1] if base.endswith("e") and len(base) > 3 else base
+            return base + "y" if suffix == "ies" else base
+    return word
 
 
 @dataclass(frozen=True)
