@@ -41,6 +41,10 @@ def _load(name: str) -> list[dict[str, Any]]:
 
 GENERAL = _load("knowledge_updates_general.json")
 FRESH = _load("knowledge_updates_fresh.json")
+# A third held-out set (other domains and phrasing classes), committed before the second
+# round of tuning and measured once after it; and the supplementary tuning set.
+HELDOUT3 = _load("knowledge_updates_heldout3.json")
+TUNING2 = _load("knowledge_updates_tuning2.json")
 
 
 @dataclass
@@ -93,13 +97,35 @@ def outcomes(
         yield mode, _run(memory, GENERAL, NAMESPACE), _run(memory, FRESH, "ku-fresh")
 
 
+@pytest.fixture(scope="module", params=["hybrid", "keyword"])
+def heldout3(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Outcome, Outcome]]:
+    """The third held-out set in one namespace: (mode, changes, controls)."""
+    mode = str(request.param)
+    with _memory(tmp_path_factory.mktemp(f"ku3-{mode}"), mode == "hybrid") as memory:
+        yield (mode, *_totals(_run(memory, HELDOUT3, "ku-heldout3")))
+
+
+def _totals(got: dict[str, Outcome]) -> tuple[Outcome, Outcome]:
+    changes, controls = Outcome(), Outcome()
+    for key, part in got.items():
+        into = controls if key.endswith("control") else changes
+        for field in ("now", "as_of", "linked", "total"):
+            setattr(into, field, getattr(into, field) + getattr(part, field))
+    return changes, controls
+
+
 def test_suite_shape() -> None:
     changes = [s for s in GENERAL if s["cls"] != "control"]
     assert len(changes) >= 120 and len(GENERAL) - len(changes) >= 20
-    assert len({(s["old"], s["new"]) for s in GENERAL + FRESH}) == len(GENERAL) + len(FRESH)
+    every = GENERAL + FRESH + HELDOUT3 + TUNING2
+    assert len({(s["old"], s["new"]) for s in every}) == len(every)
+    held = [s for s in HELDOUT3 if s["cls"] != "control"]
+    assert len(held) >= 48 and len(HELDOUT3) - len(held) >= 24
     halves = {h: sum(1 for s in changes if half(s) == h) for h in ("tune", "test")}
     assert min(halves.values()) >= 50, halves
-    for s in changes:
+    for s in [*changes, *held, *(s for s in TUNING2 if s["cls"] != "control")]:
         assert s["now"].lower() in s["new"].lower() and s["then"].lower() in s["old"].lower()
 
 
@@ -107,7 +133,7 @@ def test_suite_shape() -> None:
 # little below; the test half's figures were measured once, after tuning.
 FLOORS = {
     ("hybrid", "tune"): {"now": 0.88, "as_of": 0.94},
-    ("hybrid", "test"): {"now": 0.87, "as_of": 0.96},
+    ("hybrid", "test"): {"now": 0.87, "as_of": 0.98},
     ("keyword", "tune"): {"now": 0.75, "as_of": 0.92},
     ("keyword", "test"): {"now": 0.75, "as_of": 0.95},
 }
@@ -137,14 +163,23 @@ def test_controls_mostly_left_alone(outcomes: tuple[str, dict[str, Outcome], Any
 
 def test_fresh_held_out(outcomes: tuple[str, Any, dict[str, Outcome]]) -> None:
     mode, _, fresh = outcomes
-    changes, controls = Outcome(), Outcome()
-    for key, got in fresh.items():
-        into = controls if key.endswith("control") else changes
-        for field in ("now", "as_of", "linked", "total"):
-            setattr(into, field, getattr(into, field) + getattr(got, field))
+    changes, controls = _totals(fresh)
     assert changes.share("now") >= (0.9 if mode == "hybrid" else 0.75), (mode, changes)
     assert changes.share("as_of") >= 0.95, (mode, changes)
     assert controls.linked <= 3, (mode, controls)
+
+
+# Measured once, after the second round of tuning (docs/facts.md), a little below:
+# hybrid "now" 48/54, as_of 54/54, 7/26 controls linked; keyword-only 35/54, 53/54, 4/26.
+HELDOUT3_FLOORS = {"hybrid": (0.85, 0.96, 8), "keyword": (0.62, 0.96, 5)}
+
+
+def test_third_held_out(heldout3: tuple[str, Outcome, Outcome]) -> None:
+    mode, changes, controls = heldout3
+    now, as_of, linked = HELDOUT3_FLOORS[mode]
+    assert changes.share("now") >= now and changes.share("as_of") >= as_of, (mode, changes)
+    # as_of on the controls: 26/26 hybrid, 25/26 keyword-only (a distractor ranks first).
+    assert controls.linked <= linked and controls.share("as_of") >= 0.92, (mode, controls)
 
 
 @pytest.fixture
@@ -198,3 +233,20 @@ def test_same_value_again_is_not_an_update(keyword: Memory) -> None:
     keyword.store("Wren still lives in Cardiff, near the bay.", namespace="n",
                   observed_at=NEW_AT)
     assert keyword.get(old, namespace="n").superseded_by is None
+
+
+def test_a_value_said_to_hold_on_is_not_an_update(keyword: Memory) -> None:
+    old = keyword.store("The mirror syncs from the Frankfurt origin.", namespace="n",
+                        observed_at=OLD_AT)
+    keyword.store("The mirror still syncs from the Frankfurt origin after the network change.",
+                  namespace="n", observed_at=NEW_AT)
+    assert keyword.get(old, namespace="n").superseded_by is None
+    assert keyword.review_queue("n", kind="fact_update") == []
+
+
+def test_one_more_said_with_a_closing_too_is_not_an_update(keyword: Memory) -> None:
+    old = keyword.store("We run the primary cluster in Oregon.", namespace="n",
+                        observed_at=OLD_AT)
+    keyword.store("We now run a second cluster in Ohio too.", namespace="n", observed_at=NEW_AT)
+    assert keyword.get(old, namespace="n").superseded_by is None
+    assert keyword.review_queue("n", kind="fact_update") == []

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import clock
 from ..trust import audit, review
-from .aspects import Features, Signature, pair_features, signature
+from .aspects import Features, Signature, bounded_signature, pair_features
 from .entities import Mention
 
 if TYPE_CHECKING:
@@ -79,6 +79,7 @@ class Item:
     vector: Any
     speaker: str | None
     observed: bool
+    content: str
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,10 @@ def comparable(f: Features) -> bool:
     """The gates, which read no cosine: a pair failing them is never an update."""
     if f.differs == 0.0 and f.cue == 0.0:
         return False  # the same value, said again
-    if f.rivals or f.series or f.extends:
-        return False  # two subjects described alike, two items of a series, one more item
+    if f.rivals or f.series or f.extends or f.continues:
+        # two subjects described alike, two items of a series, one more item, or the
+        # old value said to hold on
+        return False
     return not (f.subject == 0.0 and f.aspect < 0.5)  # else: not about the same thing
 
 
@@ -133,15 +136,18 @@ class GeneralUpdates:
         self.vector_table = vector_table
         # Older memories come back as candidates again and again: keep their signatures
         # (keyed by rowid and text, so an edit is read afresh).
-        self._signatures: dict[tuple[int, str], Signature] = {}
+        self._signatures: dict[tuple[int, str], Signature | None] = {}
 
     def item(self, rowid: int, memory_id: str, namespace: str, kind: str, at: str | None, text: str,
              mentions: list[Mention], speaker: str | None, vector: Any) -> Item | None:
         """The new memory as compared, or None when it is too long to state one thing."""
         if text.count(" ") >= 3 * self.tuning.max_words:
             return None  # cheap pre-check: the signature would be too large anyway
+        found = bounded_signature(text, mentions, speaker=speaker, limit=self.tuning.max_words)
+        if found is None:
+            return None
         return Item(rowid, memory_id, namespace, kind, at or clock.format_time(clock.now()),
-                    signature(text, mentions, speaker=speaker), vector, speaker, bool(at))
+                    found, vector, speaker, bool(at), text)
 
     def __call__(self, tx: Any, found: list[Item | None]) -> None:
         items = [i for i in found if i is not None and i.signature.size() <= self.tuning.max_words]
@@ -151,62 +157,18 @@ class GeneralUpdates:
             "INSERT OR IGNORE INTO memory_terms (namespace, term, memory_rowid) VALUES (?, ?, ?)",
             [(i.namespace, term, i.rowid) for i in items for term in i.signature.terms()],
         )
+        if len(self._signatures) + len(items) >= _CACHE:
+            self._signatures.clear()
+        for i in items:  # later memories find these as candidates: read each text once
+            self._signatures[(i.rowid, i.content)] = i.signature
         table = self.vector_table(tx) if any(i.vector is not None for i in items) else None
         batch = {i.rowid for i in items}
         for item in items:
             self._one(tx, item, table, batch)
 
     def _one(self, tx: Any, item: Item, table: str | None, batch: set[int]) -> None:
-        if item.kind == "turn" and not item.signature.cue:
-            # Without a change word a turn cannot reach the turn threshold (it is indexed
-            # above, so later turns still find it).
-            return
-        terms = item.signature.terms()
-        if not terms:
-            return
-        # One statement: the most recent memories of each term, each limited on its own.
-        sql = " UNION ALL ".join(
-            "SELECT * FROM (SELECT memory_rowid FROM memory_terms WHERE namespace = ? AND "
-            "term = ? AND memory_rowid != ? ORDER BY memory_rowid DESC LIMIT ?)"
-            for _ in terms
-        )
-        params: list[Any] = []
-        for term in terms:
-            params += [item.namespace, term, item.rowid, self.tuning.per_term]
-        shared: dict[int, int] = {}
-        for (rowid,) in tx.execute(sql, params):
-            shared[int(rowid)] = shared.get(int(rowid), 0) + 1
-        if not shared:
-            return
-        best = sorted(shared, key=lambda r: (-shared[r], -r))[: self.tuning.candidates]
-        rows = _rows(tx, best)
-        if any(r.superseded_by == item.id for r in rows):
-            return  # the rules already closed one: they are exact, so they win
-        names = _names(tx, [r.rowid for r in rows])
-        pairs: list[tuple[_Row, bool, Signature, Signature]] = []
-        for row in rows:
-            if row.status != "active" or row.at == item.at:
-                continue
-            if row.rowid in batch and not (row.observed or item.observed):
-                continue  # written together with no event times: the same moment
-            other = self._signature(row, names)
-            if other.size() > self.tuning.max_words:
-                continue
-            if "turn" in (row.kind, item.kind) and row.speaker != item.speaker:
-                continue  # a turn speaks for its speaker: another's turn is not an update
-            newer_is_item = item.at > row.at
-            old_sig, new_sig = (other, item.signature) if newer_is_item else (
-                item.signature, other)
-            # The gates do not read the cosine: only pairs that pass them cost a read.
-            if comparable(pair_features(old_sig, new_sig, None)):
-                pairs.append((row, newer_is_item, old_sig, new_sig))
-        wanted = [row.rowid for row, *_ in pairs]
-        vectors = _vectors(tx, table, wanted) if table and wanted else {}
-        scored: list[tuple[float, _Row, bool, Features]] = []
-        for row, newer_is_item, old_sig, new_sig in pairs:
-            dense = _cosine(item.vector, vectors.get(row.rowid))
-            features = pair_features(old_sig, new_sig, dense)
-            scored.append((confidence(features, self.tuning), row, newer_is_item, features))
+        scored = [(confidence(f, self.tuning), row, newer, f)
+                  for row, newer, f in self.pairs(tx, item, table, batch)]
         if not scored:
             return
         score, row, newer_is_item, features = max(scored, key=lambda s: s[0])
@@ -220,15 +182,70 @@ class GeneralUpdates:
             # queue, so an unsure turn pair is left alone.
             _propose(tx, item.namespace, old_id, new_id, score, features)
 
+    def pairs(self, tx: Any, item: Item, table: str | None,
+              batch: set[int]) -> list[tuple[_Row, bool, Features]]:
+        """Older or newer memories that pass the gates, with how each relates to ``item``
+        (the row, whether ``item`` is the newer, the features)."""
+        if item.kind == "turn" and not item.signature.cue:
+            # Without a change word a turn cannot reach the turn threshold (it is indexed
+            # above, so later turns still find it).
+            return []
+        terms = item.signature.terms()
+        if not terms:
+            return []
+        # One statement: the most recent memories of each term, each limited on its own.
+        sql = " UNION ALL ".join(
+            "SELECT * FROM (SELECT memory_rowid FROM memory_terms WHERE namespace = ? AND "
+            "term = ? AND memory_rowid != ? ORDER BY memory_rowid DESC LIMIT ?)"
+            for _ in terms
+        )
+        params: list[Any] = []
+        for term in terms:
+            params += [item.namespace, term, item.rowid, self.tuning.per_term]
+        shared: dict[int, int] = {}
+        for (rowid,) in tx.execute(sql, params):
+            shared[int(rowid)] = shared.get(int(rowid), 0) + 1
+        if not shared:
+            return []
+        best = sorted(shared, key=lambda r: (-shared[r], -r))[: self.tuning.candidates]
+        rows = _rows(tx, best)
+        if any(r.superseded_by == item.id for r in rows):
+            return []  # the rules already closed one: they are exact, so they win
+        unread = [r.rowid for r in rows if (r.rowid, r.content) not in self._signatures]
+        names = _names(tx, unread) if unread else {}
+        pairs: list[tuple[_Row, bool, Features]] = []
+        for row in rows:
+            if row.status != "active" or row.at == item.at:
+                continue
+            if row.rowid in batch and not (row.observed or item.observed):
+                continue  # written together with no event times: the same moment
+            other = self._signature(row, names)
+            if other is None:
+                continue
+            if "turn" in (row.kind, item.kind) and row.speaker != item.speaker:
+                continue  # a turn speaks for its speaker: another's turn is not an update
+            newer_is_item = item.at > row.at
+            old_sig, new_sig = (other, item.signature) if newer_is_item else (
+                item.signature, other)
+            # The gates do not read the cosine: only pairs that pass them cost a read.
+            features = pair_features(old_sig, new_sig, None)
+            if comparable(features):
+                pairs.append((row, newer_is_item, features))
+        wanted = [row.rowid for row, *_ in pairs]
+        vectors = _vectors(tx, table, wanted) if table and wanted else {}
+        return [(row, newer, replace(f, dense=_cosine(item.vector, vectors.get(row.rowid))))
+                for row, newer, f in pairs]
 
-    def _signature(self, row: _Row, names: dict[int, list[Mention]]) -> Signature:
+    def _signature(self, row: _Row, names: dict[int, list[Mention]]) -> Signature | None:
+        """The row's signature, or None when it is too long to compare (cached either way)."""
         key = (row.rowid, row.content)
-        found = self._signatures.get(key)
-        if found is None:
-            if len(self._signatures) >= _CACHE:
-                self._signatures.clear()
-            found = signature(row.content, names.get(row.rowid, []), speaker=row.speaker)
-            self._signatures[key] = found
+        if key in self._signatures:
+            return self._signatures[key]
+        if len(self._signatures) >= _CACHE:
+            self._signatures.clear()
+        found = bounded_signature(row.content, names.get(row.rowid, []), speaker=row.speaker,
+                                  limit=self.tuning.max_words)
+        self._signatures[key] = found
         return found
 
 
