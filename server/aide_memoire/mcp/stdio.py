@@ -79,7 +79,7 @@ class _CheckedLines:
 
 
 async def serve_stdio(server: Any) -> None:
-    """Run ``server`` (an ``MCPServer``) over this process's stdin and stdout."""
+    """Run ``server`` (a low-level ``Server``) over this process's stdin and stdout."""
     # Undecodable bytes become U+FFFD, as in the SDK's own reader.
     stdin_text = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
     send_error, errors = anyio.create_memory_object_stream[types.JSONRPCError](16)
@@ -93,7 +93,5 @@ async def serve_stdio(server: Any) -> None:
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(answer_bad_lines)
-            lowlevel = server._lowlevel_server
-            await lowlevel.run(read_stream, write_stream,
-                               lowlevel.create_initialization_options())
+            await server.run(read_stream, write_stream, server.create_initialization_options())
             tasks.cancel_scope.cancel()
