@@ -8,9 +8,9 @@ must not pay for the SDK before it answers.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ValidationError
 
@@ -44,9 +44,10 @@ def resolve_namespace(args: BaseModel, default: str) -> str:
     return given if isinstance(given, str) and given else default
 
 
-def parse(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> ToolInput:
-    """The validated arguments (raises pydantic's ``ValidationError``)."""
-    return spec.input.model_validate(dict(arguments or {}))
+def parse(spec: ToolSpec, arguments: object) -> ToolInput:
+    """The validated arguments (raises pydantic's ``ValidationError``, also for arguments
+    that are not an object at all)."""
+    return spec.input.model_validate({} if arguments is None else arguments)
 
 
 def call(spec: ToolSpec, memory: Memory, args: BaseModel, *, default_namespace: str,

@@ -55,7 +55,15 @@ class Front:
     # -- the reading thread -------------------------------------------------------------
 
     def start(self) -> None:
-        threading.Thread(target=self._read, name="mcp-front", daemon=True).start()
+        self._reader = threading.Thread(target=self._read, name="mcp-front", daemon=True)
+        self._reader.start()
+
+    def close(self) -> None:
+        """Wait for the client's end of input, then close the wire (tests; a server's
+        process exit does it)."""
+        self._reader.join(timeout=30)
+        self._in.close()
+        self._out.close()
 
     def _read(self) -> None:
         for raw in iter(self._in.readline, b""):

@@ -111,7 +111,8 @@ async def run_on_lines(server: Any, lines: AsyncIterator[str],
     send_error, errors = anyio.create_memory_object_stream[types.JSONRPCError](16)
     checked: Any = _CheckedLines(_Iterable(lines), send_error)
     out: Any = None if write is None else _Writer(write)
-    async with stdio_server(stdin=checked, stdout=out) as (read_stream, write_stream):
+    async with send_error, stdio_server(stdin=checked, stdout=out) as (read_stream,
+                                                                       write_stream):
 
         async def answer_bad_lines() -> None:
             async with errors:
