@@ -34,7 +34,7 @@ SLOW_TESTS = {
     "test_several_processes_indexing_one_tree",  # several processes at once
 }
 # Module fixtures elsewhere that open a store with the real model.
-DENSE_FIXTURES = {"scattered"}
+DENSE_FIXTURES = {"scattered", "hybrid"}
 _TESTS = Path(__file__).resolve().parent
 
 

@@ -3,6 +3,7 @@ lost, and no raw driver error or traceback reaches the caller."""
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -237,6 +238,9 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     try:
         yield mount
     finally:
+        # A store that failed to open on the full disk (the in-process CLI's) leaves its
+        # connection to the garbage collector, held by a traceback cycle until collected.
+        gc.collect()
         subprocess.run(["umount", str(mount)], check=True)
 
 
