@@ -238,18 +238,15 @@ def store_conversation(
     return StoreConversationOutput(ids=ids, session_id=session, namespace=namespace)
 
 
+def _filters(args: RecallInput | SearchInput) -> dict[str, Any]:
+    """The filters recall and search share, as the engine takes them (empty = none)."""
+    return {"kinds": args.kinds or None, "tags": args.tags or None, "since": args.since,
+            "until": args.until, "as_of": args.as_of,
+            "include_superseded": args.include_superseded}
+
+
 def recall(memory: Memory, args: RecallInput, namespace: str) -> RecallOutput:
-    hits = memory.recall(
-        args.query,
-        namespace=namespace,
-        limit=args.limit,
-        kinds=args.kinds or None,
-        tags=args.tags or None,
-        since=args.since,
-        until=args.until,
-        as_of=args.as_of,
-        include_superseded=args.include_superseded,
-    )
+    hits = memory.recall(args.query, namespace=namespace, limit=args.limit, **_filters(args))
     omitted = 0
     if args.max_tokens is not None:
         kept, used = [], 0
@@ -265,17 +262,8 @@ def recall(memory: Memory, args: RecallInput, namespace: str) -> RecallOutput:
 
 
 def search(memory: Memory, args: SearchInput, namespace: str) -> SearchOutput:
-    records = memory.search(
-        namespace=namespace,
-        tags=args.tags or None,
-        kinds=args.kinds or None,
-        min_importance=args.min_importance,
-        since=args.since,
-        until=args.until,
-        as_of=args.as_of,
-        include_superseded=args.include_superseded,
-        limit=args.limit,
-    )
+    records = memory.search(namespace=namespace, min_importance=args.min_importance,
+                            limit=args.limit, **_filters(args))
     return SearchOutput(namespace=namespace, memories=records)
 
 
