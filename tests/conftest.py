@@ -38,6 +38,23 @@ DENSE_FIXTURES = {"scattered", "hybrid"}
 _TESTS = Path(__file__).resolve().parent
 
 
+def _fast_tier(config: pytest.Config) -> bool:
+    return " ".join(str(config.getoption("markexpr", "")).split()) == "not slow"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In the fast tier, a slow module is not even imported: importing some of them loads
+    torch and sentence-transformers (seconds of CPU) only for their tests to be
+    deselected."""
+    if not _fast_tier(config) or collection_path.suffix != ".py":
+        return None
+    try:
+        module = collection_path.resolve().relative_to(_TESTS).as_posix()
+    except ValueError:
+        return None
+    return True if module in SLOW_MODULES else None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         module = item.path.resolve().relative_to(_TESTS).as_posix()
