@@ -28,10 +28,15 @@ SLOW_MODULES = {
     "ops/test_doctor_model.py",
     # Real server processes: the tests are about the process's own stdio and stderr.
     "mcp/test_stdio_faults.py", "mcp/test_serve_messages.py",
+    # The CLI and the server as processes in the second, keyword-only environment.
+    "test_keyword_install.py",
 }
 SLOW_TESTS = {
     "test_documented_commands_run_as_documented",  # a new user's shell, the real model
     "test_several_processes_indexing_one_tree",  # several processes at once
+    # Stores opened with the real model (tests/engine/test_store_size.py):
+    "test_one_memory_with_its_vector_is_under_200_kb",
+    "test_each_new_namespace_costs_kilobytes_not_megabytes",
 }
 # Module fixtures elsewhere that open a store with the real model.
 DENSE_FIXTURES = {"scattered", "hybrid"}

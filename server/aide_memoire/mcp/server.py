@@ -12,6 +12,7 @@ loop keeps answering ``tools/list`` and pings meanwhile.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,7 @@ PROMPT_ARGUMENT = types.PromptArgument(
 Context = ServerRequestContext[Any]
 
 
+@functools.cache  # schemas are built once per process, not once per server
 def tool_definition(spec: ToolSpec) -> types.Tool:
     """The tool as ``tools/list`` publishes it: compact input schema, output typed to its
     top-level fields, annotations from the spec's hints (no title in them: the tool's own
