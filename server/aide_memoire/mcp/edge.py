@@ -8,6 +8,7 @@ must not pay for the SDK before it answers.
 from __future__ import annotations
 
 import threading
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -65,7 +66,10 @@ def failure_text(spec: ToolSpec, exc: BaseException) -> str:
     how to fix the call; for anything else a generic line (the details go to the log)."""
     if isinstance(exc, ValidationError | AideMemoireError):
         return f"Error executing tool {spec.name}: {exc}"
-    log.error("tool_failed", tool=spec.name, exc_info=exc)
+    # The plain traceback, not exc_info: the console renderer's rich traceback takes about
+    # two seconds of CPU to draw, on the server's event loop.
+    log.error("tool_failed", tool=spec.name,
+              traceback="".join(traceback.format_exception(exc)).rstrip())
     return (f"Error executing tool {spec.name}: internal error; the server logged the "
             "details and keeps serving")
 
