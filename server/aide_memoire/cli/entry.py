@@ -35,22 +35,29 @@ def _hook_args(argv: list[str]) -> tuple[str, str | None] | None:
     return None
 
 
-def _serves_stdio(argv: list[str]) -> bool:
-    """Whether ``argv`` is ``[--home H] [--log-level L] serve [options]`` without --http."""
+def _serves_stdio(argv: list[str]) -> tuple[bool, str | None]:
+    """Whether ``argv`` is ``[--home H] [--log-level L] serve [options]`` without --http,
+    and the --home it names."""
+    home = None
     rest = list(argv)
-    while rest and rest[0] in ("--home", "--log-level") and len(rest) > 1:
-        del rest[:2]
-    while rest and rest[0].startswith(("--home=", "--log-level=")):
-        del rest[0]
-    return (bool(rest) and rest[0] == "serve"
-            and not {"--http", "--help", "-h"} & {arg.split("=", 1)[0] for arg in rest})
+    while rest and rest[0].startswith(("--home", "--log-level")):
+        flag = rest.pop(0)
+        name, _, value = flag.partition("=")
+        if not value and rest:
+            value = rest.pop(0)
+        home = value if name == "--home" else home
+    serves = (bool(rest) and rest[0] == "serve"
+              and not {"--http", "--help", "-h"} & {arg.split("=", 1)[0] for arg in rest})
+    return serves, home
 
 
 def main() -> None:
-    if _serves_stdio(sys.argv[1:]):
+    serves, home = _serves_stdio(sys.argv[1:])
+    if serves:
         from ..mcp.front import start
+        from .hook import data_home
 
-        start()
+        start(data_home(home))
     found = _hook_args(sys.argv[1:])
     if found is not None:
         from .hook import main as hook_main

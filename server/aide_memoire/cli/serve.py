@@ -75,11 +75,24 @@ def serve(ctx: click.Context, http: bool, namespace: str | None, workers: int,
     say(f"serving MCP over stdio; {what}{waiting}")
     # Over stdio the store opens on the first tool call (or once the client's handshake is
     # done): initialize and tools/list never wait for the engine, the store or the model.
+    # A folder that cannot hold the store fails now, not at the first call.
+    _check_home(store_settings)
     memory = LazyMemory(lambda: _open(store_settings))
     try:
         run_stdio(memory, settings)
     finally:
         memory.close()
+
+
+def _check_home(settings: Settings) -> None:
+    from .hook import make_home
+
+    home = settings.home
+    try:
+        make_home(home)
+    except OSError as exc:
+        fail(f"cannot create the store's folder {home}: {exc.strerror or exc}; point "
+             "AIDE_MEMOIRE_HOME or --home at a folder you can write", EXIT_ERROR)
 
 
 def _open(settings: Settings) -> Memory:

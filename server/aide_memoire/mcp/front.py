@@ -17,6 +17,7 @@ over, the front answers nothing more.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -152,12 +153,22 @@ def _handshake(params: object) -> bool:
             and isinstance(info.get("version"), str))
 
 
-def start() -> Front | None:
+def start(home: Path | None = None) -> Front | None:
     """Take the process's stdin and stdout as the wire and start answering; None (and
-    nothing changed) when the listing is missing or stdin is a terminal."""
+    nothing changed) when the listing is missing or stdin is a terminal.
+
+    ``home``, the store's folder, is made first (the store itself opens at the first
+    tool call): a client's health check that only shakes hands and stops the server
+    still leaves the sign that it ran on that store. A folder that cannot be made is
+    reported by ``serve`` itself a moment later."""
     global _active
     if sys.stdin is None or sys.stdin.isatty() or not LISTING.is_file():
         return None
+    if home is not None:
+        from ..cli.hook import make_home
+
+        with contextlib.suppress(OSError):
+            make_home(home)
     listing = json.loads(LISTING.read_text(encoding="utf-8"))
     # The wire moves to private descriptors; fd 0 reads the null device and fd 1 goes to
     # stderr, so stray output (a library's print) can never corrupt the transport.
