@@ -17,7 +17,7 @@ from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 
 from aide_memoire import Memory, Settings
 from aide_memoire.mcp.edge import LazyMemory, ServeSettings
-from aide_memoire.mcp.front import LISTING, SENTINEL, Front
+from aide_memoire.mcp.front import LISTING, SENTINEL, Front, sdk_matches
 from aide_memoire.mcp.listing import exchange, generate, handshake
 from aide_memoire.mcp.server import build_server
 from aide_memoire.mcp.stdio import run_on_lines
@@ -35,6 +35,12 @@ def test_listing_json_is_what_the_server_answers_now() -> None:
         "mcp/listing.json is stale: run `python -m aide_memoire.mcp.listing > "
         "server/aide_memoire/mcp/listing.json`"
     )
+
+
+def test_the_front_answers_only_for_the_sdk_the_listing_was_taken_from() -> None:
+    listing = json.loads(LISTING.read_text(encoding="utf-8"))
+    assert sdk_matches(listing)
+    assert not sdk_matches({**listing, "sdk": "0.0.1"})
 
 
 class Pipes:

@@ -18,6 +18,7 @@ over, the front answers nothing more.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import queue
@@ -29,7 +30,7 @@ from typing import Any, BinaryIO
 
 from ..engine import parts
 
-__all__ = ["LISTING", "SENTINEL", "Front", "active", "start"]
+__all__ = ["LISTING", "SENTINEL", "Front", "active", "sdk_matches", "start"]
 
 LISTING = Path(__file__).with_name("listing.json")
 SENTINEL = "aide-memoire-front:"
@@ -164,12 +165,14 @@ def start(home: Path | None = None) -> Front | None:
     global _active
     if sys.stdin is None or sys.stdin.isatty() or not LISTING.is_file():
         return None
+    listing = json.loads(LISTING.read_text(encoding="utf-8"))
+    if not sdk_matches(listing):
+        return None  # the SDK answers everything itself, as without a front
     if home is not None:
         from ..cli.hook import make_home
 
         with contextlib.suppress(OSError):
             make_home(home)
-    listing = json.loads(LISTING.read_text(encoding="utf-8"))
     # The wire moves to private descriptors; fd 0 reads the null device and fd 1 goes to
     # stderr, so stray output (a library's print) can never corrupt the transport.
     wire_in = os.fdopen(os.dup(0), "rb")
@@ -182,6 +185,16 @@ def start(home: Path | None = None) -> Front | None:
     _active = Front(listing, wire_in, wire_out)
     _active.start()
     return _active
+
+
+def sdk_matches(listing: dict[str, Any]) -> bool:
+    """Whether the installed MCP SDK is the one the listing was taken from, read from its
+    dist-info folder's name (importlib.metadata costs tens of milliseconds here)."""
+    found = importlib.util.find_spec("mcp")
+    if found is None or found.origin is None:
+        return False
+    site = Path(found.origin).parent.parent
+    return (site / f"mcp-{listing.get('sdk')}.dist-info").is_dir()
 
 
 def active() -> Front | None:

@@ -11,6 +11,7 @@ handshake per protocol version the SDK knows, to record which ones it accepts.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -78,6 +79,8 @@ def generate() -> dict[str, Any]:
     assert [t["name"] for t in tools] == [spec.name for spec in TOOLS]
     return {
         "generated_by": "python -m aide_memoire.mcp.listing",
+        # The front answers only for this SDK: another one may negotiate differently.
+        "sdk": importlib.metadata.version("mcp"),
         "initialize": {"supported": accepted, "fallback": fallback, "result": common},
         "tools_result": listed["result"],
         "tools": [{"part": spec.part, "tool": tool} for spec, tool in zip(TOOLS, tools,
