@@ -3,7 +3,9 @@
 
 Raw JSON-RPC lines over the pipes (no client library in the timed path); the clock starts
 just before the process is spawned. Each run uses a fresh process on a store seeded with
-a few memories. Prints a table and writes JSON.
+a few memories. Beside wall time, the server process's own CPU time (user + system, from
+/proc, Linux only) when each answer arrives: a loaded machine inflates it much less than
+wall time. Prints a table and writes JSON.
 
     .venv/bin/python bench/mcp_startup.py --runs 7
     .venv/bin/python bench/mcp_startup.py --runs 7 --model none   # keyword-only
@@ -57,6 +59,15 @@ def _answer_line(pipe: IO[bytes], request_id: int) -> bytes:
             return line.rstrip(b"\n")
 
 
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) the process has used so far; NaN off Linux."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def one_run(home: Path, env: dict[str, str]) -> dict[str, float]:
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
@@ -70,15 +81,18 @@ def one_run(home: Path, env: dict[str, str]) -> dict[str, float]:
         _send(proc.stdin, init)
         _answer(proc.stdout, 1)
         t_init = time.perf_counter() - start
+        cpu_init = _cpu_s(proc.pid)
         _send(proc.stdin, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         _send(proc.stdin, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         listed = _answer_line(proc.stdout, 2)
         tools = json.loads(listed)["result"]["tools"]
         t_list = time.perf_counter() - start
+        cpu_list = _cpu_s(proc.pid)
         _send(proc.stdin, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
             "name": "memory_recall", "arguments": {"query": "where is the deploy script?"}}})
         result = _answer(proc.stdout, 3)["result"]
         t_recall = time.perf_counter() - start
+        cpu_recall = _cpu_s(proc.pid)
         assert not result.get("isError"), result
         assert all(t.get("annotations") and t.get("outputSchema") for t in tools)
     finally:
@@ -87,6 +101,7 @@ def one_run(home: Path, env: dict[str, str]) -> dict[str, float]:
         proc.wait(30)
         proc.stdout.close()
     return {"initialize": t_init, "tools_list": t_list, "first_recall": t_recall,
+            "cpu_initialize": cpu_init, "cpu_tools_list": cpu_list, "cpu_first_recall": cpu_recall,
             "tools": float(len(tools)), "tools_list_bytes": float(len(listed))}
 
 
@@ -111,12 +126,13 @@ def main() -> None:
         one_run(home, env)  # warm the OS file cache: "cold" means a new process, not a new disk
         runs = [one_run(home, env) for _ in range(args.runs)]
 
-    stages = ["initialize", "tools_list", "first_recall"]
+    stages = ["initialize", "tools_list", "first_recall",
+              "cpu_initialize", "cpu_tools_list", "cpu_first_recall"]
     rows = [[stage, *(percentile([r[stage] for r in runs], q) for q in (50, 90, 100))]
             for stage in stages]
     print(f"aide-memoire serve (stdio) cold start, {args.runs} runs, "
           f"model={args.model or 'packaged'}, seconds from spawn")
-    print(table(["answer to", "p50 s", "p90 s", "max s"], rows))
+    print(table(["answer to (cpu_: server CPU)", "p50 s", "p90 s", "max s"], rows))
     print(f"tools/list: {int(runs[0]['tools'])} tools, {int(runs[0]['tools_list_bytes'])} bytes")
     write_json(args.json, {
         "bench": "mcp_startup", "model": args.model or "packaged", "runs": runs,

@@ -27,7 +27,8 @@ class Completed:
 
 
 def invoke(
-    home: Path, *args: str, env: Mapping[str, str] | None = None, stdin: str | None = None,
+    home: Path, *args: str, env: Mapping[str, str] | None = None,
+    stdin: str | bytes | None = None,
     check: bool = False,
 ) -> Completed:
     """``aide-memoire --home HOME ARGS`` keyword-only unless ``env`` says otherwise."""

@@ -13,7 +13,7 @@ from aide_memoire import Memory
 # clients and servers, loads models other than through the shared keyword-only stores,
 # or runs load and crash scenarios. `make test` still runs everything.
 SLOW_MODULES = {
-    "cli/test_cli.py", "code/test_cli.py", "code/test_dense.py", "code/test_real_code.py",
+    "code/test_dense.py", "code/test_real_code.py",
     "engine/test_concurrency.py", "engine/test_lifecycle_of_memory.py",
     "engine/test_onnx_encoder.py", "engine/test_rerank.py", "engine/test_recall_hybrid.py",
     "engine/test_mirror.py", "facts/test_gliner.py", "facts/test_knowledge_updates.py",
@@ -25,9 +25,39 @@ SLOW_MODULES = {
     # Stores opened with the real model (first load exports it) or a writer process:
     "engine/test_bad_input.py", "engine/test_memory.py", "engine/test_conversation.py",
     "engine/test_pipeline.py", "ops/test_doctor.py", "ops/test_snapshot.py",
+    "ops/test_doctor_model.py",
+    # Real server processes: the tests are about the process's own stdio and stderr.
+    "mcp/test_stdio_faults.py", "mcp/test_serve_messages.py",
+    # The CLI and the server as processes in the second, keyword-only environment.
+    "test_keyword_install.py",
 }
-SLOW_TESTS = {"test_cli_facts_related_and_as_of"}  # spawns the CLI per command
+SLOW_TESTS = {
+    "test_documented_commands_run_as_documented",  # a new user's shell, the real model
+    "test_several_processes_indexing_one_tree",  # several processes at once
+    # Stores opened with the real model (tests/engine/test_store_size.py):
+    "test_one_memory_with_its_vector_is_under_200_kb",
+    "test_each_new_namespace_costs_kilobytes_not_megabytes",
+}
+# Module fixtures elsewhere that open a store with the real model.
+DENSE_FIXTURES = {"scattered", "hybrid"}
 _TESTS = Path(__file__).resolve().parent
+
+
+def _fast_tier(config: pytest.Config) -> bool:
+    return " ".join(str(config.getoption("markexpr", "")).split()) == "not slow"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In the fast tier, a slow module is not even imported: importing some of them loads
+    torch and sentence-transformers (seconds of CPU) only for their tests to be
+    deselected."""
+    if not _fast_tier(config) or collection_path.suffix != ".py":
+        return None
+    try:
+        module = collection_path.resolve().relative_to(_TESTS).as_posix()
+    except ValueError:
+        return None
+    return True if module in SLOW_MODULES else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -35,8 +65,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         module = item.path.resolve().relative_to(_TESTS).as_posix()
         # The root `memory` fixture opens a store with the real dense model.
         defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-        dense = any(d.baseid == "" for d in defs.get("memory", ()))
-        if module in SLOW_MODULES or item.name in SLOW_TESTS or dense:
+        dense = any(d.baseid == "" for d in defs.get("memory", ())) or bool(
+            DENSE_FIXTURES & set(defs))
+        # Parametrised stores named "hybrid" (tests/facts) are the real model's.
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        hybrid = any(isinstance(value, str) and value == "hybrid" for value in params.values())
+        if module in SLOW_MODULES or item.originalname in SLOW_TESTS or dense or hybrid:
             item.add_marker(pytest.mark.slow)
 
 

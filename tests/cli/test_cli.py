@@ -1,4 +1,5 @@
-"""The CLI as a user runs it: real processes, a temp AIDE_MEMOIRE_HOME."""
+"""The CLI's commands end to end on a temp store, in this process (tests/clirun.py), and
+once as a user runs it: a real process, the real model."""
 
 from __future__ import annotations
 
@@ -13,15 +14,34 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import __version__
+from tests.clirun import Completed, invoke
 
 EXE = shutil.which("aide-memoire", path=str(Path(sys.executable).parent)) or "aide-memoire"
 
 
-def run(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run(home: Path, *args: str, stdin: str | bytes | None = None) -> Completed:
+    return invoke(home, *args, stdin=stdin)
+
+
+@pytest.mark.slow
+def test_a_real_process_stores_and_recalls_with_the_model(home: Path) -> None:
     env = {**os.environ, "AIDE_MEMOIRE_HOME": str(home)}
-    return subprocess.run(
-        [EXE, *args], env=env, input=stdin, capture_output=True, text=True, timeout=120
-    )
+    env.pop("AIDE_MEMOIRE_EMBEDDING_MODEL", None)  # what a user gets: the packaged model
+
+    def spawn(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([EXE, *args], env=env, capture_output=True, text=True,
+                              timeout=300)
+
+    stored = spawn("store", "Alice prefers tabs over spaces", "-n", "user:alice", "--json")
+    assert stored.returncode == 0, stored.stderr
+    memory_id = json.loads(stored.stdout)["id"]
+    recalled = spawn("recall", "which indentation does Alice like?", "-n", "user:alice",
+                     "--json")
+    hits = json.loads(recalled.stdout)["hits"]
+    assert [h["id"] for h in hits] == [memory_id] and "dense" in hits[0]["ranks"]
+    failed = spawn("recall", "x", "-n", "../x")
+    assert failed.returncode == 2 and failed.stdout == ""
+    assert "namespace '../x' is not allowed" in failed.stderr
 
 
 def test_round_trip(home: Path) -> None:
@@ -63,12 +83,10 @@ def test_human_output_and_version(home: Path) -> None:
 def test_stdin_and_invalid_utf8(home: Path) -> None:
     ok = run(home, "store", "-", "-n", "p", "--json", stdin="from stdin")
     assert ok.returncode == 0, ok.stderr
-    env = {**os.environ, "AIDE_MEMOIRE_HOME": str(home)}
-    bad = subprocess.run([EXE, "store", "-", "-n", "p"], env=env, input=b"\xff\xfe bad",
-                         capture_output=True, timeout=60)
+    bad = run(home, "store", "-", "-n", "p", stdin=b"\xff\xfe bad")
     assert bad.returncode == 2
-    assert b"not valid UTF-8" in bad.stderr
-    assert bad.stdout == b""
+    assert "not valid UTF-8" in bad.stderr
+    assert bad.stdout == ""
 
 
 @pytest.mark.parametrize(

@@ -1,21 +1,17 @@
-"""The code commands as a user runs them: real processes, a temp AIDE_MEMOIRE_HOME."""
+"""The code commands end to end on a temp store, in this process (tests/clirun.py)."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-EXE = shutil.which("aide-memoire", path=str(Path(sys.executable).parent)) or "aide-memoire"
+from tests.clirun import Completed, invoke
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "AIDE_MEMOIRE_HOME": str(home)}
-    return subprocess.run([EXE, *args], env=env, capture_output=True, text=True, timeout=300)
+def run(home: Path, *args: str) -> Completed:
+    return invoke(home, *args)
 
 
 def test_index_search_symbol_json(tmp_path: Path) -> None:

@@ -87,7 +87,9 @@ def _connects_after_setup(data: Path, project: Path, env: dict[str, str],
     listed = run_claude("mcp", "list", cwd=project, env=env)
     line = _server_line(listed.stdout)
     assert "✔ Connected" in line, listed.stdout + listed.stderr + log.read_text()[-2000:]
-    assert (store / "memory.db").exists()  # the plugin's own server made the store
+    # The plugin's own server ran on that store: it made the store's folder at once (the
+    # store itself opens at the first tool call, which a health check never makes).
+    assert store.is_dir()
     # One setup only, and later starts reuse it.
     assert log.read_text().count("first-use setup") == 1
     again = run_claude("mcp", "list", cwd=project, env=env)

@@ -4,10 +4,6 @@ facts over MCP and the CLI."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +12,7 @@ import pytest
 from aide_memoire import InvalidInput, Memory, NotFound, Settings
 from aide_memoire.engine.facts.entities import normalise
 from aide_memoire.engine.facts.extract import extract
+from tests.clirun import Completed, invoke
 from tests.mcp.conftest import connect
 
 
@@ -200,14 +197,9 @@ async def test_mcp_facts_related_and_time_travel(mem: Memory) -> None:
         assert mem.get(new, namespace=ns).superseded_by == stored["id"]
 
 
-EXE = shutil.which("aide-memoire") or str(Path(sys.executable).parent / "aide-memoire")
-
-
 def test_cli_facts_related_and_as_of(tmp_path: Path) -> None:
-    env = {**os.environ, "AIDE_MEMOIRE_HOME": str(tmp_path), "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([EXE, *args], env=env, capture_output=True, text=True, timeout=120)
+    def run(*args: str) -> Completed:  # in this process: tests/clirun.py
+        return invoke(tmp_path, *args)
 
     old = run("store", "Alice works at Acme.", "--observed-at", "2024-01-01").stdout.strip()
     new = run("store", "Deploys use Jenkins.", "--supersedes", old).stdout.strip()

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from aide_memoire import InvalidInput, Memory, NotFound
-from aide_memoire.mcp.models import RecallOutput
+from aide_memoire.mcp.core import RecallOutput
 from aide_memoire.mcp.registry import TOOLS
 from aide_memoire.tools import auto_recall, call_tool, register_tools, render_recall, tool_specs
 

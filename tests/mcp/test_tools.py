@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp.server.mcpserver import MCPServer
 
 from aide_memoire import Memory
-from aide_memoire.mcp import models as m
+from aide_memoire.engine.domain import RESULTS_MAX
+from aide_memoire.mcp import core as m
 from aide_memoire.mcp.registry import TOOLS, ToolSpec
 from aide_memoire.mcp.render import PREFACE
-from aide_memoire.mcp.server import ServeSettings, make_tool
+from aide_memoire.mcp.server import build_server
+from aide_memoire.mcp.spec import READ
 
 from .conftest import NAMESPACE, connect
 
@@ -217,7 +218,7 @@ BAD_ARGUMENTS = [
     ("memory_recall", {"query": "x", "limit": 0}),
     ("memory_recall", {"query": "x", "max_tokens": 1}),
     ("memory_recall", {"query": "x", "since": "last tuesday"}),
-    ("memory_search", {"limit": 1000}),
+    ("memory_search", {"limit": RESULTS_MAX + 1}),
     ("memory_search", {"kinds": ["secret"]}),
     ("memory_get", {}),
     ("memory_get", {"id": 12}),
@@ -322,15 +323,11 @@ async def test_unexpected_failure_is_generic_and_the_server_keeps_serving(
         raise RuntimeError("internal detail the client must not see")
 
     spec = ToolSpec(name="crash", title="Crash", description="Always fails.",
-                    input=m.StatusInput, output=m.StoreOutput, handler=crash,
-                    read_only=True, destructive=False, idempotent=True)
-    import anyio
+                    input=m.StatusInput, output=m.StoreOutput, handler=crash, hints=READ)
 
     from mcp import Client
 
-    tool = make_tool(spec, memory, ServeSettings(), anyio.CapacityLimiter(1))
-    server: MCPServer[Any] = MCPServer("t", tools=[tool])
-    async with Client(server) as client:
+    async with Client(build_server(memory, tools=[spec])) as client:
         result = await client.call_tool("crash", {})
         assert result.is_error
         assert "internal error" in _text(result)

@@ -3,6 +3,7 @@ lost, and no raw driver error or traceback reaches the caller."""
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -23,6 +24,7 @@ from aide_memoire.engine.errors import (
     StoreFull,
 )
 from aide_memoire.engine.migrations import APPLICATION_ID, SCHEMA_VERSION
+from tests.clirun import Completed, invoke
 
 NS = "project:faults"
 
@@ -31,12 +33,10 @@ def settings(home: Path, **extra: object) -> Settings:
     return Settings(home=home, embedding_model="none", **extra)  # type: ignore[arg-type]
 
 
-def run_cli(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
-    return subprocess.run(
-        [sys.executable, "-m", "aide_memoire.cli.main", "--home", str(home), *args],
-        env=env, capture_output=True, text=True, input=stdin, timeout=120,
-    )
+def run_cli(home: Path, *args: str, stdin: str | None = None) -> Completed:
+    """The CLI in this process (tests/clirun.py): these tests are about the messages and
+    exit codes, not the process."""
+    return invoke(home, *args, stdin=stdin)
 
 
 def _crafted(path: Path) -> None:
@@ -238,6 +238,9 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     try:
         yield mount
     finally:
+        # A store that failed to open on the full disk (the in-process CLI's) leaves its
+        # connection to the garbage collector, held by a traceback cycle until collected.
+        gc.collect()
         subprocess.run(["umount", str(mount)], check=True)
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory, SecretRefused
-from aide_memoire.mcp.trust import TRUST_TOOLS, ReviewQueueInput
+from aide_memoire.mcp.trust import TOOLS as TRUST_TOOLS
+from aide_memoire.mcp.trust import ReviewQueueInput
 
 PEM = "-----BEGIN PRIVATE KEY-----\n" + "\n".join(
     "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC" + str(i) * 13 for i in range(4)

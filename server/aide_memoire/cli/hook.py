@@ -47,6 +47,14 @@ def data_home(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(platformdirs.user_data_dir("aide-memoire", appauthor=False))
 
 
+def make_home(home: Path) -> None:
+    """Create the store's folder as the store itself does (engine/db.py: mode 0700).
+    Raises OSError when it cannot be made."""
+    if not home.is_dir():
+        home.mkdir(parents=True, mode=0o700)
+        os.chmod(home, 0o700)
+
+
 def log(home: Path, event: str, message: str, **fields: Any) -> None:
     """One JSON line in <home>/logs/hooks.log (rotated once at 1 MB). Never raises."""
     try:

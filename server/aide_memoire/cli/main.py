@@ -13,6 +13,7 @@ from typing import IO, Any, TypeVar
 import click
 
 from .._version import __version__
+from ..engine import domain
 from ..engine.errors import AideMemoireError, InvalidInput, NotFound, PartMissing
 from ..engine.memory import Memory
 from ..engine.settings import Settings
@@ -113,14 +114,19 @@ def strip_final_newline(data: bytes) -> bytes:
     return data[:-1] if data.endswith(b"\n") else data
 
 
+# Option help derived from the one declaration of the memory's fields (engine/domain.py).
+_KINDS_HELP = f"{', '.join(domain.KINDS[:-1])} or {domain.KINDS[-1]}."
+_TAGS_HELP = (f"Comma-separated tags (at most {domain.TAGS_MAX}, each up to "
+              f"{domain.TAG_MAX} characters).")
+
+
 @cli.command()
 @click.argument("text")
 @namespace_option
-@click.option(
-    "--kind", default="note", show_default=True, help="note, learning, turn, fact or summary."
-)
-@click.option("--tags", default="", help="Comma-separated tags.")
-@click.option("--importance", type=float, default=0.5, show_default=True, help="0 to 1.")
+@click.option("--kind", default="note", show_default=True, help=_KINDS_HELP)
+@click.option("--tags", default="", help=_TAGS_HELP)
+@click.option("--importance", type=float, default=domain.IMPORTANCE_DEFAULT, show_default=True,
+              help=f"{domain.IMPORTANCE_MIN:g} to {domain.IMPORTANCE_MAX:g}.")
 @click.option("--source", default="cli", show_default=True, help="Where the memory came from.")
 @click.option("--observed-at", default=None, help="When it happened (ISO 8601).")
 @click.option("--supersedes", default=None,
@@ -157,7 +163,8 @@ def store(
 @cli.command()
 @click.argument("query")
 @namespace_option
-@click.option("--limit", type=int, default=10, show_default=True, help="How many hits.")
+@click.option("--limit", type=int, default=10, show_default=True,
+              help=f"How many hits (at most {domain.RESULTS_MAX}).")
 @click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
 @click.option("--tags", default="", help="Only memories with one of these tags (comma-separated).")
 @as_of_options
@@ -196,7 +203,8 @@ def recall(
 @click.option("--min-importance", type=float, default=None, help="Only at least this important.")
 @click.option("--since", default=None, help="Only observed at or after this time (ISO 8601).")
 @click.option("--until", default=None, help="Only observed at or before this time (ISO 8601).")
-@click.option("--limit", type=int, default=50, show_default=True, help="How many memories.")
+@click.option("--limit", type=int, default=50, show_default=True,
+              help=f"How many memories (at most {domain.RESULTS_MAX}).")
 @as_of_options
 @json_option
 @click.pass_context

@@ -8,14 +8,18 @@ stays the stdio transport's.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from ..engine import parts
 from ..engine.errors import AideMemoireError, InvalidInput
-from ..engine.memory import Memory
 from ..engine.settings import Settings
+from ..mcp.edge import ServeSettings
 from .output import EXIT_ERROR, EXIT_USAGE, fail
+
+if TYPE_CHECKING:
+    from ..engine.memory import Memory
 
 __all__ = ["serve"]
 
@@ -25,13 +29,13 @@ def say(message: str) -> None:
     print(f"aide-memoire: {message}", file=sys.stderr, flush=True)
 
 
-def _what(memory: Memory, namespace: str) -> str:
+def _what(settings: Settings, namespace: str) -> str:
     from ..mcp.registry import TOOLS, available_tools
 
     served = available_tools()
     hidden = sorted({spec.part for spec in TOOLS if spec not in served and spec.part})
     off = "".join(f"; {parts.PARTS[p].what} off ({parts.PARTS[p].install})" for p in hidden)
-    return (f"store {memory.settings.db_path}, default namespace {namespace}, "
+    return (f"store {settings.db_path}, default namespace {namespace}, "
             f"{len(served)} tools{off}")
 
 
@@ -51,29 +55,66 @@ def _what(memory: Memory, namespace: str) -> str:
 def serve(ctx: click.Context, http: bool, namespace: str | None, workers: int,
           port: int | None) -> None:
     """Run the MCP server (stdio by default) on the store."""
-    from ..mcp.run import default_namespace, run_http, run_stdio
-    from ..mcp.server import ServeSettings
+    from ..mcp.edge import LazyMemory
+    from ..mcp.run import default_namespace, run_stdio
 
     try:
         settings = ServeSettings(default_namespace=default_namespace(namespace), workers=workers)
-        memory = Memory(settings=Settings.from_env(home=ctx.obj.get("home")))
+        store_settings = Settings.from_env(home=ctx.obj.get("home"))
     except InvalidInput as exc:
         fail(str(exc), EXIT_USAGE)
     except AideMemoireError as exc:
         fail(str(exc), EXIT_ERROR)
-    memory.embedder.progress = say
-    with memory:
-        what = _what(memory, settings.default_namespace)
-        if http:
-            from ..mcp.http import PortInUse, bind_daemon
+    what = _what(store_settings, settings.default_namespace)
+    if http:
+        # The daemon opens the store at once: its hook route and web page need it.
+        _serve_http(store_settings, settings, port, what)
+        return
+    waiting = ("; waiting for an MCP client on stdin (an MCP client starts this "
+               "command itself; Ctrl-D stops)" if sys.stdin.isatty() else "")
+    say(f"serving MCP over stdio; {what}{waiting}")
+    # Over stdio the store opens on the first tool call (or once the client's handshake is
+    # done): initialize and tools/list never wait for the engine, the store or the model.
+    # A folder that cannot hold the store fails now, not at the first call.
+    _check_home(store_settings)
+    memory = LazyMemory(lambda: _open(store_settings))
+    try:
+        run_stdio(memory, settings)
+    finally:
+        memory.close()
 
-            try:
-                sock = bind_daemon(memory.settings.home, port)
-            except PortInUse as exc:
-                fail(str(exc), EXIT_ERROR)
-            run_http(memory, settings, sock=sock, announce=f"; {what}")
-        else:
-            waiting = ("; waiting for an MCP client on stdin (an MCP client starts this "
-                       "command itself; Ctrl-D stops)" if sys.stdin.isatty() else "")
-            say(f"serving MCP over stdio; {what}{waiting}")
-            run_stdio(memory, settings)
+
+def _check_home(settings: Settings) -> None:
+    from .hook import make_home
+
+    home = settings.home
+    try:
+        make_home(home)
+    except OSError as exc:
+        fail(f"cannot create the store's folder {home}: {exc.strerror or exc}; point "
+             "AIDE_MEMOIRE_HOME or --home at a folder you can write", EXIT_ERROR)
+
+
+def _open(settings: Settings) -> Memory:
+    from ..engine.memory import Memory
+
+    memory = Memory(settings=settings)
+    memory.embedder.progress = say
+    return memory
+
+
+def _serve_http(store_settings: Settings, settings: ServeSettings, port: int | None,
+                what: str) -> None:
+    from ..mcp.http import PortInUse, bind_daemon
+    from ..mcp.run import run_http
+
+    try:
+        memory = _open(store_settings)
+    except AideMemoireError as exc:
+        fail(str(exc), EXIT_ERROR)
+    with memory:
+        try:
+            sock = bind_daemon(memory.settings.home, port)
+        except PortInUse as exc:
+            fail(str(exc), EXIT_ERROR)
+        run_http(memory, settings, sock=sock, announce=f"; {what}")

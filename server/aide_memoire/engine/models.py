@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from .domain import MemoryKind, MemoryStatus
 
 __all__ = [
     "Hit",
@@ -17,8 +19,6 @@ __all__ = [
     "MemoryStatus",
 ]
 
-MemoryKind = Literal["note", "learning", "turn", "fact", "summary"]
-MemoryStatus = Literal["active", "quarantined", "superseded", "archived"]
 
 
 class MemoryRecord(BaseModel):

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from . import domain
 from .errors import InvalidContent, InvalidInput, InvalidNamespace
 
 __all__ = [
@@ -26,22 +27,20 @@ __all__ = [
     "validate_tags",
 ]
 
-KINDS = ("note", "learning", "turn", "fact", "summary")
-NAMESPACE_MAX = 128
-TAG_MAX = 64
-TAGS_MAX = 32
-METADATA_MAX_BYTES = 64_000
-# JSON nested deeper than this is refused before anything recursive (json.dumps) sees it.
-METADATA_MAX_DEPTH = 32
-ID_MAX = 128
-FIELD_MAX = 1000  # source, speaker, role, session id: short labels, not documents
+# The limits themselves are declared once, in domain.py; re-exported for older callers.
+KINDS = domain.KINDS
+NAMESPACE_MAX = domain.NAMESPACE_MAX
+TAG_MAX = domain.TAG_MAX
+TAGS_MAX = domain.TAGS_MAX
+METADATA_MAX_BYTES = domain.METADATA_MAX_BYTES
+METADATA_MAX_DEPTH = domain.METADATA_MAX_DEPTH
+ID_MAX = domain.ID_MAX
+FIELD_MAX = domain.FIELD_MAX
 INT_MAX = 2**63 - 1  # SQLite's INTEGER
-# Times outside these years are refused: the fixed-width stored form needs four-digit
-# years, and time arithmetic (ages, windows) must not leave datetime's range.
-YEAR_MIN, YEAR_MAX = 1000, 8999
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
-_NAMESPACE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$")
-_TAG_RE = re.compile(r"^[^\x00-\x1f,]+$")
+YEAR_MIN, YEAR_MAX = domain.YEAR_MIN, domain.YEAR_MAX
+_ID_RE = re.compile(domain.ID_PATTERN)
+_NAMESPACE_RE = re.compile(domain.NAMESPACE_PATTERN)
+_TAG_RE = re.compile(domain.TAG_PATTERN)
 
 
 def validate_namespace(namespace: object) -> str:
@@ -134,8 +133,9 @@ def validate_importance(importance: object) -> float:
     if isinstance(importance, bool) or not isinstance(importance, int | float):
         raise InvalidInput("importance must be a number between 0 and 1")
     value = float(importance)
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise InvalidInput(f"importance {importance!r} is outside 0..1")
+    if math.isnan(value) or not domain.IMPORTANCE_MIN <= value <= domain.IMPORTANCE_MAX:
+        raise InvalidInput(f"importance {importance!r} is outside "
+                           f"{domain.IMPORTANCE_MIN:g}..{domain.IMPORTANCE_MAX:g}")
     return value
 
 

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import ValidationError
 
+from ..engine.domain import QUERY_MAX
 from ..engine.errors import InvalidInput
-from . import handlers
-from .models import RecallInput, RecallOutput
+from . import edge
+from .core import RecallInput, RecallOutput, recall
 from .registry import ToolSpec, available_tools, tool_by_name
 
 if TYPE_CHECKING:
@@ -75,11 +76,13 @@ def call_tool(
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"arguments for {name} are not JSON: {exc}") from None
     try:
-        args = spec.input.model_validate(arguments or {})
+        args = edge.parse(spec, arguments)
     except ValidationError as exc:
         raise InvalidInput(f"bad arguments for {name}: {exc}") from None
-    out: dict[str, Any] = spec.handler(memory, args, namespace).model_dump(mode="json")
-    return out
+    # In process, the caller's own actor stands (Memory.acting_as), not "mcp".
+    out = edge.call(spec, memory, args, default_namespace=namespace, actor=None)
+    dumped: dict[str, Any] = out.model_dump(mode="json")
+    return dumped
 
 
 def _as_function(spec: ToolSpec, memory: Memory, namespace: str) -> Callable[..., dict[str, Any]]:
@@ -145,8 +148,8 @@ def auto_recall(
 
     def recall_for(args: tuple[Any, ...], kwargs: dict[str, Any]) -> RecallOutput:
         text = query(*args, **kwargs) if query is not None else _first_text(args, kwargs)
-        request = RecallInput(query=text[:2000], limit=limit, max_tokens=max_tokens)
-        return handlers.recall(memory, request, namespace)
+        request = RecallInput(query=text[:QUERY_MAX], limit=limit, max_tokens=max_tokens)
+        return recall(memory, request, namespace)
 
     def decorate(fn: F) -> F:
         if inspect.iscoroutinefunction(fn):

@@ -12,12 +12,12 @@ from pydantic import BaseModel, Field
 
 from ..engine.code.models import CodeHit, CodeIndexReport, SymbolHit
 from .models import ToolInput
-from .spec import ToolSpec
+from .spec import READ, WRITE, ToolSpec
 
 if TYPE_CHECKING:
     from ..engine.memory import Memory
 
-__all__ = ["CODE_TOOLS"]
+__all__ = ["TOOLS"]
 
 Root = Annotated[
     str,
@@ -56,21 +56,21 @@ class CodeSymbolOutput(BaseModel):
     hits: list[SymbolHit] = Field(description="Definitions first, then references.")
 
 
-def code_index(memory: Memory, args: CodeIndexInput, default_ns: str) -> CodeIndexReport:
+def code_index(memory: Memory, args: CodeIndexInput, namespace: str) -> CodeIndexReport:
     return memory.code_index(args.root)
 
 
-def code_search(memory: Memory, args: CodeSearchInput, default_ns: str) -> CodeSearchOutput:
+def code_search(memory: Memory, args: CodeSearchInput, namespace: str) -> CodeSearchOutput:
     hits = memory.code_search(args.root, args.query, language=args.language, limit=args.limit)
     return CodeSearchOutput(root=args.root, hits=hits)
 
 
-def code_symbol(memory: Memory, args: CodeSymbolInput, default_ns: str) -> CodeSymbolOutput:
+def code_symbol(memory: Memory, args: CodeSymbolInput, namespace: str) -> CodeSymbolOutput:
     return CodeSymbolOutput(root=args.root,
                             hits=memory.code_symbol(args.root, args.name, limit=args.limit))
 
 
-CODE_TOOLS: tuple[ToolSpec, ...] = (
+TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="memory_code_index",
         title="Index a source tree",
@@ -82,9 +82,7 @@ CODE_TOOLS: tuple[ToolSpec, ...] = (
         input=CodeIndexInput,
         output=CodeIndexReport,
         handler=code_index,
-        read_only=False,
-        destructive=False,
-        idempotent=True,
+        hints=WRITE,
         part="code",
     ),
     ToolSpec(
@@ -98,9 +96,7 @@ CODE_TOOLS: tuple[ToolSpec, ...] = (
         input=CodeSearchInput,
         output=CodeSearchOutput,
         handler=code_search,
-        read_only=True,
-        destructive=False,
-        idempotent=True,
+        hints=READ,
         part="code",
     ),
     ToolSpec(
@@ -114,9 +110,7 @@ CODE_TOOLS: tuple[ToolSpec, ...] = (
         input=CodeSymbolInput,
         output=CodeSymbolOutput,
         handler=code_symbol,
-        read_only=True,
-        destructive=False,
-        idempotent=True,
+        hints=READ,
         part="code",
     ),
 )

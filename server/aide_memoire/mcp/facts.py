@@ -9,12 +9,12 @@ from pydantic import BaseModel, Field
 
 from ..engine.facts.models import Fact, RelatedResult
 from .models import Namespace, ToolInput, When
-from .spec import ToolSpec
+from .spec import READ, ToolSpec
 
 if TYPE_CHECKING:
     from ..engine.memory import Memory
 
-__all__ = ["FACT_TOOLS"]
+__all__ = ["TOOLS"]
 
 
 class FactsInput(ToolInput):
@@ -55,8 +55,7 @@ class RelatedInput(ToolInput):
     namespace: Namespace = None
 
 
-def facts(memory: Memory, args: FactsInput, default_ns: str) -> FactsOutput:
-    namespace = args.namespace or default_ns
+def facts(memory: Memory, args: FactsInput, namespace: str) -> FactsOutput:
     found = memory.facts(
         args.subject, namespace=namespace, predicate=args.predicate, as_of=args.as_of,
         include_history=args.include_history, limit=args.limit,
@@ -64,14 +63,14 @@ def facts(memory: Memory, args: FactsInput, default_ns: str) -> FactsOutput:
     return FactsOutput(namespace=namespace, subject=args.subject, facts=found)
 
 
-def related(memory: Memory, args: RelatedInput, default_ns: str) -> RelatedResult:
+def related(memory: Memory, args: RelatedInput, namespace: str) -> RelatedResult:
     return memory.related(
-        args.entity_or_id, namespace=args.namespace or default_ns, depth=args.depth,
+        args.entity_or_id, namespace=namespace, depth=args.depth,
         limit=args.limit,
     )
 
 
-FACT_TOOLS: tuple[ToolSpec, ...] = (
+TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="memory_facts",
         title="Facts about a subject",
@@ -84,9 +83,7 @@ FACT_TOOLS: tuple[ToolSpec, ...] = (
         input=FactsInput,
         output=FactsOutput,
         handler=facts,
-        read_only=True,
-        destructive=False,
-        idempotent=True,
+        hints=READ,
     ),
     ToolSpec(
         name="memory_related",
@@ -99,8 +96,6 @@ FACT_TOOLS: tuple[ToolSpec, ...] = (
         input=RelatedInput,
         output=RelatedResult,
         handler=related,
-        read_only=True,
-        destructive=False,
-        idempotent=True,
+        hints=READ,
     ),
 )

@@ -38,7 +38,7 @@ import uvicorn
 from ..engine.errors import AideMemoireError
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.lowlevel import Server
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from ..engine.memory import Memory
@@ -296,7 +296,7 @@ def _release_discovery(home: Path) -> None:
 
 
 async def serve_http(
-    server: MCPServer[Any],
+    server: Server[Any],
     home: Path,
     *,
     sock: socket.socket | None = None,

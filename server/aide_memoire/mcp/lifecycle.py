@@ -17,14 +17,12 @@ from ..engine.lifecycle.models import (
     MaintenanceStatus,
 )
 from .models import MemoryId, Namespace, ToolInput
-from .spec import ToolSpec
+from .spec import ACCUMULATE, READ, WRITE, ToolSpec
 
 if TYPE_CHECKING:
     from ..engine.memory import Memory
 
-__all__ = ["LIFECYCLE_TOOLS"]
-
-ACTOR = "mcp"
+__all__ = ["TOOLS"]
 
 
 class FeedbackInput(ToolInput):
@@ -57,33 +55,27 @@ class MaintenanceStatusInput(ToolInput):
     all_namespaces: bool = Field(default=False, description="Every namespace, not just one.")
 
 
-def feedback(memory: Memory, args: FeedbackInput, default_ns: str) -> FeedbackResult:
-    with memory.acting_as(ACTOR):
-        return memory.feedback(args.id, args.outcome, namespace=args.namespace or default_ns)
+def feedback(memory: Memory, args: FeedbackInput, namespace: str) -> FeedbackResult:
+    return memory.feedback(args.id, args.outcome, namespace=namespace)
 
 
-def consolidate(memory: Memory, args: ConsolidateInput, default_ns: str) -> ConsolidationReport:
-    with memory.acting_as(ACTOR):
-        return memory.consolidate(args.namespace or default_ns, dry_run=args.dry_run,
-                                  limit=args.limit)
+def consolidate(memory: Memory, args: ConsolidateInput, namespace: str) -> ConsolidationReport:
+    return memory.consolidate(namespace, dry_run=args.dry_run, limit=args.limit)
 
 
 def maintenance_run(
-    memory: Memory, args: MaintenanceRunInput, default_ns: str
+    memory: Memory, args: MaintenanceRunInput, namespace: str
 ) -> MaintenanceReport:
-    with memory.acting_as(ACTOR):
-        return memory.maintain(args.namespace or default_ns, apply=args.apply,
-                               auto_only=args.auto_only)
+    return memory.maintain(namespace, apply=args.apply, auto_only=args.auto_only)
 
 
 def maintenance_status(
-    memory: Memory, args: MaintenanceStatusInput, default_ns: str
+    memory: Memory, args: MaintenanceStatusInput, namespace: str
 ) -> MaintenanceStatus:
-    return memory.maintenance_status(None if args.all_namespaces
-                                     else args.namespace or default_ns)
+    return memory.maintenance_status(None if args.all_namespaces else namespace)
 
 
-LIFECYCLE_TOOLS: tuple[ToolSpec, ...] = (
+TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="memory_feedback",
         title="Say whether a memory helped",
@@ -96,9 +88,7 @@ LIFECYCLE_TOOLS: tuple[ToolSpec, ...] = (
         input=FeedbackInput,
         output=FeedbackResult,
         handler=feedback,
-        read_only=False,
-        destructive=False,
-        idempotent=False,
+        hints=ACCUMULATE,
     ),
     ToolSpec(
         name="memory_consolidate",
@@ -111,9 +101,7 @@ LIFECYCLE_TOOLS: tuple[ToolSpec, ...] = (
         input=ConsolidateInput,
         output=ConsolidationReport,
         handler=consolidate,
-        read_only=False,
-        destructive=False,
-        idempotent=False,
+        hints=ACCUMULATE,
     ),
     ToolSpec(
         name="memory_maintenance_run",
@@ -127,9 +115,7 @@ LIFECYCLE_TOOLS: tuple[ToolSpec, ...] = (
         input=MaintenanceRunInput,
         output=MaintenanceReport,
         handler=maintenance_run,
-        read_only=False,
-        destructive=False,
-        idempotent=True,
+        hints=WRITE,
     ),
     ToolSpec(
         name="memory_maintenance_status",
@@ -141,8 +127,6 @@ LIFECYCLE_TOOLS: tuple[ToolSpec, ...] = (
         input=MaintenanceStatusInput,
         output=MaintenanceStatus,
         handler=maintenance_status,
-        read_only=True,
-        destructive=False,
-        idempotent=True,
+        hints=READ,
     ),
 )

@@ -9,14 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Annotated
 
-from pydantic import Field
-
-if TYPE_CHECKING:
-    from mcp.server.mcpserver.prompts.base import Prompt
-
-__all__ = ["PromptFile", "load_prompts", "mcp_prompts"]
+__all__ = ["PromptFile", "load_prompts", "render_prompt"]
 
 
 @dataclass(frozen=True)
@@ -65,22 +59,3 @@ def render_prompt(prompt: PromptFile, namespace: str = "") -> str:
         else "Namespace: none given; use the server's default namespace."
     )
     return f"{prompt.body.rstrip()}\n\n{scope}\n"
-
-
-def mcp_prompts() -> list[Prompt]:
-    from mcp.server.mcpserver.prompts.base import Prompt
-
-    def make(prompt: PromptFile) -> Prompt:
-        def fn(
-            namespace: Annotated[
-                str, Field(description="Namespace to work on (default: the server's).")
-            ] = "",
-        ) -> str:
-            return render_prompt(prompt, namespace.strip())
-
-        return Prompt.from_function(
-            fn, name=prompt.name, title=prompt.name.replace("-", " ").capitalize(),
-            description=prompt.description,
-        )
-
-    return [make(prompt) for prompt in load_prompts()]

@@ -1,10 +1,12 @@
 """Running the server: the default namespace, and the stdio and HTTP entry points.
 
 Cold start: ``initialize`` and ``tools/list`` need only the registry, so they are
-answered at once. The embedding model starts loading in a background thread
-(``Memory.warm``) once the client has listed the tools, or 3 s after start; a recall
-that arrives before it is loaded waits for it, so its results are the same as any
-later recall's (never keyword-only by accident).
+answered at once (over stdio, by ``front`` even before the SDK has loaded). The store
+is opened on the first tool call, or by the warm-up: once the client has listed the
+tools, or 3 s after start, the store opens and the embedding model starts loading in a
+background thread (``Memory.warm``); a recall that arrives before it is loaded waits
+for it, so its results are the same as any later recall's (never keyword-only by
+accident).
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ..engine.errors import AideMemoireError
 from ..engine.projects import directory_from, project_namespace
 from ..engine.validate import validate_namespace
 
 if TYPE_CHECKING:
     from ..engine.memory import Memory
-    from .server import MemoryServer, ServeSettings
+    from .edge import LazyMemory, ServeSettings
+    from .server import MemoryServer
 
 __all__ = ["default_namespace", "quiet_stdlib_logging", "run_http", "run_stdio"]
 
@@ -60,19 +64,25 @@ def quiet_stdlib_logging() -> None:
 WARM_AFTER_S = 3.0
 
 
-async def _warm(memory: Memory, server: MemoryServer) -> None:
+async def _warm(server: MemoryServer) -> None:
     with anyio.move_on_after(WARM_AFTER_S):
         await server.tools_listed.wait()
+    # Opening the store (migrations on a first run) is blocking work: off the event loop.
+    try:
+        memory = await anyio.to_thread.run_sync(server.get_memory)
+    except AideMemoireError as exc:  # each tool call will answer with this same error
+        logging.getLogger(__name__).warning("the store did not open: %s", exc)
+        return
     memory.warm()
 
 
-async def _stdio(memory: Memory, settings: ServeSettings) -> None:
+async def _stdio(memory: Memory | LazyMemory, settings: ServeSettings) -> None:
     from .server import build_server
     from .stdio import serve_stdio
 
     server = build_server(memory, settings)
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_warm, memory, server)
+        tasks.start_soon(_warm, server)
         await serve_stdio(server)
         tasks.cancel_scope.cancel()
 
@@ -94,7 +104,7 @@ async def _http(memory: Memory, settings: ServeSettings, sock: socket.socket | N
 
     server = build_server(memory, settings)
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_warm, memory, server)
+        tasks.start_soon(_warm, server)
         threading.Thread(target=_catch_up_vectors, args=(memory,), name="catch-up",
                          daemon=True).start()
         await serve_http(server, memory.settings.home, sock=sock, port=port, announce=announce,
@@ -102,7 +112,7 @@ async def _http(memory: Memory, settings: ServeSettings, sock: socket.socket | N
         tasks.cancel_scope.cancel()
 
 
-def run_stdio(memory: Memory, settings: ServeSettings) -> None:
+def run_stdio(memory: Memory | LazyMemory, settings: ServeSettings) -> None:
     quiet_stdlib_logging()
     anyio.run(_stdio, memory, settings)
 

@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from io import TextIOWrapper
 from typing import Any
 
 import anyio
+import anyio.lowlevel
+import anyio.to_thread
 import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from ..logs import get_logger
 
-__all__ = ["error_for", "serve_stdio"]
+__all__ = ["error_for", "run_on_lines", "serve_stdio"]
 
 log = get_logger(__name__)
 
@@ -78,13 +80,39 @@ class _CheckedLines:
             yield line
 
 
-async def serve_stdio(server: Any) -> None:
-    """Run ``server`` (an ``MCPServer``) over this process's stdin and stdout."""
-    # Undecodable bytes become U+FFFD, as in the SDK's own reader.
-    stdin_text = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+class _Writer:
+    """The SDK's stdout writer's side of ``write``: one call per answer line, in a worker
+    thread (a client slow to read its pipe must not stall the event loop)."""
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self._write = write
+
+    async def write(self, text: str) -> None:
+        await anyio.to_thread.run_sync(self._write, text)
+
+    async def flush(self) -> None:
+        await anyio.lowlevel.checkpoint()
+
+
+class _Iterable:
+    def __init__(self, lines: AsyncIterator[str]) -> None:
+        self._lines = lines
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines
+
+
+async def run_on_lines(server: Any, lines: AsyncIterator[str],
+                       write: Callable[[str], None] | None = None) -> None:
+    """Serve ``server`` (a low-level ``Server``) on ``lines`` read from a client, answering
+    through ``write`` (each call one JSON-RPC line, newline included); without ``write``,
+    on stdout as the SDK claims it (fd 1 then points at stderr, so stray output from a
+    library cannot corrupt the wire)."""
     send_error, errors = anyio.create_memory_object_stream[types.JSONRPCError](16)
-    lines = _CheckedLines(anyio.wrap_file(stdin_text), send_error)
-    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+    checked: Any = _CheckedLines(_Iterable(lines), send_error)
+    out: Any = None if write is None else _Writer(write)
+    async with send_error, stdio_server(stdin=checked, stdout=out) as (read_stream,
+                                                                       write_stream):
 
         async def answer_bad_lines() -> None:
             async with errors:
@@ -93,7 +121,26 @@ async def serve_stdio(server: Any) -> None:
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(answer_bad_lines)
-            lowlevel = server._lowlevel_server
-            await lowlevel.run(read_stream, write_stream,
-                               lowlevel.create_initialization_options())
+            await server.run(read_stream, write_stream, server.create_initialization_options())
             tasks.cancel_scope.cancel()
+
+
+async def serve_stdio(server: Any) -> None:
+    """Run ``server`` (a low-level ``Server``) over this process's stdin and stdout: on the
+    stdio front's wire when cli/entry.py started one (it has answered the handshake and
+    hands over every line it read, in order), else on the process's own streams."""
+    from .front import active
+
+    front = active()
+    if front is not None:
+        await run_on_lines(server, front.take_over(), front.write_line)
+        return
+    # Undecodable bytes become U+FFFD, as in the SDK's own reader.
+    stdin_text = TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+    lines = anyio.wrap_file(stdin_text)
+
+    async def read_lines() -> AsyncIterator[str]:
+        async for line in lines:
+            yield line
+
+    await run_on_lines(server, read_lines())

@@ -15,14 +15,12 @@ from ..engine.errors import NotFound
 from ..engine.trust.models import AuditEvent, AuditReport, ReviewDecision, ReviewItem
 from .models import MemoryId, Namespace, ToolInput
 from .render import PREFACE, neutralise_tags
-from .spec import ToolSpec
+from .spec import DESTRUCTIVE, READ, ToolSpec
 
 if TYPE_CHECKING:
     from ..engine.memory import Memory
 
-__all__ = ["TRUST_TOOLS"]
-
-ACTOR = "mcp"
+__all__ = ["TOOLS"]
 
 
 class ReviewQueueInput(ToolInput):
@@ -67,23 +65,22 @@ class AuditOutput(BaseModel):
                                      description="Events about memory_id, oldest first.")
 
 
-def review_queue(memory: Memory, args: ReviewQueueInput, default_ns: str) -> ReviewQueueOutput:
-    namespace = None if args.all_namespaces else (args.namespace or default_ns)
-    items = memory.review_queue(namespace, args.limit, status=args.status, kind=args.kind)
-    return ReviewQueueOutput(namespace=namespace, items=items)
+def review_queue(memory: Memory, args: ReviewQueueInput, namespace: str) -> ReviewQueueOutput:
+    scope = None if args.all_namespaces else namespace
+    items = memory.review_queue(scope, args.limit, status=args.status, kind=args.kind)
+    return ReviewQueueOutput(namespace=scope, items=items)
 
 
-def review_decide(memory: Memory, args: ReviewDecideInput, default_ns: str) -> ReviewDecision:
+def review_decide(memory: Memory, args: ReviewDecideInput, namespace: str) -> ReviewDecision:
     # Scoped: a session decides only its own namespace's items (or the one it names).
     try:
         return memory.review_decide(args.item_id, args.decision,
-                                    namespace=args.namespace or default_ns, text=args.text,
-                                    actor=ACTOR, note=args.note)
+                                    namespace=namespace, text=args.text, note=args.note)
     except NotFound as exc:
         raise NotFound(f"{exc}; list the items with memory_review_queue") from exc
 
 
-def audit(memory: Memory, args: AuditInput, default_ns: str) -> AuditOutput:
+def audit(memory: Memory, args: AuditInput, namespace: str) -> AuditOutput:
     events = memory.audit_history(args.memory_id) if args.memory_id else []
     return AuditOutput(report=memory.audit_verify(), events=events)
 
@@ -106,7 +103,7 @@ def _render_queue(out: ReviewQueueOutput) -> str:
     return "\n".join(blocks)
 
 
-TRUST_TOOLS: tuple[ToolSpec, ...] = (
+TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         name="memory_review_queue",
         title="List items waiting for review",
@@ -119,9 +116,7 @@ TRUST_TOOLS: tuple[ToolSpec, ...] = (
         input=ReviewQueueInput,
         output=ReviewQueueOutput,
         handler=review_queue,
-        read_only=True,
-        destructive=False,
-        idempotent=True,
+        hints=READ,
         render=_render_queue,
     ),
     ToolSpec(
@@ -136,9 +131,7 @@ TRUST_TOOLS: tuple[ToolSpec, ...] = (
         input=ReviewDecideInput,
         output=ReviewDecision,
         handler=review_decide,
-        read_only=False,
-        destructive=True,
-        idempotent=True,
+        hints=DESTRUCTIVE,
     ),
     ToolSpec(
         name="memory_audit",
@@ -151,8 +144,6 @@ TRUST_TOOLS: tuple[ToolSpec, ...] = (
         input=AuditInput,
         output=AuditOutput,
         handler=audit,
-        read_only=True,
-        destructive=False,
-        idempotent=True,
+        hints=READ,
     ),
 )

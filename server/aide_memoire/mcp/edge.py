@@ -1,0 +1,106 @@
+"""The one adapter every tool call goes through, whoever serves it (MCP server, in-process
+agents): argument parsing, namespace defaulting, the actor, and the error an agent reads.
+
+No MCP SDK here: ``agents`` uses it without a server, and the stdio front (``front``)
+must not pay for the SDK before it answers.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ValidationError
+
+from ..engine.errors import AideMemoireError
+from ..logs import get_logger
+
+if TYPE_CHECKING:
+    from ..engine.memory import Memory
+    from .models import ToolInput
+    from .spec import ToolSpec
+
+__all__ = ["MCP_ACTOR", "LazyMemory", "ServeSettings", "call", "failure_text", "getter", "parse",
+           "resolve_namespace"]
+
+MCP_ACTOR = "mcp"  # the audit log's actor for every call made over MCP
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """How the server runs: its default namespace and how many engine calls run at once."""
+
+    default_namespace: str = "default"
+    workers: int = 4
+
+
+def resolve_namespace(args: BaseModel, default: str) -> str:
+    """The call's namespace: its ``namespace`` argument when given, else the default."""
+    given = getattr(args, "namespace", None)
+    return given if isinstance(given, str) and given else default
+
+
+def parse(spec: ToolSpec, arguments: object) -> ToolInput:
+    """The validated arguments (raises pydantic's ``ValidationError``, also for arguments
+    that are not an object at all)."""
+    return spec.input.model_validate({} if arguments is None else arguments)
+
+
+def call(spec: ToolSpec, memory: Memory, args: BaseModel, *, default_namespace: str,
+         actor: str | None = MCP_ACTOR) -> BaseModel:
+    """Run the tool's handler with its namespace resolved, attributed to ``actor``."""
+    namespace = resolve_namespace(args, default_namespace)
+    if actor is None:
+        return spec.handler(memory, args, namespace)
+    with memory.acting_as(actor):  # audit events of these calls say who made them
+        return spec.handler(memory, args, namespace)
+
+
+def failure_text(spec: ToolSpec, exc: BaseException) -> str:
+    """What the agent reads when a call fails: the validation or engine message, which says
+    how to fix the call; for anything else a generic line (the details go to the log)."""
+    if isinstance(exc, ValidationError | AideMemoireError):
+        return f"Error executing tool {spec.name}: {exc}"
+    # The plain traceback, not exc_info: the console renderer's rich traceback takes about
+    # two seconds of CPU to draw, on the server's event loop.
+    log.error("tool_failed", tool=spec.name,
+              traceback="".join(traceback.format_exception(exc)).rstrip())
+    return (f"Error executing tool {spec.name}: internal error; the server logged the "
+            "details and keeps serving")
+
+
+class LazyMemory:
+    """The store, opened on first use: by the first tool call, or by the warm-up once the
+    client has finished its handshake. ``initialize`` and ``tools/list`` never wait for it."""
+
+    def __init__(self, open_memory: Callable[[], Memory]) -> None:
+        self._open = open_memory
+        self._memory: Memory | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Memory:
+        with self._lock:  # one store per server, however many calls arrive at once
+            if self._memory is None:
+                self._memory = self._open()
+            return self._memory
+
+    @property
+    def opened(self) -> Memory | None:
+        return self._memory
+
+    def close(self) -> None:
+        with self._lock:
+            if self._memory is not None:
+                self._memory.close()
+
+
+def getter(source: Memory | LazyMemory) -> Callable[[], Memory]:
+    """How a server built on ``source`` reaches the store on each call."""
+    if isinstance(source, LazyMemory):
+        return source.get
+    return lambda: source
