@@ -20,6 +20,7 @@ from typing import Any
 
 from ...logs import get_logger
 from .. import clock
+from ..data.rows import inserted_rowid
 from ..db import Database
 from ..errors import InvalidInput, NotFound
 from .bounds import DEFAULT_SECRET_FILES, check_root, redact_text, secret_file_spec
@@ -242,7 +243,7 @@ class CodeIndex:
                 ).fetchone()
                 if old:
                     self._drop_file(tx, int(old[0]))
-                file_id = int(
+                file_id = inserted_rowid(
                     tx.execute(
                         "INSERT INTO code_files (root_id, path, language, parser, hash, size, "
                         "mtime_ns, lines, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -257,7 +258,7 @@ class CodeIndex:
                             item.lines,
                             stamp,
                         ),
-                    ).lastrowid
+                    )
                 )
                 self._write_chunks(tx, root_id, file_id, item)
 
@@ -265,7 +266,7 @@ class CodeIndex:
         path_words = index_text(_PATH_WORDS.sub(" ", item.cand.rel))
         written: list[tuple[int, str]] = []
         for chunk in item.chunks:
-            chunk_id = int(
+            chunk_id = inserted_rowid(
                 tx.execute(
                     "INSERT INTO code_chunks (root_id, file_id, language, kind, name, "
                     "start_line, end_line, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -279,7 +280,7 @@ class CodeIndex:
                         chunk.end_line,
                         chunk.text,
                     ),
-                ).lastrowid
+                )
             )
             names = chunk.name.replace(".", " ") if chunk.name else ""
             tx.execute(

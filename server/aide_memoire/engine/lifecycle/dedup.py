@@ -200,7 +200,7 @@ class NearDuplicates:
         namespaces = self._candidates(rows)
         if not namespaces or space is None or self.db is None or not self.live():
             return None
-        if self.db.conn().in_transaction:  # inside a write: it may hold uncommitted rows
+        if self.db.in_transaction():  # inside a write: it may hold uncommitted rows
             return None
         with self.db.read() as conn:
             found = conn.execute(

@@ -88,7 +88,7 @@ def create(db: Database, home: Path, *, actor: str) -> SnapshotInfo:
     partial = folder / f".{path.name}.partial"
     os.close(os.open(partial, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600))
     try:
-        source = db.conn()
+        source = db.driver_connection()
         target = db.driver.connect(str(partial), isolation_level=None)
         try:
             try:
