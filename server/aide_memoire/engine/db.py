@@ -295,6 +295,20 @@ class Database:
             except (OSError, self.driver.Error) as exc:  # committed already: report, go on
                 log.warning("commit_hook_failed", error=str(exc))
 
+    def checkpoint(self, *, wait_ms: int) -> bool:
+        """Checkpoint the WAL into the file and truncate it (forget's purge: no deleted
+        text left in the WAL). Waits up to ``wait_ms`` for readers; False if one kept it."""
+        conn = self.driver_connection()
+        conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
+        try:
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except self.driver.Error as exc:  # locked by a writer mid-checkpoint: try again later
+            log.debug("checkpoint_failed", error=str(exc))
+            busy = 1
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        return not busy
+
     def _rollback(self, conn: Any) -> None:
         if conn.in_transaction:
             with contextlib.suppress(self.driver.Error):

@@ -69,14 +69,7 @@ def select_for_forget(
         )
         rowids = [rowid for rowid, _ in ranked]
     else:
-        clause, params = where.sql("m")
-        rowids = [
-            int(r[0])
-            for r in conn.execute(
-                f"SELECT m.rowid FROM memories m WHERE {clause} ORDER BY m.rowid LIMIT ?",
-                [*params, limit],
-            )
-        ]
+        rowids = store.rowids(conn, where, limit)
     records = store.records(conn, rowids)
     return [(rowid, records[rowid].id) for rowid in rowids if rowid in records]
 
@@ -87,17 +80,9 @@ def pending_marker(db: Any) -> Path:
 
 def _checkpoint(db: Any, *, wait: bool) -> bool:
     """Checkpoint and truncate the WAL; mark or clear the pending purge. True if done."""
-    conn = db.conn()
-    # TRUNCATE waits (busy handler) for readers to finish. A forget waits a moment for a
-    # short recall; a retry never waits. Past that the purge is owed, not blocking.
-    conn.execute(f"PRAGMA busy_timeout = {min(int(db.busy_timeout_ms), _WAIT_MS) if wait else 0}")
-    try:
-        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    except db.driver.Error as exc:  # locked by a writer mid-checkpoint: try again later
-        log.debug("purge_checkpoint_failed", error=str(exc))
-        busy = 1
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(db.busy_timeout_ms)}")
+    # The checkpoint waits for readers to finish. A forget waits a moment for a short
+    # recall; a retry never waits. Past that the purge is owed, not blocking.
+    busy = not db.checkpoint(wait_ms=min(int(db.busy_timeout_ms), _WAIT_MS) if wait else 0)
     marker = pending_marker(db)
     if busy:
         if not marker.exists():
@@ -115,8 +100,8 @@ def purge(db: Any) -> bool:
     the purge is then owed (see :func:`retry_pending`).
     """
     with db.write() as tx:
-        # 'optimize' rewrites the index as one segment, dropping tombstoned rows' terms.
-        tx.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+        # Rewrites the index as one segment, dropping tombstoned rows' terms.
+        Store().keywords.optimize(tx)
     if _checkpoint(db, wait=True):
         return True
     log.warning("forget_checkpoint_busy", detail="a reader kept the WAL; retried later")

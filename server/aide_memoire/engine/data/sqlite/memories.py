@@ -218,6 +218,50 @@ class SqliteMemoryRows:
         found = conn.execute(f"SELECT {_SELECT} FROM memories WHERE rowid = ?", (rowid,)).fetchone()
         return record_from_row(found) if found else None
 
+    def identity(self, conn: Connection, rowid: int) -> tuple[str, str, str] | None:
+        """(id, namespace, content hash) of a row, without reading its text."""
+        found = conn.execute(
+            "SELECT id, namespace, content_hash FROM memories WHERE rowid = ?", (rowid,)
+        ).fetchone()
+        return (str(found[0]), str(found[1]), str(found[2])) if found else None
+
+    def rowid_hash_in_status(
+        self, conn: Connection, memory_id: str, namespace: str, status: str
+    ) -> tuple[int, str] | None:
+        """(rowid, content hash) of a memory if it has ``status``."""
+        found = conn.execute(
+            "SELECT rowid, content_hash FROM memories WHERE id = ? AND namespace = ? "
+            "AND status = ?",
+            (memory_id, namespace, status),
+        ).fetchone()
+        return (int(found[0]), str(found[1])) if found else None
+
+    def rowids(self, conn: Connection, where: RowFilter, limit: int) -> builtins.list[int]:
+        """Rowids passing ``where``, oldest first, at most ``limit``."""
+        clause, params = where.sql("m")
+        return [
+            int(r[0])
+            for r in conn.execute(
+                f"SELECT m.rowid FROM memories m WHERE {clause} ORDER BY m.rowid LIMIT ?",
+                [*params, limit],
+            )
+        ]
+
+    def summaries_citing(
+        self, conn: Connection, namespace: str, memory_id: str, linked: Iterable[str]
+    ) -> builtins.list[tuple[int, str, str]]:
+        """(rowid, id, metadata JSON) of the namespace's summaries whose id is in ``linked``
+        or whose metadata names ``memory_id`` (a cheap text test; the caller parses)."""
+        return [
+            (int(r), str(i), str(m))
+            for r, i, m in conn.execute(
+                "SELECT rowid, id, metadata FROM memories WHERE namespace = ? "
+                "AND kind = 'summary' "
+                "AND (id IN (SELECT value FROM json_each(?)) OR instr(metadata, ?) > 0)",
+                (namespace, json.dumps(sorted(linked)), json.dumps(memory_id)),
+            )
+        ]
+
     def rowid_of(self, conn: Connection, memory_id: str, namespace: str) -> int | None:
         found = conn.execute(
             "SELECT rowid FROM memories WHERE id = ? AND namespace = ?", (memory_id, namespace)
