@@ -181,3 +181,51 @@ class SqliteVectorIndex:
                 f"(SELECT 1 FROM {found} v WHERE v.rowid = m.rowid) ORDER BY m.rowid LIMIT ?"
             )
         return [int(r) for (r,) in conn.execute(sql, [*args, limit])]
+
+    def dedup_rows(
+        self,
+        conn: Connection,
+        table: str,
+        namespace: str,
+        kinds: Sequence[str],
+        *,
+        above: int,
+        below: int | None,
+        active_only: bool,
+    ) -> list[tuple[int, str, str, bytes]]:
+        """(rowid, id, kind, float32 blob) of a namespace's non-turn memories of ``kinds``
+        with a vector in ``table``, rowid in (above, below), oldest first."""
+        sql = (
+            f"SELECT m.rowid, m.id, m.kind, v.embedding FROM {table} v "
+            "JOIN memories m ON m.rowid = v.rowid "
+            f"WHERE v.namespace = ? AND m.kind IN ({','.join('?' * len(kinds))}) "
+            "AND m.session_id IS NULL AND m.rowid > ?"
+        )
+        args: list[Any] = [namespace, *kinds, above]
+        if below is not None:
+            sql += " AND m.rowid < ?"
+            args.append(below)
+        if active_only:
+            sql += " AND m.status = 'active'"
+        return [(int(r), str(i), str(k), bytes(b))
+                for r, i, k, b in conn.execute(sql + " ORDER BY m.rowid", args)]
+
+    def count_missing(self, conn: Connection, space: EmbeddingSpace, namespace: str | None) -> int:
+        """Memories (of a namespace, or all) with no vector in ``space``."""
+        found = self.table_of(conn, space)
+        where, args = ("WHERE m.namespace = ?", [namespace]) if namespace else ("", [])
+        if not found:
+            return int(conn.execute(f"SELECT count(*) FROM memories m {where}",
+                                    args).fetchone()[0])
+        joiner = "AND" if namespace else "WHERE"
+        return int(conn.execute(
+            f"SELECT count(*) FROM memories m {where} {joiner} NOT EXISTS "
+            f"(SELECT 1 FROM {found} v WHERE v.rowid = m.rowid)", args
+        ).fetchone()[0])
+
+    def embedding_of(self, conn: Connection, space: EmbeddingSpace, memory_id: str) -> bytes | None:
+        """A memory's float32 vector in ``space`` (None if it has none)."""
+        found = conn.execute(
+            f"SELECT v.embedding FROM memories m JOIN {self.table_name(space)} v "
+            "ON v.rowid = m.rowid WHERE m.id = ?", (memory_id,)).fetchone()
+        return bytes(found[0]) if found else None
