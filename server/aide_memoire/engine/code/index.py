@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-from typing import Any
 
 from ...logs import get_logger
 from .. import clock
+from ..data.protocol import Connection
 from ..data.rows import inserted_rowid
 from ..db import Database
 from ..errors import InvalidInput, NotFound
@@ -219,7 +219,7 @@ class CodeIndex:
                 tx.execute("SELECT id FROM code_roots WHERE path = ?", (str(path),)).fetchone()[0]
             )
 
-    def _drop_file(self, tx: Any, file_id: int) -> None:
+    def _drop_file(self, tx: Connection, file_id: int) -> None:
         ids = [r[0] for r in tx.execute("SELECT id FROM code_chunks WHERE file_id = ?", (file_id,))]
         if self.dense is not None and ids:
             self.dense.remove(tx, ids)
@@ -262,7 +262,7 @@ class CodeIndex:
                 )
                 self._write_chunks(tx, root_id, file_id, item)
 
-    def _write_chunks(self, tx: Any, root_id: int, file_id: int, item: _Parsed) -> None:
+    def _write_chunks(self, tx: Connection, root_id: int, file_id: int, item: _Parsed) -> None:
         path_words = index_text(_PATH_WORDS.sub(" ", item.cand.rel))
         written: list[tuple[int, str]] = []
         for chunk in item.chunks:

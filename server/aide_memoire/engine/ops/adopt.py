@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..data.protocol import Connection
 from ..trust import audit
 
 __all__ = ["adopt_namespace", "auto_adopt", "plain_candidates"]
@@ -22,7 +23,7 @@ HASH_CHARS = 6
 _SKIP = {"audit_events", "entities", "memories"}
 
 
-def _tables(tx: Any) -> list[str]:
+def _tables(tx: Connection) -> list[str]:
     names = [str(r[0]) for r in tx.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
     )]
@@ -34,7 +35,7 @@ def _tables(tx: Any) -> list[str]:
     return out
 
 
-def _merge_entities(tx: Any, old: str, new: str) -> None:
+def _merge_entities(tx: Connection, old: str, new: str) -> None:
     pairs = tx.execute(
         "SELECT o.id, n.id, o.mentions FROM entities o JOIN entities n "
         "ON n.namespace = ? AND n.name = o.name WHERE o.namespace = ?", (new, old)
@@ -52,7 +53,7 @@ def _merge_entities(tx: Any, old: str, new: str) -> None:
     tx.execute("UPDATE entities SET namespace = ? WHERE namespace = ?", (new, old))
 
 
-def _move_vectors(tx: Any, old: str, new: str) -> None:
+def _move_vectors(tx: Connection, old: str, new: str) -> None:
     for (table,) in tx.execute("SELECT table_name FROM vector_spaces").fetchall():
         rows = tx.execute(
             f"SELECT rowid, embedding FROM {table} WHERE namespace = ?", (old,)

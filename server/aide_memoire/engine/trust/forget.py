@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ...logs import get_logger
+from ..data.protocol import Connection
 from ..store import RowFilter, Store
 from ..text import query_terms
 
@@ -46,7 +47,7 @@ def match_all(query: str) -> str | None:
 
 
 def select_for_forget(
-    conn: Any,
+    conn: Connection,
     store: Store,
     namespace: str,
     *,

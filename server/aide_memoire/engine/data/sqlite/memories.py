@@ -518,6 +518,15 @@ class SqliteMemoryRows:
         ).fetchall()
         return {str(r[0]) for r in rows if r[0] is not None}
 
+    def record_access(self, tx: Connection, items: Iterable[tuple[int, str, str]]) -> None:
+        """(extra accesses, latest access time, id) per memory: counts add up and the
+        last access only moves forward (two-argument max() is SQLite's GREATEST)."""
+        tx.executemany(
+            "UPDATE memories SET access_count = access_count + ?, "
+            "last_accessed_at = max(COALESCE(last_accessed_at, ''), ?) WHERE id = ?",
+            list(items),
+        )
+
     # -- supersession (facts/supersede.py) --------------------------------------------
 
     def mark_superseded_by(self, tx: Connection, memory_id: str, namespace: str, by: str) -> None:
