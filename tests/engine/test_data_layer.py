@@ -70,8 +70,6 @@ ALLOWED = {
     "code/vectors.py": "code index: SQLite-only (vec0)",
     "ops/snapshot.py": "snapshots are SQLite file backups (backup API, integrity_check)",
     "ops/doctor.py": "doctor checks the SQLite file (integrity_check, FTS5/vec0 consistency)",
-    "ops/adopt.py": "namespace adoption walks SQLite's catalogue (sqlite_master, table_info) "
-                    "and rewrites vec0 partitions",
     "mirror.py": "the SQLite vector index's in-process reader (vec0 blobs, vector_state)",
     # Owned by other engineers this round (issue 17); they move to repositories next.
     "memory.py": "services restructuring in progress (issue 17 item 1)",
