@@ -80,10 +80,6 @@ ALLOWED = {
     "lifecycle/background.py": "services restructuring in progress (issue 17 item 1)",
     "lifecycle/summaries.py": "services restructuring in progress (issue 17 item 1)",
     "facts/updates.py": "facts engineer's change in progress (issue 17 round)",
-    "facts/graph.py": "entity graph SQL (INSERT OR IGNORE, group_concat): the facts "
-                      "engineer's module this round; an entity-graph repository is next",
-    "facts/write.py": "entity graph SQL (INSERT OR IGNORE): the facts engineer's module "
-                      "this round; an entity-graph repository is next",
 }
 
 

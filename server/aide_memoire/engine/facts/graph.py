@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import clock
 from ..data.protocol import Connection
+from ..data.sqlite.entities import add_similar_edges, mentioning
 from .models import RelatedEntity, RelatedMemory
 
 __all__ = ["HALF_LIFE_DAYS", "add_edges", "add_similar", "related"]
@@ -71,11 +72,7 @@ def add_similar(tx: Connection, new: Sequence[tuple[str, str, int]]) -> None:
                 a, b = sorted((entity_id, int(other_id)))
                 edges.append((namespace, a, b, stamp))
     if edges:
-        tx.executemany(
-            "INSERT OR IGNORE INTO entity_edges (namespace, a, b, kind, weight, used_at) "
-            f"VALUES (?, ?, ?, 'similar', {SIMILAR_WEIGHT}, ?)",
-            edges,
-        )
+        add_similar_edges(tx, edges, SIMILAR_WEIGHT)
 
 
 def _decayed(weight: float, used_at: str, now: datetime) -> float:
@@ -153,19 +150,7 @@ def memories_of(
     """Memories (passing the filter) that mention the given entities, most mentions first."""
     if not entity_names:
         return []
-    ids = list(entity_names)
-    clause, params = where_sql
-    rows = conn.execute(
-        f"SELECT m.id, m.content, group_concat(me.entity_id) FROM memory_entities me "
-        f"JOIN memories m ON m.rowid = me.memory_rowid WHERE me.entity_id IN "
-        f"({','.join('?' * len(ids))}) AND {clause} GROUP BY m.rowid "
-        f"ORDER BY count(*) DESC, m.rowid DESC LIMIT ?",
-        [*ids, *params, limit],
-    ).fetchall()
     return [
-        RelatedMemory(
-            id=str(i), content=str(c),
-            entities=sorted({entity_names[int(e)] for e in str(g).split(",")}),
-        )
-        for i, c, g in rows
+        RelatedMemory(id=i, content=c, entities=sorted({entity_names[e] for e in found}))
+        for i, c, found in mentioning(conn, list(entity_names), where_sql, limit)
     ]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..data.protocol import Connection
+from ..data.sqlite.entities import add_entities, add_mentions
 from ..store import NewRow, Written
 from .entities import Mention
 from .graph import add_edges, add_similar
@@ -87,11 +88,7 @@ class FactWriter:
                     links.append((item.written.rowid, entity, source))
             per_memory.append((ns, mine))
         if links:
-            tx.executemany(
-                "INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, source) "
-                "VALUES (?, ?, ?)",
-                links,
-            )
+            add_mentions(tx, links)
             counts: dict[int, int] = {}
             for _, entity, _ in links:
                 counts[entity] = counts.get(entity, 0) + 1
@@ -192,12 +189,8 @@ def _entity_ids(tx: Connection, pending: list[_Pending]) -> dict[tuple[str, str]
     missing = [key for key in wanted if key not in ids]
     if missing:
         stamp = clock.format_time(clock.now())
-        tx.executemany(
-            "INSERT OR IGNORE INTO entities (namespace, name, display, type, mentions, "
-            "created_at) VALUES (?, ?, ?, ?, 0, ?)",
-            [(ns, key, wanted[(ns, key)].text, wanted[(ns, key)].type, stamp)
-             for ns, key in missing],
-        )
+        add_entities(tx, [(ns, key, wanted[(ns, key)].text, wanted[(ns, key)].type, stamp)
+                          for ns, key in missing])
         ids.update(_lookup(tx, missing))
         add_similar(tx, [(ns, key, ids[(ns, key)]) for ns, key in missing])
     return ids
