@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -126,14 +126,18 @@ def violations(source: str) -> list[str]:
     return found
 
 
+def _offenders(
+    check: Callable[[str], list[str]],
+    exempt: Mapping[str, str],
+) -> dict[str, list[str]]:
+    """What ``check`` finds in each engine module outside engine/data/ and ``exempt``."""
+    found = {name: check(path.read_text(encoding="utf-8"))
+             for name, path in _modules() if name not in exempt}
+    return {name: problems for name, problems in found.items() if problems}
+
+
 def test_feature_modules_leave_owned_tables_and_sqlite_sql_to_the_repositories() -> None:
-    offenders = {}
-    for name, path in _modules():
-        if name in ALLOWED:
-            continue
-        problems = violations(path.read_text(encoding="utf-8"))
-        if problems:
-            offenders[name] = problems
+    offenders = _offenders(violations, ALLOWED)
     assert not offenders, (
         "move this SQL into a repository under engine/data/ (or allow-list the module "
         f"with its reason): {offenders}"
@@ -206,13 +210,7 @@ def _untyped_connections(source: str) -> list[str]:
 def test_connections_are_typed_connection_not_any() -> None:
     assert not _untyped_connections("from x import Connection\ndef f(conn: Connection): ...")
     assert _untyped_connections("def f(tx: Any, conn): ...") == ["1: f(tx)", "1: f(conn)"]
-    offenders = {}
-    for name, path in _modules():
-        if name in _UNTYPED_OK:
-            continue
-        found = _untyped_connections(path.read_text(encoding="utf-8"))
-        if found:
-            offenders[name] = found
+    offenders = _offenders(_untyped_connections, _UNTYPED_OK)
     assert not offenders, f"type these connections as data.protocol.Connection: {offenders}"
 
 
