@@ -24,6 +24,7 @@ from ..trust import review
 from . import tiers
 
 if TYPE_CHECKING:
+    from ..db import Database
     from ..embed import EmbeddingSpace
     from ..settings import Settings
 
@@ -157,7 +158,8 @@ class NearDuplicates:
 
     def __init__(
         self, store: Store, settings: Settings, space: Callable[[], EmbeddingSpace | None],
-        actor: Callable[[], str], *, mirror: VectorMirror | None = None, db: Any = None,
+        actor: Callable[[], str], *, mirror: VectorMirror | None = None,
+        db: Database | None = None,
     ) -> None:
         self.store = store
         self.settings = settings

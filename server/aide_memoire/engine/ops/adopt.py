@@ -10,9 +10,8 @@ change (they are keyed by row, not by namespace).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..data.sqlite.namespaces import move_namespace
+from ..db import Database
 from ..trust import audit
 
 __all__ = ["adopt_namespace", "auto_adopt", "plain_candidates"]
@@ -20,7 +19,7 @@ __all__ = ["adopt_namespace", "auto_adopt", "plain_candidates"]
 HASH_CHARS = 6
 
 
-def adopt_namespace(db: Any, old: str, new: str, *, actor: str) -> int:
+def adopt_namespace(db: Database, old: str, new: str, *, actor: str) -> int:
     """Move every memory of ``old`` into ``new``; returns how many memories moved."""
     with db.write() as tx:
         moved = move_namespace(tx, old, new, vectors=db.vec_version is not None)
@@ -38,7 +37,7 @@ def plain_candidates(counts: dict[str, int], legacy: str, namespace: str) -> lis
             and len(ns) - len(stem) == HASH_CHARS]
 
 
-def auto_adopt(db: Any, counts: dict[str, int], legacy: str, namespace: str, *,
+def auto_adopt(db: Database, counts: dict[str, int], legacy: str, namespace: str, *,
                actor: str) -> int:
     """Adopt ``legacy`` into an empty ``namespace`` when no other checkout of that name
     exists (docs/hooks.md); returns how many memories moved."""

@@ -23,10 +23,10 @@ import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from ...logs import get_logger
 from ..data.protocol import Connection
+from ..db import Database
 from ..store import RowFilter, Store
 from ..text import query_terms
 
@@ -75,11 +75,11 @@ def select_for_forget(
     return [(rowid, records[rowid].id) for rowid in rowids if rowid in records]
 
 
-def pending_marker(db: Any) -> Path:
+def pending_marker(db: Database) -> Path:
     return Path(db.path).with_name(Path(db.path).name + ".purge-pending")
 
 
-def _checkpoint(db: Any, *, wait: bool) -> bool:
+def _checkpoint(db: Database, *, wait: bool) -> bool:
     """Checkpoint and truncate the WAL; mark or clear the pending purge. True if done."""
     # The checkpoint waits for readers to finish. A forget waits a moment for a short
     # recall; a retry never waits. Past that the purge is owed, not blocking.
@@ -94,7 +94,7 @@ def _checkpoint(db: Any, *, wait: bool) -> bool:
     return True
 
 
-def purge(db: Any) -> bool:
+def purge(db: Database) -> bool:
     """After deletes: merge FTS5 segments, then checkpoint and truncate the WAL.
 
     Returns False when another connection's open read kept the WAL from being emptied;
@@ -109,7 +109,7 @@ def purge(db: Any) -> bool:
     return False
 
 
-def retry_pending(db: Any) -> bool:
+def retry_pending(db: Database) -> bool:
     """Finish an owed purge if one is recorded; True when none is owed any more."""
     # Called after every commit: one stat of a plain string path, no Path objects.
     if db.closed or not os.path.exists(f"{db.path}.purge-pending"):

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..data.protocol import Connection
 from ..data.trust import Findings, SizeStats
+from ..db import Database
 from ..errors import SecretRefused
 from ..models import MemoryRecord
 from ..store import NewRow, Store, content_hash
@@ -34,7 +35,7 @@ _actor: ContextVar[str | None] = ContextVar("aide_memoire_actor", default=None)
 class Trust:
     """Screen, record and audit; one per ``Memory``."""
 
-    def __init__(self, db: Any, store: Store, *, mode: ScreenMode) -> None:
+    def __init__(self, db: Database, store: Store, *, mode: ScreenMode) -> None:
         self.db = db
         self.store = store
         self.mode: ScreenMode = mode
