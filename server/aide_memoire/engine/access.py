@@ -15,8 +15,12 @@ from collections.abc import Iterable
 
 from . import clock
 from .db import Database
+from .store import Store
 
 __all__ = ["AccessLog"]
+
+# The memories repository, for writes in the flush's transaction.
+_ROWS = Store()
 
 
 class AccessLog:
@@ -51,9 +55,7 @@ class AccessLog:
         if not pending:
             return 0
         with db.write() as tx:
-            tx.executemany(
-                "UPDATE memories SET access_count = access_count + ?, "
-                "last_accessed_at = max(COALESCE(last_accessed_at, ''), ?) WHERE id = ?",
-                [(count, last[memory_id], memory_id) for memory_id, count in pending.items()],
+            _ROWS.record_access(
+                tx, [(count, last[memory_id], memory_id) for memory_id, count in pending.items()]
             )
         return len(pending)

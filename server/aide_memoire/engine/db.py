@@ -19,6 +19,7 @@ from typing import Any
 
 from ..logs import get_logger
 from . import clock
+from .data.protocol import Connection, Dialect
 from .driver import Driver, load_driver
 from .errors import (
     AideMemoireError,
@@ -75,6 +76,9 @@ def _check_header(path: Path) -> None:
 class Database:
     """A data home's SQLite file, with one connection per thread."""
 
+    # Which SQL the repositories speak to this database (engine/data/protocol.py).
+    dialect: Dialect = "sqlite"
+
     def __init__(
         self,
         path: Path,
@@ -95,7 +99,7 @@ class Database:
         self._write_lock = threading.RLock()
         self._closed = False
         # Called with the connection after each successful commit (the audit anchor).
-        self.commit_hooks: list[Callable[[Any], object]] = []
+        self.commit_hooks: list[Callable[[Connection], object]] = []
         self.created = False  # True when this process made the file (a new store)
         try:
             self._prepare_files()
@@ -233,8 +237,18 @@ class Database:
     def vec_error(self) -> str | None:
         return None if self.vec_version else self._vec_error
 
-    def conn(self) -> Any:
+    def conn(self) -> Connection:
         """This thread's connection (autocommit; use :meth:`write` for transactions)."""
+        conn: Connection = self.driver_connection()
+        return conn
+
+    def in_transaction(self) -> bool:
+        """True while this thread has a read or write transaction open."""
+        return bool(self.driver_connection().in_transaction)
+
+    def driver_connection(self) -> Any:
+        """This thread's connection as the SQLite driver made it, with the driver's own
+        extras (``in_transaction``, ``backup``): for SQLite-only code (snapshots)."""
         if self._closed:
             raise StoreError("the store is closed; open a new Memory")
         conn = getattr(self._local, "conn", None)
@@ -246,13 +260,13 @@ class Database:
         return conn
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[Any]:
+    def write(self) -> Iterator[Connection]:
         """A short ``BEGIN IMMEDIATE`` transaction; committed on success, rolled back on error.
 
         The one boundary for driver errors: any sqlite error raised inside the block, or
         by BEGIN and COMMIT, leaves as an error of our tree (see :meth:`translate`).
         """
-        conn = self.conn()
+        conn = self.driver_connection()
         with self._write_lock:
             if conn.in_transaction:
                 # A read snapshot still open on this thread (an unfinished generator)
@@ -281,15 +295,29 @@ class Database:
             except (OSError, self.driver.Error) as exc:  # committed already: report, go on
                 log.warning("commit_hook_failed", error=str(exc))
 
+    def checkpoint(self, *, wait_ms: int) -> bool:
+        """Checkpoint the WAL into the file and truncate it (forget's purge: no deleted
+        text left in the WAL). Waits up to ``wait_ms`` for readers; False if one kept it."""
+        conn = self.driver_connection()
+        conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
+        try:
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except self.driver.Error as exc:  # locked by a writer mid-checkpoint: try again later
+            log.debug("checkpoint_failed", error=str(exc))
+            busy = 1
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        return not busy
+
     def _rollback(self, conn: Any) -> None:
         if conn.in_transaction:
             with contextlib.suppress(self.driver.Error):
                 conn.execute("ROLLBACK")
 
     @contextlib.contextmanager
-    def read(self) -> Iterator[Any]:
+    def read(self) -> Iterator[Connection]:
         """A consistent snapshot for several reads (driver errors mapped as for writes)."""
-        conn = self.conn()
+        conn = self.driver_connection()
         if conn.in_transaction:
             yield conn
             return
@@ -374,7 +402,7 @@ class Database:
         the code index 4 and 5 made): fold the freed pages away so a new store is only as
         big as its live tables. The file is a few hundred kB here, so this is quick; an
         upgraded store keeps its few free pages for reuse instead of a full rewrite."""
-        conn = self.conn()
+        conn = self.driver_connection()
         if not conn.execute("PRAGMA freelist_count").fetchone()[0]:
             return
         try:

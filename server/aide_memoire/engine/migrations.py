@@ -13,6 +13,7 @@ from typing import Any
 from .code import schema as code_schema
 from .code.schema import SCHEMA_SQL as CODE_SCHEMA_SQL
 from .code.schema import VECTORS_SQL as CODE_VECTORS_SQL
+from .data.protocol import Connection
 from .facts import schema as facts_schema
 from .facts import updates_schema
 from .lifecycle import schema as lifecycle_schema
@@ -35,7 +36,7 @@ class Migration:
 
 
 def _run(sql: str) -> Callable[[Any], None]:
-    def apply(conn: Any) -> None:
+    def apply(conn: Connection) -> None:
         for statement in sql.split(";\n"):
             if statement.strip():
                 conn.execute(statement)

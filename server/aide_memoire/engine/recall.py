@@ -139,9 +139,7 @@ class Recaller:
             return None
         space = self.embedder.space
         assert space is not None
-        found = conn.execute(
-            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
-        ).fetchone()
+        found = self.tables.table_of(conn, space) if self.tables else None
         if not found:
             return None
         query_vector = self.embedder.encode([request.query])[0]
@@ -149,7 +147,7 @@ class Recaller:
         rowids, scores, low, high = self.cache.scores(
             conn,
             space,
-            str(found[0]),
+            found,
             request.where.namespaces,
             query_vector,
             must=np.fromiter(must, dtype=np.int64, count=len(must)),

@@ -1,173 +1,20 @@
-"""Dense vectors: sqlite-vec ``vec0`` tables in the store, searched through one mirror.
+"""Dense vectors: the SQLite vector index and the in-process mirror recall scores.
 
-Each embedding space (model + dimension) has its own ``vec0`` table, partitioned by
-namespace, written in the same transaction as the row. Recall scores *every* vector of
-the namespace through the shared, bounded in-process mirror (engine/mirror.py) that
+The SQL lives in engine/data/sqlite/vectors.py (the vec0 tables); recall scores *every*
+vector of the namespace through the shared, bounded mirror (engine/mirror.py) that
 follows the table through ``vector_state``; near-duplicate checks use the same copy.
+These names are the ones the engine imported before the data layer existed.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
-
-from .embed import EmbeddingSpace
-from .errors import StoreError
+from .data.sqlite.vectors import CHUNK_MAX, CHUNK_MIN, SqliteVectorIndex, chunk_size_for
 from .mirror import NEIGHBOUR_WEIGHTS, VectorMirror, sign_bits
 
-__all__ = ["NEIGHBOUR_WEIGHTS", "VectorCache", "VectorMirror", "VectorTables", "sign_bits"]
+__all__ = [
+    "CHUNK_MAX", "CHUNK_MIN", "NEIGHBOUR_WEIGHTS", "VectorCache", "VectorMirror", "VectorTables",
+    "chunk_size_for", "sign_bits",
+]
 
 VectorCache = VectorMirror  # the name recall and older callers import
-
-_TABLE_RE = re.compile(r"^memory_vec_[0-9a-z_]+$")
-
-# vec0 reserves a whole chunk (chunk_size vectors) per partition, i.e. per namespace, as
-# soon as the partition's first vector lands: at its default of 1024 that is 1.5 MB for
-# one 384-d memory. Recall reads vectors through the numpy mirror, never vec0's KNN, so a
-# small chunk costs nothing measurable (bench/store_size.py); a space created in a store
-# that already holds many memories (reembed) gets bigger chunks, bounded by the default.
-CHUNK_MIN, CHUNK_MAX = 16, 1024
-
-
-def chunk_size_for(largest_namespace: int) -> int:
-    """vec0 ``chunk_size`` for a new space: a partition of that many rows fills ~8 chunks."""
-    size = CHUNK_MIN
-    while size < largest_namespace // 8 and size < CHUNK_MAX:
-        size *= 2
-    return size
-
-
-def _blob(vector: Any) -> bytes:
-    return np.asarray(vector, dtype=np.float32).tobytes()
-
-
-class VectorTables:
-    """SQL for the vec0 tables and their bookkeeping."""
-
-    def __init__(self, vec_available: bool) -> None:
-        self.vec_available = vec_available
-
-    @staticmethod
-    def table_name(space: EmbeddingSpace) -> str:
-        name = f"memory_vec_{space.key}"
-        assert _TABLE_RE.match(name)
-        return name
-
-    def ensure_space(self, tx: Any, space: EmbeddingSpace, stamp: str) -> str:
-        table = self.table_name(space)
-        found = tx.execute(
-            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
-        ).fetchone()
-        if found:
-            return str(found[0])
-        self._require_vec()
-        largest = tx.execute(
-            "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM memories "
-            "GROUP BY namespace)"
-        ).fetchone()[0]
-        tx.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
-            f"namespace text partition key, embedding float[{int(space.dim)}], "
-            f"chunk_size={chunk_size_for(int(largest))})"
-        )
-        tx.execute(
-            "INSERT INTO vector_spaces (key, model, dim, table_name, created_at) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (space.key, space.model, space.dim, table, stamp),
-        )
-        return table
-
-    def spaces(self, conn: Any) -> list[tuple[str, str, int, str]]:
-        return [
-            (str(k), str(m), int(d), str(t))
-            for k, m, d, t in conn.execute(
-                "SELECT key, model, dim, table_name FROM vector_spaces ORDER BY created_at"
-            )
-        ]
-
-    def _require_vec(self) -> None:
-        if not self.vec_available:
-            raise StoreError(
-                "this store keeps dense vectors but sqlite-vec is not loaded here; install "
-                "'aide-memoire[vectors]' (and a driver that loads extensions) to change it"
-            )
-
-    def insert(
-        self, tx: Any, space: EmbeddingSpace, items: Sequence[tuple[int, str, Any]], stamp: str
-    ) -> None:
-        """Add (rowid, namespace, vector) items; replaces any vector the rows had."""
-        if not items:
-            return
-        table = self.ensure_space(tx, space, stamp)
-        self._require_vec()
-        rowids = [rowid for rowid, _, _ in items]
-        existing = (
-            {
-                int(r)
-                for (r,) in tx.execute(
-                    f"SELECT rowid FROM {table} WHERE rowid IN ({','.join('?' * len(rowids))})",
-                    rowids,
-                )
-            }
-            if len(rowids) <= 900
-            else None
-        )
-        replaced = set()
-        for rowid, namespace, vector in items:
-            if existing is None or rowid in existing:
-                deleted = tx.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,)).rowcount
-                if deleted:
-                    replaced.add(namespace)
-            tx.execute(
-                f"INSERT INTO {table} (rowid, namespace, embedding) VALUES (?, ?, ?)",
-                (rowid, namespace, _blob(vector)),
-            )
-        per_namespace: dict[str, int] = {}
-        for rowid, namespace, _ in items:
-            per_namespace[namespace] = max(per_namespace.get(namespace, 0), rowid)
-        for namespace, top in per_namespace.items():
-            state = tx.execute(
-                "SELECT max_rowid FROM vector_state WHERE space = ? AND namespace = ?",
-                (space.key, namespace),
-            ).fetchone()
-            appended = state is None or min(r for r, ns, _ in items if ns == namespace) > state[0]
-            tx.execute(
-                "INSERT INTO vector_state (space, namespace, max_rowid, epoch) VALUES (?, ?, ?, 0) "
-                "ON CONFLICT (space, namespace) DO UPDATE SET "
-                "max_rowid = max(max_rowid, excluded.max_rowid), "
-                "epoch = epoch + ?",
-                (space.key, namespace, top, 0 if appended and namespace not in replaced else 1),
-            )
-
-    def delete(self, tx: Any, rowid: int, namespace: str) -> None:
-        """Remove a row's vectors from every space."""
-        for key, _, _, table in self.spaces(tx):
-            self._require_vec()
-            if tx.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,)).rowcount:
-                tx.execute(
-                    "UPDATE vector_state SET epoch = epoch + 1 WHERE space = ? AND namespace = ?",
-                    (key, namespace),
-                )
-
-    def missing(
-        self, conn: Any, space: EmbeddingSpace, namespace: str | None, limit: int, after: int = 0
-    ) -> list[int]:
-        """Rowids above ``after`` with no vector in ``space`` (for re-embedding), oldest first."""
-        found = conn.execute(
-            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
-        ).fetchone()
-        # A cursor (rowid > after) keeps a long re-embedding pass linear, not quadratic.
-        where = "WHERE m.rowid > ?" + (" AND m.namespace = ?" if namespace else "")
-        args: list[Any] = [after, namespace] if namespace else [after]
-        if not found:
-            sql = f"SELECT m.rowid FROM memories m {where} ORDER BY m.rowid LIMIT ?"
-        else:
-            self._require_vec()
-            sql = (
-                f"SELECT m.rowid FROM memories m {where} AND NOT EXISTS "
-                f"(SELECT 1 FROM {found[0]} v WHERE v.rowid = m.rowid) ORDER BY m.rowid LIMIT ?"
-            )
-        return [int(r) for (r,) in conn.execute(sql, [*args, limit])]
+VectorTables = SqliteVectorIndex

@@ -9,7 +9,9 @@ reciprocal-rank fusion in the project's recall experiments).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
+
+from ..data.protocol import Connection
 
 __all__ = ["DenseCodeRanker", "fuse"]
 
@@ -19,14 +21,19 @@ class DenseCodeRanker(Protocol):
 
     name: str
 
-    def add(self, tx: Any, root_id: int, chunks: Sequence[tuple[int, str]]) -> None:
+    def add(self, tx: Connection, root_id: int, chunks: Sequence[tuple[int, str]]) -> None:
         """Embed and store (chunk id, text) pairs inside the indexing transaction."""
 
-    def remove(self, tx: Any, chunk_ids: Sequence[int]) -> None:
+    def remove(self, tx: Connection, chunk_ids: Sequence[int]) -> None:
         """Forget the vectors of these chunks inside the same transaction."""
 
     def search(
-        self, conn: Any, root_id: int, query: str, limit: int, chunk_ids: Sequence[int] | None
+        self,
+        conn: Connection,
+        root_id: int,
+        query: str,
+        limit: int,
+        chunk_ids: Sequence[int] | None,
     ) -> list[tuple[int, float]]:
         """(chunk id, similarity) best first; only among ``chunk_ids`` when given."""
 

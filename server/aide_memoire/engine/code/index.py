@@ -16,10 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-from typing import Any
 
 from ...logs import get_logger
 from .. import clock
+from ..data.protocol import Connection
+from ..data.rows import inserted_rowid
 from ..db import Database
 from ..errors import InvalidInput, NotFound
 from .bounds import DEFAULT_SECRET_FILES, check_root, redact_text, secret_file_spec
@@ -218,7 +219,7 @@ class CodeIndex:
                 tx.execute("SELECT id FROM code_roots WHERE path = ?", (str(path),)).fetchone()[0]
             )
 
-    def _drop_file(self, tx: Any, file_id: int) -> None:
+    def _drop_file(self, tx: Connection, file_id: int) -> None:
         ids = [r[0] for r in tx.execute("SELECT id FROM code_chunks WHERE file_id = ?", (file_id,))]
         if self.dense is not None and ids:
             self.dense.remove(tx, ids)
@@ -242,7 +243,7 @@ class CodeIndex:
                 ).fetchone()
                 if old:
                     self._drop_file(tx, int(old[0]))
-                file_id = int(
+                file_id = inserted_rowid(
                     tx.execute(
                         "INSERT INTO code_files (root_id, path, language, parser, hash, size, "
                         "mtime_ns, lines, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -257,15 +258,15 @@ class CodeIndex:
                             item.lines,
                             stamp,
                         ),
-                    ).lastrowid
+                    )
                 )
                 self._write_chunks(tx, root_id, file_id, item)
 
-    def _write_chunks(self, tx: Any, root_id: int, file_id: int, item: _Parsed) -> None:
+    def _write_chunks(self, tx: Connection, root_id: int, file_id: int, item: _Parsed) -> None:
         path_words = index_text(_PATH_WORDS.sub(" ", item.cand.rel))
         written: list[tuple[int, str]] = []
         for chunk in item.chunks:
-            chunk_id = int(
+            chunk_id = inserted_rowid(
                 tx.execute(
                     "INSERT INTO code_chunks (root_id, file_id, language, kind, name, "
                     "start_line, end_line, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -279,7 +280,7 @@ class CodeIndex:
                         chunk.end_line,
                         chunk.text,
                     ),
-                ).lastrowid
+                )
             )
             names = chunk.name.replace(".", " ") if chunk.name else ""
             tx.execute(

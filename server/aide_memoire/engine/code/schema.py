@@ -14,7 +14,8 @@ split words (``get user name``) are added to the indexed text in Python.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from ..data.protocol import Connection
 
 __all__ = [
     "FTS_COLUMNS", "MIGRATION_NAME", "SCHEMA_SQL", "TABLES", "VECTORS_SQL", "drop_if_unused",
@@ -106,7 +107,7 @@ _ENSURE = [
 ]
 
 
-def present(conn: Any) -> bool:
+def present(conn: Connection) -> bool:
     """Whether this store has the code index's tables (it has indexed something)."""
     row = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'code_roots'"
@@ -114,14 +115,14 @@ def present(conn: Any) -> bool:
     return row is not None
 
 
-def ensure(tx: Any) -> None:
+def ensure(tx: Connection) -> None:
     """Create the code index's tables and indexes if missing, inside ``tx`` (a write
     transaction): two processes indexing at once both succeed, and a failure leaves none."""
     for statement in _ENSURE:
         tx.execute(statement)
 
 
-def drop_if_unused(conn: Any) -> None:
+def drop_if_unused(conn: Connection) -> None:
     """Migration 10: drop the code index from a store that never indexed a tree; a store
     with a root keeps its tables and rows untouched."""
     if not present(conn):

@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ..data.protocol import Connection
 from ..errors import InvalidInput, InvalidQuery
 from .dense import DenseCodeRanker, fuse
 from .languages import EXTENSIONS, TEXT_LANGUAGES
@@ -46,7 +47,7 @@ def _snippet(text: str, first: int = 0) -> str:
 
 
 def search_chunks(
-    conn: Any,
+    conn: Connection,
     root_id: int,
     query: str,
     language: str | None,
@@ -116,7 +117,7 @@ def search_chunks(
 _CHUNK_COLUMNS = ("id", "path", "start_line", "end_line", "language", "kind", "name", "text")
 
 
-def _chunk_rows(conn: Any, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+def _chunk_rows(conn: Connection, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     if not ids:
         return {}
     rows = conn.execute(
@@ -134,7 +135,7 @@ def _chunk_rows(conn: Any, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     return out
 
 
-def _definitions(conn: Any, root_id: int, name: str, limit: int) -> list[tuple[Any, ...]]:
+def _definitions(conn: Connection, root_id: int, name: str, limit: int) -> list[tuple[Any, ...]]:
     select = (
         "SELECT s.chunk_id, s.name, s.qualified_name, s.kind, f.path, s.start_line, "
         "s.end_line, f.language, s.signature, c.text FROM code_symbols s "
@@ -154,7 +155,7 @@ def _definitions(conn: Any, root_id: int, name: str, limit: int) -> list[tuple[A
     return rows
 
 
-def symbol_hits(conn: Any, root_id: int, name: str, limit: int) -> list[SymbolHit]:
+def symbol_hits(conn: Connection, root_id: int, name: str, limit: int) -> list[SymbolHit]:
     limit = _limit(limit)
     if not isinstance(name, str) or not name.strip():
         raise InvalidInput("symbol name is empty; give the name of a function, class, ...")
@@ -188,7 +189,7 @@ def symbol_hits(conn: Any, root_id: int, name: str, limit: int) -> list[SymbolHi
 
 
 def _references(
-    conn: Any, root_id: int, token: str, exclude: set[int], limit: int
+    conn: Connection, root_id: int, token: str, exclude: set[int], limit: int
 ) -> list[SymbolHit]:
     """Chunks whose text holds ``token`` as a whole identifier (case-sensitive)."""
     if limit <= 0:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.protocol import Connection
 from ..embed import Embedder
 from ..errors import ModelUnavailable
 from .terms import split_identifier
@@ -58,7 +59,7 @@ class EmbeddedCodeRanker:
             )
         return self.embedder.space.key
 
-    def add(self, tx: Any, root_id: int, chunks: Sequence[tuple[int, str]]) -> None:
+    def add(self, tx: Connection, root_id: int, chunks: Sequence[tuple[int, str]]) -> None:
         if not chunks:
             return
         ids = [cid for cid, _ in chunks]
@@ -83,11 +84,11 @@ class EmbeddedCodeRanker:
         )
         self._generation += 1
 
-    def remove(self, tx: Any, chunk_ids: Sequence[int]) -> None:
+    def remove(self, tx: Connection, chunk_ids: Sequence[int]) -> None:
         tx.executemany("DELETE FROM code_vectors WHERE chunk_id = ?", [(i,) for i in chunk_ids])
         self._generation += 1
 
-    def _matrix(self, conn: Any, root_id: int, space: str) -> tuple[Any, Any]:
+    def _matrix(self, conn: Connection, root_id: int, space: str) -> tuple[Any, Any]:
         marker = (
             self._generation,
             *conn.execute(
@@ -118,7 +119,12 @@ class EmbeddedCodeRanker:
         return ids, matrix
 
     def search(
-        self, conn: Any, root_id: int, query: str, limit: int, chunk_ids: Sequence[int] | None
+        self,
+        conn: Connection,
+        root_id: int,
+        query: str,
+        limit: int,
+        chunk_ids: Sequence[int] | None,
     ) -> list[tuple[int, float]]:
         space = self._space()
         ids, matrix = self._matrix(conn, root_id, space)

@@ -14,32 +14,34 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..data.protocol import Connection
 from ..recall import RecallRequest
-from ..store import passing
+from ..store import Store, passing
+
+# The memories repository, for reads through the caller's connection.
+_ROWS = Store()
 
 __all__ = ["BridgeTuning", "bridges", "supersession"]
 
 _MARGIN = 1e-4
 
 
-def supersession(conn: Any, request: RecallRequest, fused: dict[int, float]) -> dict[int, float]:
+def supersession(
+    conn: Connection,
+    request: RecallRequest,
+    fused: dict[int, float],
+) -> dict[int, float]:
     if not fused:
         return fused
     window = max(request.limit * 3, 30)
     top = sorted(fused, key=lambda r: -fused[r])[:window]
-    marks = ",".join("?" * len(top))
-    old = conn.execute(
-        f"SELECT m.rowid, r.rowid FROM memories m JOIN memories r ON r.id = m.superseded_by "
-        f"AND r.namespace = m.namespace WHERE m.rowid IN ({marks})",
-        top,
-    ).fetchall()
+    old = _ROWS.replacements(conn, top)
     if not old:
         return fused
-    allowed = passing(conn, [int(r) for _, r in old], request.where)
+    allowed = passing(conn, [r for _, r in old], request.where)
     out = dict(fused)
     # Oldest replacement first, so that chains (A <- B <- C) settle in order.
     for rowid, replacement in sorted(old, key=lambda x: x[1]):
-        rowid, replacement = int(rowid), int(replacement)
         if replacement not in allowed:
             continue  # as_of before the replacement, or filtered out: nothing to rank under
         mine = out[rowid]
@@ -64,7 +66,11 @@ def bridges(tuning: BridgeTuning) -> Any:
     """An adjuster that adds the second hop with ``tuning``."""
     sizes: dict[tuple[str, ...], tuple[float, int]] = {}
 
-    def adjust(conn: Any, request: RecallRequest, fused: dict[int, float]) -> dict[int, float]:
+    def adjust(
+        conn: Connection,
+        request: RecallRequest,
+        fused: dict[int, float],
+    ) -> dict[int, float]:
         if not fused or tuning.weight <= 0:
             return fused
         seeds = sorted(fused, key=lambda r: -fused[r])[: tuning.seeds]
@@ -116,7 +122,7 @@ _SIZE_TTL_S = 30.0
 
 
 def _namespace_size(
-    conn: Any, request: RecallRequest, sizes: dict[tuple[str, ...], tuple[float, int]]
+    conn: Connection, request: RecallRequest, sizes: dict[tuple[str, ...], tuple[float, int]]
 ) -> int:
     """Memories in the request's namespaces; counted at most every 30 s (only the ratio of
     an entity's mentions to it matters, which a few writes barely move)."""
@@ -125,11 +131,8 @@ def _namespace_size(
     cached = sizes.get(names)
     if cached is not None and now - cached[0] < _SIZE_TTL_S:
         return cached[1]
-    (count,) = conn.execute(
-        f"SELECT count(*) FROM memories WHERE namespace IN ({','.join('?' * len(names))})",
-        names,
-    ).fetchone()
+    count = _ROWS.count_in(conn, names)
     if len(sizes) > 1024:
         sizes.clear()
-    sizes[names] = (now, int(count))
-    return int(count)
+    sizes[names] = (now, count)
+    return count

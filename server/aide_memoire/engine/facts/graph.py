@@ -12,6 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from .. import clock
+from ..data.protocol import Connection
+from ..data.sqlite.entities import add_similar_edges, mentioning
 from .models import RelatedEntity, RelatedMemory
 
 __all__ = ["HALF_LIFE_DAYS", "add_edges", "add_similar", "related"]
@@ -21,7 +23,7 @@ MAX_PER_MEMORY = 8  # pairs grow with the square: a long memory links its first 
 SIMILAR_WEIGHT = 0.5
 
 
-def add_edges(tx: Any, per_memory: Sequence[tuple[str, list[int]]]) -> None:
+def add_edges(tx: Connection, per_memory: Sequence[tuple[str, list[int]]]) -> None:
     """Co-occurrence: every pair of entities mentioned by one memory, one statement."""
     stamp = clock.format_time(clock.now())
     pairs: dict[tuple[str, int, int], int] = {}
@@ -49,7 +51,7 @@ def _similar(a: str, b: str) -> bool:
     return len(short) >= 5 and long_.startswith(short) and " " not in long_
 
 
-def add_similar(tx: Any, new: Sequence[tuple[str, str, int]]) -> None:
+def add_similar(tx: Connection, new: Sequence[tuple[str, str, int]]) -> None:
     """Similarity edges from each new entity to existing names it resembles."""
     stamp = clock.format_time(clock.now())
     edges: list[tuple[str, int, int, str]] = []
@@ -70,11 +72,7 @@ def add_similar(tx: Any, new: Sequence[tuple[str, str, int]]) -> None:
                 a, b = sorted((entity_id, int(other_id)))
                 edges.append((namespace, a, b, stamp))
     if edges:
-        tx.executemany(
-            "INSERT OR IGNORE INTO entity_edges (namespace, a, b, kind, weight, used_at) "
-            f"VALUES (?, ?, ?, 'similar', {SIMILAR_WEIGHT}, ?)",
-            edges,
-        )
+        add_similar_edges(tx, edges, SIMILAR_WEIGHT)
 
 
 def _decayed(weight: float, used_at: str, now: datetime) -> float:
@@ -84,7 +82,7 @@ def _decayed(weight: float, used_at: str, now: datetime) -> float:
 
 
 def related(
-    conn: Any, namespace: str, start: list[int], *, depth: int, limit: int
+    conn: Connection, namespace: str, start: list[int], *, depth: int, limit: int
 ) -> tuple[list[RelatedEntity], list[tuple[int, int]]]:
     """Entities within ``depth`` edges of ``start``, strongest path first; also the edges
     walked (to refresh their use)."""
@@ -125,7 +123,7 @@ def related(
     return out, walked
 
 
-def _entity_info(conn: Any, ids: list[int]) -> dict[int, tuple[str, str, str, int]]:
+def _entity_info(conn: Connection, ids: list[int]) -> dict[int, tuple[str, str, str, int]]:
     if not ids:
         return {}
     rows = conn.execute(
@@ -136,7 +134,7 @@ def _entity_info(conn: Any, ids: list[int]) -> dict[int, tuple[str, str, str, in
     return {int(i): (str(n), str(d), str(t), int(m)) for i, n, d, t, m in rows}
 
 
-def refresh(tx: Any, edges: Sequence[tuple[int, int]]) -> None:
+def refresh(tx: Connection, edges: Sequence[tuple[int, int]]) -> None:
     """Walking an edge is a use: its decay clock restarts."""
     stamp = clock.format_time(clock.now())
     tx.executemany(
@@ -146,25 +144,13 @@ def refresh(tx: Any, edges: Sequence[tuple[int, int]]) -> None:
 
 
 def memories_of(
-    conn: Any, namespace: str, entity_names: dict[int, str], where_sql: tuple[str, list[Any]],
-    limit: int,
+    conn: Connection, namespace: str, entity_names: dict[int, str],
+    where_sql: tuple[str, list[Any]], limit: int,
 ) -> list[RelatedMemory]:
     """Memories (passing the filter) that mention the given entities, most mentions first."""
     if not entity_names:
         return []
-    ids = list(entity_names)
-    clause, params = where_sql
-    rows = conn.execute(
-        f"SELECT m.id, m.content, group_concat(me.entity_id) FROM memory_entities me "
-        f"JOIN memories m ON m.rowid = me.memory_rowid WHERE me.entity_id IN "
-        f"({','.join('?' * len(ids))}) AND {clause} GROUP BY m.rowid "
-        f"ORDER BY count(*) DESC, m.rowid DESC LIMIT ?",
-        [*ids, *params, limit],
-    ).fetchall()
     return [
-        RelatedMemory(
-            id=str(i), content=str(c),
-            entities=sorted({entity_names[int(e)] for e in str(g).split(",")}),
-        )
-        for i, c, g in rows
+        RelatedMemory(id=i, content=c, entities=sorted({entity_names[e] for e in found}))
+        for i, c, found in mentioning(conn, list(entity_names), where_sql, limit)
     ]

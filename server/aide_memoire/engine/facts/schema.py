@@ -7,7 +7,7 @@ is edited (they no longer describe it).
 
 from __future__ import annotations
 
-from typing import Any
+from ..data.protocol import Connection
 
 __all__ = ["MIGRATION_NAME", "apply"]
 
@@ -87,7 +87,7 @@ END
 """
 
 
-def apply(conn: Any) -> None:
+def apply(conn: Connection) -> None:
     # Triggers hold ';' inside their bodies: split on the blank-line-free statement ends.
     for statement in _statements(_SQL):
         conn.execute(statement)

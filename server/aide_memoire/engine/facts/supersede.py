@@ -17,8 +17,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .. import clock
+from ..data.protocol import Connection
+from ..data.sqlite.review import has_item_for_fact
+from ..store import Store
 from ..trust import audit, review
 from .taxonomy import category_of
+
+# The memories repository, for writes in the caller's transaction.
+_ROWS = Store()
 
 __all__ = ["CONFLICT_KIND", "Closing", "close_matching", "rebuild_slot", "settle_memories",
            "supersede_memory"]
@@ -36,7 +42,7 @@ class Closing:
     ended_by: str | None
 
 
-def rebuild_slot(tx: Any, namespace: str, subject: str, predicate: str) -> set[str]:
+def rebuild_slot(tx: Connection, namespace: str, subject: str, predicate: str) -> set[str]:
     """Recompute a single-valued slot's timeline; returns memory ids whose facts changed."""
     rows = tx.execute(
         "SELECT id, object, valid_from, valid_to, superseded_by, ended_by, memory_id "
@@ -64,7 +70,14 @@ def rebuild_slot(tx: Any, namespace: str, subject: str, predicate: str) -> set[s
     return changed
 
 
-def _conflict(tx: Any, namespace: str, subject: str, predicate: str, old: Any, new: Any) -> None:
+def _conflict(
+    tx: Connection,
+    namespace: str,
+    subject: str,
+    predicate: str,
+    old: Any,
+    new: Any,
+) -> None:
     """Stage a proposal once per pair of facts asserted for the same moment."""
     evidence = {
         "subject": subject, "predicate": predicate, "at": str(new[2]),
@@ -73,12 +86,7 @@ def _conflict(tx: Any, namespace: str, subject: str, predicate: str, old: Any, n
         "why": "two values for a single-valued slot at the same time; the newer write "
         "was kept. Approve to keep it, reject to drop it and restore the other.",
     }
-    pending = tx.execute(
-        "SELECT 1 FROM review_items WHERE kind = ? AND memory_id = ? "
-        "AND json_extract(evidence, '$.kept.fact') = ?",
-        (CONFLICT_KIND, str(new[6]), int(new[0])),
-    ).fetchone()
-    if pending is None:
+    if not has_item_for_fact(tx, CONFLICT_KIND, str(new[6]), int(new[0])):
         review.open_item(
             tx, namespace=namespace, kind=CONFLICT_KIND, memory_id=str(new[6]),
             evidence=evidence, expires_at=clock.now() + timedelta(days=CONFLICT_DAYS),
@@ -86,7 +94,7 @@ def _conflict(tx: Any, namespace: str, subject: str, predicate: str, old: Any, n
 
 
 def close_matching(
-    tx: Any, namespace: str, subject: str, predicate: str, obj: str | None, *,
+    tx: Connection, namespace: str, subject: str, predicate: str, obj: str | None, *,
     at: str, fact_id: int | None, memory_id: str, same_category_as: str | None = None,
 ) -> set[str]:
     """Close open facts of ``subject`` that began by ``at``: those with object ``obj``, or
@@ -117,7 +125,7 @@ def close_matching(
     return changed
 
 
-def settle_memories(tx: Any, namespace: str, memory_ids: set[str], *, actor: str) -> None:
+def settle_memories(tx: Connection, namespace: str, memory_ids: set[str], *, actor: str) -> None:
     """Close each memory whose facts are now all closed by another memory; one partly
     closed only names its replacement."""
     for memory_id in sorted(memory_ids):
@@ -132,27 +140,17 @@ def settle_memories(tx: Any, namespace: str, memory_ids: set[str], *, actor: str
         if len(closers) < len(facts):
             # Partly out of date: it stays current but names what replaced a part of it,
             # so recall ranks it below that.
-            tx.execute(
-                "UPDATE memories SET superseded_by = ? WHERE id = ? AND namespace = ? "
-                "AND superseded_by IS NULL",
-                (by, memory_id, namespace),
-            )
+            _ROWS.mark_superseded_by(tx, memory_id, namespace, by)
             continue
-        found = tx.execute(
-            "SELECT kind, status, superseded_by FROM memories WHERE id = ? AND namespace = ?",
-            (memory_id, namespace),
-        ).fetchone()
+        found = _ROWS.kind_status_replacement(tx, memory_id, namespace)
         if found is None or found[1] not in ("active", "superseded") or found[2] == by:
             continue
         status = found[1] if found[0] == "turn" else "superseded"
         # A turn stays a record of what was said: it keeps its status and validity and
         # only names what replaced it (recall ranks it below that).
         valid_to = None if found[0] == "turn" else end
-        tx.execute(
-            "UPDATE memories SET status = ?, valid_to = ?, superseded_by = ?, updated_at = ? "
-            "WHERE id = ? AND namespace = ?",
-            (status, valid_to, by, clock.format_time(clock.now()), memory_id, namespace),
-        )
+        _ROWS.set_superseded(tx, memory_id, namespace, status=status, valid_to=valid_to, by=by,
+                             at=clock.format_time(clock.now()))
         audit.append_event(
             tx, actor=actor, action="supersede", namespace=namespace, memory_id=memory_id,
             detail={"by": by, "rule": "facts"},
@@ -160,16 +158,12 @@ def settle_memories(tx: Any, namespace: str, memory_ids: set[str], *, actor: str
 
 
 def supersede_memory(
-    tx: Any, namespace: str, old_id: str, new_id: str, at: datetime, *, actor: str
+    tx: Connection, namespace: str, old_id: str, new_id: str, at: datetime, *, actor: str
 ) -> None:
     """``store(..., supersedes=old_id)``: close the old memory and its open facts."""
     stamp = clock.format_time(at)
-    tx.execute(
-        "UPDATE memories SET status = CASE WHEN status = 'quarantined' THEN status "
-        "ELSE 'superseded' END, valid_to = ?, superseded_by = ?, updated_at = ? "
-        "WHERE id = ? AND namespace = ?",
-        (stamp, new_id, clock.format_time(clock.now()), old_id, namespace),
-    )
+    _ROWS.retire_replaced(tx, old_id, namespace, valid_to=stamp, by=new_id,
+                          at=clock.format_time(clock.now()))
     replacements = {
         (str(s), str(p)): int(i)
         for i, s, p in tx.execute(

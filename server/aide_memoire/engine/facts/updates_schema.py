@@ -9,8 +9,7 @@ sure the store was. Both follow their memories on delete and on edit.
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..data.protocol import Connection
 from .schema import _statements
 
 __all__ = ["MIGRATION_NAME", "apply"]
@@ -48,6 +47,6 @@ END
 """
 
 
-def apply(conn: Any) -> None:
+def apply(conn: Connection) -> None:
     for statement in _statements(_SQL):
         conn.execute(statement)

@@ -9,6 +9,8 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from .. import clock
+from ..data.protocol import Connection
+from ..data.sqlite.entities import add_entities, add_mentions
 from ..store import NewRow, Written
 from .entities import Mention
 from .graph import add_edges, add_similar
@@ -51,11 +53,11 @@ class FactWriter:
         found = self.spans([rows[i].content for i in active]) if active else []
         return dict(zip(active, found, strict=True))
 
-    def __call__(self, tx: Any, written: list[Written], vectors: Any) -> None:
+    def __call__(self, tx: Connection, written: list[Written], vectors: Any) -> None:
         self.apply(tx, written, vectors, None)
 
     def apply(
-        self, tx: Any, written: list[Written], vectors: Any,
+        self, tx: Connection, written: list[Written], vectors: Any,
         state: dict[int, list[Mention]] | None,
     ) -> None:
         rows = [w for w in written if w.row.status == "active"]  # held rows wait for review
@@ -86,11 +88,7 @@ class FactWriter:
                     links.append((item.written.rowid, entity, source))
             per_memory.append((ns, mine))
         if links:
-            tx.executemany(
-                "INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, source) "
-                "VALUES (?, ?, ?)",
-                links,
-            )
+            add_mentions(tx, links)
             counts: dict[int, int] = {}
             for _, entity, _ in links:
                 counts[entity] = counts.get(entity, 0) + 1
@@ -103,7 +101,7 @@ class FactWriter:
         if self.general is not None:
             self.general(tx, [_item(self.general, p, vectors) for p in pending])
 
-    def _facts(self, tx: Any, pending: list[_Pending]) -> None:
+    def _facts(self, tx: Connection, pending: list[_Pending]) -> None:
         stamp = clock.format_time(clock.now())
         inserted: list[tuple[Any, ...]] = []
         for item in pending:
@@ -153,7 +151,10 @@ class FactWriter:
             settle_memories(tx, ns, memory_ids, actor=actor)
 
     @staticmethod
-    def _new_fact_ids(tx: Any, pending: list[_Pending]) -> dict[tuple[str, str, str, str], int]:
+    def _new_fact_ids(
+        tx: Connection,
+        pending: list[_Pending],
+    ) -> dict[tuple[str, str, str, str], int]:
         memory_ids = [p.written.id for p in pending if p.extraction.facts]
         out: dict[tuple[str, str, str, str], int] = {}
         for start in range(0, len(memory_ids), 500):
@@ -177,7 +178,7 @@ def _item(general: GeneralUpdates, pending: _Pending, vectors: Any) -> Item | No
     )
 
 
-def _entity_ids(tx: Any, pending: list[_Pending]) -> dict[tuple[str, str], int]:
+def _entity_ids(tx: Connection, pending: list[_Pending]) -> dict[tuple[str, str], int]:
     """Ids of every mentioned entity, inserting the new ones (three statements a batch)."""
     wanted: dict[tuple[str, str], Mention] = {}
     for item in pending:
@@ -188,18 +189,14 @@ def _entity_ids(tx: Any, pending: list[_Pending]) -> dict[tuple[str, str], int]:
     missing = [key for key in wanted if key not in ids]
     if missing:
         stamp = clock.format_time(clock.now())
-        tx.executemany(
-            "INSERT OR IGNORE INTO entities (namespace, name, display, type, mentions, "
-            "created_at) VALUES (?, ?, ?, ?, 0, ?)",
-            [(ns, key, wanted[(ns, key)].text, wanted[(ns, key)].type, stamp)
-             for ns, key in missing],
-        )
+        add_entities(tx, [(ns, key, wanted[(ns, key)].text, wanted[(ns, key)].type, stamp)
+                          for ns, key in missing])
         ids.update(_lookup(tx, missing))
         add_similar(tx, [(ns, key, ids[(ns, key)]) for ns, key in missing])
     return ids
 
 
-def _lookup(tx: Any, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
+def _lookup(tx: Connection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
     by_ns: dict[str, list[str]] = {}
     for ns, key in keys:
         by_ns.setdefault(ns, []).append(key)

@@ -67,12 +67,7 @@ def _present(memory: Memory, namespace: str, uuids: Sequence[str]) -> set[str]:
     if not uuids:
         return set()
     with memory.db.read() as conn:
-        rows = conn.execute(
-            "SELECT json_extract(metadata, '$.uuid') FROM memories "
-            "WHERE namespace = ? AND kind = 'turn' AND source = ?",
-            (namespace, SOURCE),
-        ).fetchall()
-    stored = {str(r[0]) for r in rows if r[0] is not None}
+        stored = memory.store_.metadata_values(conn, namespace, "turn", SOURCE, "uuid")
     return stored & set(uuids)
 
 

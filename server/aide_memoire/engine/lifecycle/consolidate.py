@@ -9,7 +9,6 @@ no copy behind in the review queue; the text is rebuilt when the plan is carried
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,8 +18,12 @@ from typing import Any
 import numpy as np
 
 from .. import clock
-from ..store import content_hash
+from ..data.protocol import Connection
+from ..store import Store, content_hash
 from .dedup import load_vectors, similar_pairs
+
+# The memories repository, for reads through the caller's connection.
+_ROWS = Store()
 
 __all__ = [
     "Cluster", "Piece", "find_clusters", "pieces_evidence", "pieces_from_evidence", "render",
@@ -84,7 +87,7 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def find_clusters(
-    conn: Any, table: str, namespace: str, threshold: float, *, limit: int,
+    conn: Connection, table: str, namespace: str, threshold: float, *, limit: int,
 ) -> list[Cluster]:
     """Groups of MIN_CLUSTER..MAX_CLUSTER active memories, each similar to its seed."""
     rowids, ids, kinds, vectors = load_vectors(conn, table, namespace)
@@ -125,24 +128,20 @@ def find_clusters(
     return clusters
 
 
-def _sources(conn: Any, ids: Sequence[str]) -> dict[str, _Source]:
+def _sources(conn: Connection, ids: Sequence[str]) -> dict[str, _Source]:
     out: dict[str, _Source] = {}
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        for memory_id, content, tags, observed, created, importance in conn.execute(
-            "SELECT id, content, tags, observed_at, created_at, importance FROM memories "
-            f"WHERE id IN ({','.join('?' * len(chunk))})", chunk,
-        ):
-            when = clock.parse_stored(observed or created)
-            assert when is not None
-            out[str(memory_id)] = _Source(
-                str(memory_id), str(content), frozenset(json.loads(tags)),
-                _names(str(content)), when, float(importance),
-            )
+    for memory_id, content, tags, observed, created, importance in _ROWS.summary_sources(
+        conn, ids
+    ):
+        when = clock.parse_stored(observed or created)
+        assert when is not None
+        out[memory_id] = _Source(
+            memory_id, content, frozenset(tags), _names(content), when, importance,
+        )
     return out
 
 
-def summarise(conn: Any, cluster: Cluster, encode: Encoder) -> Cluster:
+def summarise(conn: Connection, cluster: Cluster, encode: Encoder) -> Cluster:
     """Choose the cluster's most central sentences (its ``pieces``), in date order."""
     sources = _sources(conn, cluster.ids)
     spans: list[tuple[str, int, int, datetime, str]] = []

@@ -8,7 +8,6 @@ encoding), within one namespace and one kind.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -17,12 +16,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import clock
+from ..data.protocol import Connection
+from ..data.sqlite.vectors import SqliteVectorIndex
 from ..mirror import VectorMirror
 from ..store import NewRow, Store, Written
 from ..trust import review
 from . import tiers
 
 if TYPE_CHECKING:
+    from ..db import Database
     from ..embed import EmbeddingSpace
     from ..settings import Settings
 
@@ -32,7 +34,10 @@ __all__ = [
 ]
 
 DEDUP_KINDS = ("note", "learning", "fact", "summary")
-_KINDS_SQL = ",".join(f"'{k}'" for k in DEDUP_KINDS)
+# Read-only repositories for the module-level functions (the table is named by the
+# caller, so reading needs no vec_available flag).
+_VECTORS = SqliteVectorIndex(vec_available=True)
+_ROWS = Store()
 
 
 @dataclass(frozen=True)
@@ -45,21 +50,12 @@ class ExactGroup:
     kind: str
 
 
-def exact_groups(conn: Any, namespace: str) -> list[ExactGroup]:
-    rows = conn.execute(
-        "SELECT id, content_hash, kind, content, tags FROM memories WHERE namespace = ? "
-        "AND status = 'active' AND session_id IS NULL AND content_hash IN ("
-        "  SELECT content_hash FROM memories WHERE namespace = ? AND status = 'active' "
-        "  AND session_id IS NULL GROUP BY content_hash, kind HAVING count(*) > 1) "
-        "ORDER BY rowid",
-        (namespace, namespace),
-    ).fetchall()
+def exact_groups(conn: Connection, namespace: str, store: Store | None = None) -> list[ExactGroup]:
+    store = store or _ROWS
     groups: dict[tuple[str, str, str], list[tuple[str, frozenset[str]]]] = {}
-    for memory_id, digest, kind, content, tags in rows:
+    for memory_id, digest, kind, content, tags in store.exact_duplicate_rows(conn, namespace):
         # The text itself, not only its hash, decides: a collision must never retire.
-        groups.setdefault((str(digest), str(kind), str(content)), []).append(
-            (str(memory_id), frozenset(json.loads(tags)))
-        )
+        groups.setdefault((digest, kind, content), []).append((memory_id, frozenset(tags)))
     out = []
     for (_, kind, _), members in groups.items():
         if len(members) > 1:
@@ -70,30 +66,25 @@ def exact_groups(conn: Any, namespace: str) -> list[ExactGroup]:
 
 
 def merge(
-    tx: Any, store: Store, source_id: str, into_id: str, namespace: str, *, actor: str,
+    tx: Connection, store: Store, source_id: str, into_id: str, namespace: str, *, actor: str,
     score: float | None, reason: str,
 ) -> bool:
     """Archive ``source_id`` into ``into_id``: the survivor takes its tags and the higher
     importance; the source stays readable, linked ``merged_into``. False if either is gone."""
-    into = tx.execute(
-        "SELECT rowid, tags, importance FROM memories WHERE id = ? AND namespace = ? "
-        "AND status = 'active'", (into_id, namespace),
-    ).fetchone()
-    source = tx.execute(
-        "SELECT tags, importance FROM memories WHERE id = ? AND namespace = ? "
-        "AND status = 'active'", (source_id, namespace),
-    ).fetchone()
+    into = store.active_tags_importance(tx, into_id, namespace)
+    source = store.active_tags_importance(tx, source_id, namespace)
     if into is None or source is None or source_id == into_id:
         return False
-    tags = list(json.loads(into[1]))
-    tags += [t for t in json.loads(source[0]) if t not in tags]
+    into_rowid, into_tags, into_importance = into
+    tags = list(into_tags)
+    tags += [t for t in source[1] if t not in tags]
     fields: dict[str, Any] = {}
-    if tags != json.loads(into[1]):
+    if tags != into_tags:
         fields["tags"] = tags
-    if float(source[1]) > float(into[2]):
-        fields["importance"] = float(source[1])
+    if source[2] > into_importance:
+        fields["importance"] = source[2]
     if fields:
-        store.update_fields(tx, int(into[0]), fields)
+        store.update_fields(tx, into_rowid, fields)
     tiers.archive(tx, store, source_id, namespace, actor=actor, reason=reason,
                   detail={"into": into_id})
     tiers.add_link(tx, source_id, into_id, "merged_into", namespace, score)
@@ -101,23 +92,12 @@ def merge(
 
 
 def load_vectors(
-    conn: Any, table: str, namespace: str, *, above: int = 0, below: int | None = None,
+    conn: Connection, table: str, namespace: str, *, above: int = 0, below: int | None = None,
     active_only: bool = True,
 ) -> tuple[np.ndarray, list[str], list[str], np.ndarray]:
     """(rowids, ids, kinds, unit vectors) of a namespace's non-turn memories."""
-    sql = (
-        f"SELECT m.rowid, m.id, m.kind, v.embedding FROM {table} v "
-        "JOIN memories m ON m.rowid = v.rowid "
-        f"WHERE v.namespace = ? AND m.kind IN ({_KINDS_SQL}) AND m.session_id IS NULL "
-        "AND m.rowid > ?"
-    )
-    args: list[Any] = [namespace, above]
-    if below is not None:
-        sql += " AND m.rowid < ?"
-        args.append(below)
-    if active_only:
-        sql += " AND m.status = 'active'"
-    rows = conn.execute(sql + " ORDER BY m.rowid", args).fetchall()
+    rows = _VECTORS.dedup_rows(conn, table, namespace, DEDUP_KINDS, above=above, below=below,
+                               active_only=active_only)
     if not rows:
         return np.zeros(0, dtype=np.int64), [], [], np.zeros((0, 0), dtype=np.float32)
     matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32)
@@ -178,7 +158,8 @@ class NearDuplicates:
 
     def __init__(
         self, store: Store, settings: Settings, space: Callable[[], EmbeddingSpace | None],
-        actor: Callable[[], str], *, mirror: VectorMirror | None = None, db: Any = None,
+        actor: Callable[[], str], *, mirror: VectorMirror | None = None,
+        db: Database | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -200,21 +181,19 @@ class NearDuplicates:
         namespaces = self._candidates(rows)
         if not namespaces or space is None or self.db is None or not self.live():
             return None
-        if self.db.conn().in_transaction:  # inside a write: it may hold uncommitted rows
+        if self.db.in_transaction():  # inside a write: it may hold uncommitted rows
             return None
         with self.db.read() as conn:
-            found = conn.execute(
-                "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
-            ).fetchone()
+            found = self.store.vectors.table_of(conn, space)
             if found:
                 for namespace in namespaces:
-                    self.mirror.slice(conn, space, str(found[0]), namespace)
+                    self.mirror.slice(conn, space, found, namespace)
         return None
 
-    def apply(self, tx: Any, written: list[Written], vectors: Any, state: Any) -> None:
+    def apply(self, tx: Connection, written: list[Written], vectors: Any, state: Any) -> None:
         self(tx, written, vectors)
 
-    def __call__(self, tx: Any, written: list[Written], vectors: Any) -> None:
+    def __call__(self, tx: Connection, written: list[Written], vectors: Any) -> None:
         space = self.space()
         policy = self.settings.near_duplicate_policy
         if vectors is None or space is None or policy == "off":
@@ -223,9 +202,7 @@ class NearDuplicates:
                 and w.row.status == "active"]
         if not rows:
             return
-        found = tx.execute(
-            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
-        ).fetchone()
+        found = self.store.vectors.table_of(tx, space)
         if not found:
             return
         first = min(w.rowid for w in written)
@@ -233,10 +210,10 @@ class NearDuplicates:
         for w in rows:
             by_namespace.setdefault(w.row.namespace, []).append(w)
         for namespace, batch in by_namespace.items():
-            self._check(tx, space.key, str(found[0]), namespace, batch, vectors, first, policy)
+            self._check(tx, space.key, found, namespace, batch, vectors, first, policy)
 
     def _known(
-        self, tx: Any, key: str, table: str, namespace: str, query: np.ndarray, first: int,
+        self, tx: Connection, key: str, table: str, namespace: str, query: np.ndarray, first: int,
         threshold: float,
     ) -> list[tuple[int, int, float]]:
         """(query index, rowid, cosine) of committed rows at or above the threshold: the
@@ -256,7 +233,7 @@ class NearDuplicates:
         return pairs
 
     def _check(
-        self, tx: Any, key: str, table: str, namespace: str, batch: list[Written],
+        self, tx: Connection, key: str, table: str, namespace: str, batch: list[Written],
         vectors: Any, first: int, policy: str,
     ) -> None:
         threshold = self.settings.near_duplicate_threshold
@@ -273,16 +250,13 @@ class NearDuplicates:
                 if own[i, j] >= threshold and batch[i].row.kind == w.row.kind:
                     candidates.append((float(own[i, j]), batch[i].rowid))
             for score, rowid in sorted(candidates, reverse=True):
-                target = tx.execute(
-                    "SELECT id FROM memories WHERE rowid = ? AND namespace = ? AND kind = ? "
-                    "AND status = 'active'", (rowid, namespace, w.row.kind),
-                ).fetchone()
+                target = self.store.active_id_at(tx, rowid, namespace, w.row.kind)
                 if target is not None:
-                    self._apply(tx, policy, w, str(target[0]), namespace, score)
+                    self._apply(tx, policy, w, target, namespace, score)
                     break
 
     def _apply(
-        self, tx: Any, policy: str, w: Written, into: str, namespace: str, score: float
+        self, tx: Connection, policy: str, w: Written, into: str, namespace: str, score: float
     ) -> None:
         score = round(score, 4)
         if policy == "merge":

@@ -7,9 +7,9 @@ that expires on its own (and its run is marked interrupted by the next runner).
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from .. import clock
+from ..data.protocol import Connection
 from ..errors import MaintenanceBusy
 
 __all__ = ["LEASE_MINUTES", "acquire", "holder", "release"]
@@ -17,7 +17,7 @@ __all__ = ["LEASE_MINUTES", "acquire", "holder", "release"]
 LEASE_MINUTES = 15.0
 
 
-def acquire(tx: Any, namespace: str, holder_id: str) -> None:
+def acquire(tx: Connection, namespace: str, holder_id: str) -> None:
     """Take the namespace's lease or raise MaintenanceBusy naming who holds it."""
     now = clock.now()
     stamp = clock.format_time(now)
@@ -43,13 +43,13 @@ def acquire(tx: Any, namespace: str, holder_id: str) -> None:
     )
 
 
-def release(tx: Any, namespace: str, holder_id: str) -> None:
+def release(tx: Connection, namespace: str, holder_id: str) -> None:
     tx.execute(
         "DELETE FROM maintenance_leases WHERE namespace = ? AND holder = ?", (namespace, holder_id)
     )
 
 
-def holder(conn: Any, namespace: str) -> str | None:
+def holder(conn: Connection, namespace: str) -> str | None:
     found = conn.execute(
         "SELECT holder FROM maintenance_leases WHERE namespace = ? AND expires_at > ?",
         (namespace, clock.format_time(clock.now())),

@@ -25,6 +25,11 @@ from .. import clock
 if TYPE_CHECKING:
     from ..recall import RecallRequest
     from ..settings import Settings
+from ..data.protocol import Connection
+from ..store import Store
+
+# The memories repository, for reads through the caller's connection.
+_ROWS = Store()
 
 __all__ = ["OUTCOME_VALUES", "Weights", "estimate", "multiplier", "utility_adjuster"]
 
@@ -117,7 +122,11 @@ def utility_adjuster(
     """
     low, high = weights.bounds
 
-    def adjust(conn: Any, request: RecallRequest, fused: dict[int, float]) -> dict[int, float]:
+    def adjust(
+        conn: Connection,
+        request: RecallRequest,
+        fused: dict[int, float],
+    ) -> dict[int, float]:
         if not fused:
             return fused
         ordered = sorted(fused.values(), reverse=True)
@@ -126,24 +135,17 @@ def utility_adjuster(
         wanted = [r for r, s in fused.items() if s >= floor]
         now = clock.now()
         out = dict(fused)
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            rows = conn.execute(
-                "SELECT m.rowid, m.importance, m.utility, m.access_count, m.created_at, "
-                "m.last_accessed_at, COALESCE(f.helpful, 0) FROM memories m "
-                "LEFT JOIN memory_feedback f ON f.memory_id = m.id "
-                f"WHERE m.rowid IN ({','.join('?' * len(chunk))})",
-                chunk,
+        for rowid, importance, utility, count, created, accessed, helpful in _ROWS.usage(
+            conn, wanted
+        ):
+            created_at = clock.parse_stored(created)
+            assert created_at is not None
+            factor = multiplier(
+                importance=importance, utility=utility, access_count=count, helpful=helpful,
+                created=created_at, last_access=clock.parse_stored(accessed), weights=weights,
+                now=now,
             )
-            for rowid, importance, utility, count, created, accessed, helpful in rows:
-                created_at = clock.parse_stored(created)
-                assert created_at is not None
-                factor = multiplier(
-                    importance=float(importance), utility=float(utility),
-                    access_count=int(count), helpful=int(helpful), created=created_at,
-                    last_access=clock.parse_stored(accessed), weights=weights, now=now,
-                )
-                out[int(rowid)] = fused[int(rowid)] * factor
+            out[rowid] = fused[rowid] * factor
         return out
 
     return adjust

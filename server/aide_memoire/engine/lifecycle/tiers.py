@@ -11,6 +11,8 @@ from datetime import datetime
 from typing import Any
 
 from .. import clock
+from ..data.protocol import Connection
+from ..data.sqlite.links import SqliteLinks
 from ..store import Store
 from ..trust import audit
 
@@ -18,30 +20,21 @@ __all__ = ["add_link", "archive", "links_of", "restore"]
 
 
 def add_link(
-    tx: Any, source_id: str, target_id: str, kind: str, namespace: str,
+    tx: Connection, source_id: str, target_id: str, kind: str, namespace: str,
     score: float | None = None,
 ) -> None:
-    tx.execute(
-        "INSERT OR IGNORE INTO memory_links (source_id, target_id, kind, score, namespace, "
-        "created_at) VALUES (?, ?, ?, ?, ?, ?)",
-        (source_id, target_id, kind, score, namespace, clock.format_time(clock.now())),
+    SqliteLinks.add(
+        tx, (source_id, target_id, kind, score, namespace, clock.format_time(clock.now()))
     )
 
 
-def links_of(conn: Any, memory_id: str) -> list[tuple[str, str, str, float | None]]:
+def links_of(conn: Connection, memory_id: str) -> list[tuple[str, str, str, float | None]]:
     """(source, target, kind, score) of every link touching a memory."""
-    return [
-        (str(s), str(t), str(k), None if sc is None else float(sc))
-        for s, t, k, sc in conn.execute(
-            "SELECT source_id, target_id, kind, score FROM memory_links "
-            "WHERE source_id = ? OR target_id = ? ORDER BY created_at",
-            (memory_id, memory_id),
-        )
-    ]
+    return SqliteLinks.of(conn, memory_id)
 
 
 def archive(
-    tx: Any, store: Store, memory_id: str, namespace: str, *, actor: str, reason: str,
+    tx: Connection, store: Store, memory_id: str, namespace: str, *, actor: str, reason: str,
     closes: bool = True, valid_to: datetime | None = None, detail: dict[str, Any] | None = None,
 ) -> bool:
     """Move an active memory to the cold tier; False if it was not active.
@@ -58,7 +51,7 @@ def archive(
     )
 
 
-def restore(tx: Any, store: Store, memory_id: str, namespace: str, *, actor: str) -> bool:
+def restore(tx: Connection, store: Store, memory_id: str, namespace: str, *, actor: str) -> bool:
     """Promote an archived memory back to active (and valid again); False if not archived."""
     return _move(
         tx, store, memory_id, namespace, "archived", {"status": "active", "valid_to": None},
@@ -67,17 +60,14 @@ def restore(tx: Any, store: Store, memory_id: str, namespace: str, *, actor: str
 
 
 def _move(
-    tx: Any, store: Store, memory_id: str, namespace: str, status: str, fields: dict[str, Any],
-    *, actor: str, action: str, detail: dict[str, Any] | None,
+    tx: Connection, store: Store, memory_id: str, namespace: str, status: str,
+    fields: dict[str, Any], *, actor: str, action: str, detail: dict[str, Any] | None,
 ) -> bool:
     """Update a memory that has ``status`` and audit it; False if it is not in that status."""
-    found = tx.execute(
-        "SELECT rowid, content_hash FROM memories WHERE id = ? AND namespace = ? AND status = ?",
-        (memory_id, namespace, status),
-    ).fetchone()
+    found = store.rowid_hash_in_status(tx, memory_id, namespace, status)
     if found is None:
         return False
-    store.update_fields(tx, int(found[0]), fields)
+    store.update_fields(tx, found[0], fields)
     audit.append_event(
         tx, actor=actor, action=action, namespace=namespace, memory_id=memory_id,
         content_hash=str(found[1]), detail=detail,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compose import fts_document
+from ..data.protocol import Connection
 from ..db import Database
 from ..embed import Embedder, EmbeddingSpace
 from ..migrations import APPLICATION_ID, SCHEMA_VERSION
@@ -102,7 +103,7 @@ class Checks:
         return DoctorCheck(name="keyword_index", ok=not problems,
                            detail="; ".join([detail, *problems]))
 
-    def _orphans(self, conn: Any, table: str) -> list[tuple[int, str]]:
+    def _orphans(self, conn: Connection, table: str) -> list[tuple[int, str]]:
         return [(int(r), str(ns)) for r, ns in conn.execute(
             f"SELECT v.rowid, v.namespace FROM {table} v WHERE NOT EXISTS "
             "(SELECT 1 FROM memories m WHERE m.rowid = v.rowid)")]

@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import clock
 from ..compose import dense_text
+from ..data.protocol import Connection
 from ..db import Database
 from ..embed import Embedder, EmbeddingSpace
 from ..errors import InvalidInput
@@ -25,25 +26,18 @@ from ..trust import audit
 from ..vectors import VectorTables
 from .models import ReembedReport
 
+# The memories repository, for reads through the caller's transaction.
+_ROWS = Store()
+
 __all__ = ["Progress", "count_missing", "reembed"]
 
 # progress(done, total): called after each committed batch.
 Progress = Callable[[int, int], None]
 
 
-def count_missing(conn: Any, tables: VectorTables, space: EmbeddingSpace,
+def count_missing(conn: Connection, tables: VectorTables, space: EmbeddingSpace,
                   namespace: str | None) -> int:
-    found = conn.execute(
-        "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
-    ).fetchone()
-    where, args = ("WHERE m.namespace = ?", [namespace]) if namespace else ("", [])
-    if not found:
-        return int(conn.execute(f"SELECT count(*) FROM memories m {where}", args).fetchone()[0])
-    joiner = "AND" if namespace else "WHERE"
-    return int(conn.execute(
-        f"SELECT count(*) FROM memories m {where} {joiner} NOT EXISTS "
-        f"(SELECT 1 FROM {found[0]} v WHERE v.rowid = m.rowid)", args
-    ).fetchone()[0])
+    return tables.count_missing(conn, space, namespace)
 
 
 def reembed(
@@ -99,13 +93,7 @@ def _write_batch(db: Database, tables: VectorTables, space: EmbeddingSpace, orde
     """Store the batch's vectors, skipping rows deleted or rewritten since they were read."""
     stamp = clock.format_time(clock.now())
     with db.write() as tx:
-        current = {
-            int(r): str(h)
-            for r, h in tx.execute(
-                f"SELECT rowid, content_hash FROM memories WHERE rowid IN "
-                f"({','.join('?' * len(order))})", order,
-            )
-        } if order else {}
+        current = _ROWS.content_hashes(tx, order)
         items = [
             (rowid, records[rowid].namespace, vectors[i])
             for i, rowid in enumerate(order)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import clock
+from ..data.protocol import Connection
 from ..db import Database
 from ..driver import Driver
 from ..errors import InvalidInput, StoreError
@@ -88,7 +89,7 @@ def create(db: Database, home: Path, *, actor: str) -> SnapshotInfo:
     partial = folder / f".{path.name}.partial"
     os.close(os.open(partial, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600))
     try:
-        source = db.conn()
+        source = db.driver_connection()
         target = db.driver.connect(str(partial), isolation_level=None)
         try:
             try:
@@ -131,7 +132,7 @@ def rotate(db: Database, home: Path, *, keep: int = DEFAULT_KEEP, actor: str) ->
     return removed
 
 
-def _columns(conn: Any) -> dict[str, tuple[str, ...]]:
+def _columns(conn: Connection) -> dict[str, tuple[str, ...]]:
     """Each table's column names: ordinary tables and virtual tables' shadow tables. A
     virtual table is named with no columns: reading them needs its module (a vec0 table
     cannot be described by a connection without sqlite-vec), and its shadow tables,
@@ -160,7 +161,7 @@ def _expected(driver: Driver, version: int) -> dict[str, tuple[str, ...]]:
         scratch.close()
 
 
-def _schema_problem(conn: Any, driver: Driver, version: int) -> str | None:
+def _schema_problem(conn: Connection, driver: Driver, version: int) -> str | None:
     """A file with our header but not our tables (crafted, or damaged) is not a store."""
     if version < 1:
         return "it has no schema (user_version 0): it was never an aide-memoire store"
@@ -176,7 +177,7 @@ def _schema_problem(conn: Any, driver: Driver, version: int) -> str | None:
     return None
 
 
-def _check(conn: Any, driver: Driver) -> str | None:
+def _check(conn: Connection, driver: Driver) -> str | None:
     """None if the open database is a sound aide-memoire store, else what is wrong."""
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     if app_id != APPLICATION_ID:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.protocol import Connection
 from ..embed import PACKAGED_MODEL, Embedder, EmbeddingSpace, resolve_model
 from ..errors import InvalidInput, ModelUnavailable
 from ..vectors import VectorTables
@@ -33,7 +34,11 @@ def model_name(embedder: Embedder) -> str | None:
         return None
 
 
-def stored_space(conn: Any, tables: VectorTables, embedder: Embedder) -> EmbeddingSpace | None:
+def stored_space(
+    conn: Connection,
+    tables: VectorTables,
+    embedder: Embedder,
+) -> EmbeddingSpace | None:
     """The stored space of the configured model (None if it has no vectors here)."""
     if not embedder.enabled:
         return None
@@ -44,15 +49,11 @@ def stored_space(conn: Any, tables: VectorTables, embedder: Embedder) -> Embeddi
     return None
 
 
-def vector_lookup(conn: Any, tables: VectorTables, space: EmbeddingSpace) -> Any:
+def vector_lookup(conn: Connection, tables: VectorTables, space: EmbeddingSpace) -> Any:
     """A function from memory id to its base64 vector (None if it has none)."""
-    table = tables.table_name(space)
-
     def lookup(memory_id: str) -> str | None:
-        found = conn.execute(
-            f"SELECT v.embedding FROM memories m JOIN {table} v ON v.rowid = m.rowid "
-            "WHERE m.id = ?", (memory_id,)).fetchone()
-        return base64.b64encode(bytes(found[0])).decode("ascii") if found else None
+        found = tables.embedding_of(conn, space, memory_id)
+        return base64.b64encode(found).decode("ascii") if found is not None else None
 
     return lookup
 

@@ -28,9 +28,10 @@ import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ...logs import get_logger
+from ..data.protocol import Connection
+from ..data.trust import AuditLog
 
 __all__ = ["Anchor", "AnchorState"]
 
@@ -122,12 +123,12 @@ class Anchor:
         os.ftruncate(fd, _RECORD_BYTES)
         self._written = seq
 
-    def advance(self, conn: Any) -> None:
+    def advance(self, conn: Connection) -> None:
         """After a commit: anchor the chain's head if it moved past the anchor."""
-        head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
-        if head is None or int(head[0]) <= self._written:
+        head = AuditLog.head(conn)
+        if head is None or head[0] <= self._written:
             return
-        seq, digest = int(head[0]), str(head[1])
+        seq, digest = head
         with _locked_fd(self.path, exclusive=True) as fd:
             current = self._parse(os.pread(fd, 4 * _RECORD_BYTES, 0))
             if current is not None and current.valid and current.seq >= seq:
@@ -135,10 +136,9 @@ class Anchor:
                 return
             self._store(fd, seq, digest)
 
-    def reset(self, conn: Any) -> None:
+    def reset(self, conn: Connection) -> None:
         """Anchor the head as it is now, even if lower (a new or restored store)."""
-        head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
-        seq, digest = (int(head[0]), str(head[1])) if head else (0, "")
+        seq, digest = AuditLog.head(conn) or (0, "")
         self._key()
         with _locked_fd(self.path, exclusive=True) as fd:
             self._store(fd, seq, digest)
@@ -148,7 +148,7 @@ class Anchor:
         """True once this data home has a key: from then on a missing anchor is tampering."""
         return self.key_path.exists()
 
-    def adopt(self, conn: Any) -> None:
+    def adopt(self, conn: Connection) -> None:
         """A home that never had an anchor (a store older than anchors) is anchored as it is.
 
         Once the key exists, a missing anchor is not re-adopted: ``verify`` reports it.

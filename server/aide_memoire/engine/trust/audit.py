@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from .. import clock
+from ..data.protocol import Connection
+from ..data.trust import AuditLog
 from .anchor import AnchorState
 from .models import AuditEvent, AuditReport
 from .review import stamp
@@ -27,7 +29,6 @@ from .review import stamp
 __all__ = ["GENESIS", "append_event", "event_hash", "history", "verify"]
 
 GENESIS = "0" * 64
-_FIELDS = "seq, at, actor, action, namespace, memory_id, content_hash, detail, prev_hash, hash"
 
 
 def _canonical(event: dict[str, Any]) -> str:
@@ -40,7 +41,7 @@ def event_hash(prev_hash: str, event: dict[str, Any]) -> str:
 
 
 def append_event(
-    tx: Any,
+    tx: Connection,
     *,
     actor: str,
     action: str,
@@ -50,12 +51,10 @@ def append_event(
     detail: dict[str, Any] | None = None,
 ) -> int:
     """Append one event in the caller's write transaction; returns its sequence number."""
-    head = tx.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
-    head_seq, prev_hash = (int(head[0]), str(head[1])) if head else (0, GENESIS)
+    head_seq, prev_hash = AuditLog.head(tx) or (0, GENESIS)
     # max(seq) is an O(log n) index lookup; it keeps seq unique even if rows were added
     # behind the head's back (verify reports that; writes must not start failing).
-    top = tx.execute("SELECT max(seq) FROM audit_events").fetchone()[0]
-    seq = max(head_seq, int(top or 0)) + 1
+    seq = max(head_seq, AuditLog.top_seq(tx)) + 1
     detail = detail or {}
     event: dict[str, Any] = {
         "seq": seq,
@@ -68,18 +67,10 @@ def append_event(
         "detail": detail,
     }
     digest = event_hash(prev_hash, event)
-    tx.execute(
-        f"INSERT INTO audit_events ({_FIELDS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            seq, event["at"], actor, action, namespace, memory_id, content_hash,
-            _canonical(detail), prev_hash, digest,
-        ),
-    )
-    tx.execute(
-        "INSERT INTO audit_head (id, seq, hash) VALUES (1, ?, ?) "
-        "ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash",
-        (seq, digest),
-    )
+    AuditLog.append(tx, (
+        seq, event["at"], actor, action, namespace, memory_id, content_hash,
+        _canonical(detail), prev_hash, digest,
+    ))
     return seq
 
 
@@ -99,12 +90,9 @@ def _event(values: tuple[Any, ...]) -> AuditEvent:
     )
 
 
-def history(conn: Any, memory_id: str) -> list[AuditEvent]:
+def history(conn: Connection, memory_id: str) -> list[AuditEvent]:
     """Every event about one memory, oldest first."""
-    rows = conn.execute(
-        f"SELECT {_FIELDS} FROM audit_events WHERE memory_id = ? ORDER BY seq", (memory_id,)
-    )
-    return [_event(tuple(values)) for values in rows]
+    return [_event(values) for values in AuditLog.events(conn, memory_id)]
 
 
 def _check(rows: Iterable[tuple[Any, ...]]) -> tuple[int, int | None, str | None, int | None, str]:
@@ -134,19 +122,14 @@ def _check(rows: Iterable[tuple[Any, ...]]) -> tuple[int, int | None, str | None
     return count, last_seq, prev_hash, None, ""
 
 
-def _content_problem(conn: Any) -> tuple[str, str] | None:
+def _content_problem(conn: Connection) -> tuple[str, str] | None:
     """(memory id, problem) of the first memory whose text differs from what was audited.
 
     Every change of a memory's text records the new text's sha256 in its audit event;
     a row edited in the file behind the engine's back no longer matches it.
     """
-    rows = conn.execute(
-        "SELECT m.id, m.content, m.content_hash, (SELECT e.content_hash FROM audit_events e "
-        "WHERE e.memory_id = m.id AND e.content_hash IS NOT NULL ORDER BY e.seq DESC LIMIT 1) "
-        "FROM memories m ORDER BY m.rowid"
-    )
-    for memory_id, content, stored, audited in rows:
-        actual = hashlib.sha256(str(content).encode("utf-8", "surrogatepass")).hexdigest()
+    for memory_id, content, stored, audited in AuditLog.audited_texts(conn):
+        actual = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
         if actual != stored:
             return str(memory_id), f"memory {memory_id}'s text was edited in the file"
         if audited is not None and audited != actual:
@@ -156,7 +139,7 @@ def _content_problem(conn: Any) -> tuple[str, str] | None:
     return None
 
 
-def _anchor_problem(anchor: AnchorState | None, expected: bool, conn: Any,
+def _anchor_problem(anchor: AnchorState | None, expected: bool, conn: Connection,
                     last_seq: int | None) -> str | None:
     """What is wrong between the log and its anchor outside the file, if anything."""
     if anchor is None:
@@ -170,18 +153,16 @@ def _anchor_problem(anchor: AnchorState | None, expected: bool, conn: Any,
         ends = f"event {last_seq}" if last_seq is not None else "no event"
         return (f"the log ends at {ends} but its anchor records event {anchor.seq}: "
                 "events were removed from the end")
-    found = conn.execute("SELECT hash FROM audit_events WHERE seq = ?", (anchor.seq,)).fetchone()
-    if found is None or str(found[0]) != anchor.hash:
+    if AuditLog.hash_at(conn, anchor.seq) != anchor.hash:
         return f"event {anchor.seq} differs from the anchored one: the log was rewritten"
     return None
 
 
-def verify(conn: Any, anchor: AnchorState | None = None, *,
+def verify(conn: Connection, anchor: AnchorState | None = None, *,
            anchor_expected: bool = False) -> AuditReport:
     """Check every link, the recorded head, the anchor and the memories' text hashes."""
-    rows = conn.execute(f"SELECT {_FIELDS} FROM audit_events ORDER BY seq")
-    count, last_seq, last_hash, bad, problem = _check(rows)
-    head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
+    count, last_seq, last_hash, bad, problem = _check(AuditLog.events(conn))
+    head = AuditLog.head(conn)
     if bad is not None:
         return AuditReport(intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
                            first_bad_seq=bad, problem=problem)

@@ -23,9 +23,10 @@ import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from ...logs import get_logger
+from ..data.protocol import Connection
+from ..db import Database
 from ..store import RowFilter, Store
 from ..text import query_terms
 
@@ -46,7 +47,7 @@ def match_all(query: str) -> str | None:
 
 
 def select_for_forget(
-    conn: Any,
+    conn: Connection,
     store: Store,
     namespace: str,
     *,
@@ -69,35 +70,20 @@ def select_for_forget(
         )
         rowids = [rowid for rowid, _ in ranked]
     else:
-        clause, params = where.sql("m")
-        rowids = [
-            int(r[0])
-            for r in conn.execute(
-                f"SELECT m.rowid FROM memories m WHERE {clause} ORDER BY m.rowid LIMIT ?",
-                [*params, limit],
-            )
-        ]
+        rowids = store.rowids(conn, where, limit)
     records = store.records(conn, rowids)
     return [(rowid, records[rowid].id) for rowid in rowids if rowid in records]
 
 
-def pending_marker(db: Any) -> Path:
+def pending_marker(db: Database) -> Path:
     return Path(db.path).with_name(Path(db.path).name + ".purge-pending")
 
 
-def _checkpoint(db: Any, *, wait: bool) -> bool:
+def _checkpoint(db: Database, *, wait: bool) -> bool:
     """Checkpoint and truncate the WAL; mark or clear the pending purge. True if done."""
-    conn = db.conn()
-    # TRUNCATE waits (busy handler) for readers to finish. A forget waits a moment for a
-    # short recall; a retry never waits. Past that the purge is owed, not blocking.
-    conn.execute(f"PRAGMA busy_timeout = {min(int(db.busy_timeout_ms), _WAIT_MS) if wait else 0}")
-    try:
-        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    except db.driver.Error as exc:  # locked by a writer mid-checkpoint: try again later
-        log.debug("purge_checkpoint_failed", error=str(exc))
-        busy = 1
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(db.busy_timeout_ms)}")
+    # The checkpoint waits for readers to finish. A forget waits a moment for a short
+    # recall; a retry never waits. Past that the purge is owed, not blocking.
+    busy = not db.checkpoint(wait_ms=min(int(db.busy_timeout_ms), _WAIT_MS) if wait else 0)
     marker = pending_marker(db)
     if busy:
         if not marker.exists():
@@ -108,22 +94,22 @@ def _checkpoint(db: Any, *, wait: bool) -> bool:
     return True
 
 
-def purge(db: Any) -> bool:
+def purge(db: Database) -> bool:
     """After deletes: merge FTS5 segments, then checkpoint and truncate the WAL.
 
     Returns False when another connection's open read kept the WAL from being emptied;
     the purge is then owed (see :func:`retry_pending`).
     """
     with db.write() as tx:
-        # 'optimize' rewrites the index as one segment, dropping tombstoned rows' terms.
-        tx.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+        # Rewrites the index as one segment, dropping tombstoned rows' terms.
+        Store().keywords.optimize(tx)
     if _checkpoint(db, wait=True):
         return True
     log.warning("forget_checkpoint_busy", detail="a reader kept the WAL; retried later")
     return False
 
 
-def retry_pending(db: Any) -> bool:
+def retry_pending(db: Database) -> bool:
     """Finish an owed purge if one is recorded; True when none is owed any more."""
     # Called after every commit: one stat of a plain string path, no Path objects.
     if db.closed or not os.path.exists(f"{db.path}.purge-pending"):

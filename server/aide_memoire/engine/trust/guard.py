@@ -13,6 +13,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
+from ..data.protocol import Connection
+from ..data.trust import Findings, SizeStats
+from ..db import Database
 from ..errors import SecretRefused
 from ..models import MemoryRecord
 from ..store import NewRow, Store, content_hash
@@ -32,7 +35,7 @@ _actor: ContextVar[str | None] = ContextVar("aide_memoire_actor", default=None)
 class Trust:
     """Screen, record and audit; one per ``Memory``."""
 
-    def __init__(self, db: Any, store: Store, *, mode: ScreenMode) -> None:
+    def __init__(self, db: Database, store: Store, *, mode: ScreenMode) -> None:
         self.db = db
         self.store = store
         self.mode: ScreenMode = mode
@@ -107,12 +110,9 @@ class Trust:
         conn = self.db.conn()
         out: dict[str, tuple[int, float, float]] = {}
         for namespace in namespaces:
-            found = conn.execute(
-                "SELECT count, sum_log, sum_log_sq FROM namespace_sizes WHERE namespace = ?",
-                (namespace,),
-            ).fetchone()
-            if found and found[0]:
-                count, total, squares = int(found[0]), float(found[1]), float(found[2])
+            found = SizeStats.get(conn, namespace)
+            if found:
+                count, total, squares = found
                 mean = total / count
                 out[namespace] = (count, mean, math.sqrt(max(squares / count - mean * mean, 0.0)))
         return out
@@ -120,17 +120,18 @@ class Trust:
     # -- recording (inside the transaction) --------------------------------------------
 
     def record_write(
-        self, tx: Any, memory_id: str, row: NewRow, screening: Screening, *, action: str = "store"
+        self,
+        tx: Connection,
+        memory_id: str,
+        row: NewRow,
+        screening: Screening,
+        *,
+        action: str = "store",
     ) -> None:
         """Findings, size statistics, review item (if held) and the audit event of a new row."""
         self._save_findings(tx, memory_id, screening.flags)
         log_length = math.log(max(len(row.content), 1))
-        tx.execute(
-            "INSERT INTO namespace_sizes (namespace, count, sum_log, sum_log_sq) "
-            "VALUES (?, 1, ?, ?) ON CONFLICT (namespace) DO UPDATE SET count = count + 1, "
-            "sum_log = sum_log + excluded.sum_log, sum_log_sq = sum_log_sq + excluded.sum_log_sq",
-            (row.namespace, log_length, log_length * log_length),
-        )
+        SizeStats.add(tx, row.namespace, log_length)
         detail: dict[str, Any] = {"kind": row.kind, "status": row.status}
         if screening.flags:
             detail["flags"] = sorted({f"{f.category}:{f.rule}" for f in screening.flags})
@@ -141,7 +142,7 @@ class Trust:
             content_hash=content_hash(row.content), detail=detail,
         )
 
-    def record_import(self, tx: Any, record: MemoryRecord) -> None:
+    def record_import(self, tx: Connection, record: MemoryRecord) -> None:
         screening = screen_record(record, mode=self.mode)
         row = NewRow(namespace=record.namespace, kind=record.kind, content=record.content,
                      status=record.status)
@@ -149,7 +150,7 @@ class Trust:
 
     def record_update(
         self,
-        tx: Any,
+        tx: Connection,
         rowid: int,
         record: MemoryRecord,
         changed: Sequence[str],
@@ -160,11 +161,7 @@ class Trust:
         if screening is not None:
             # Only the changed fields were screened: replace their findings, keep the rest.
             for name in sorted(set(changed) & {"content", "tags", "source", "metadata"}):
-                tx.execute(
-                    "DELETE FROM memory_findings WHERE memory_id = ? "
-                    "AND (field = ? OR field LIKE ?)",
-                    (record.id, name, f"{name}%"),
-                )
+                Findings.drop_field(tx, record.id, name)
             self._save_findings(tx, record.id, screening.flags)
             if screening.quarantine and record.status == "active":
                 self.store.update_fields(tx, rowid, {"status": "quarantined"})
@@ -178,14 +175,12 @@ class Trust:
         )
         return record
 
-    def record_forget(self, tx: Any, rowid: int, *, reason: str) -> None:
+    def record_forget(self, tx: Connection, rowid: int, *, reason: str) -> None:
         """Audit (by hash) and close the review items of a memory about to be deleted."""
-        found = tx.execute(
-            "SELECT id, namespace, content_hash FROM memories WHERE rowid = ?", (rowid,)
-        ).fetchone()
+        found = self.store.identity(tx, rowid)
         if found is None:
             return
-        memory_id, namespace, digest = str(found[0]), str(found[1]), str(found[2])
+        memory_id, namespace, digest = found
         review.close_for_memory(
             tx, memory_id, actor=self.actor, note=f"memory forgotten ({reason})"
         )
@@ -194,22 +189,29 @@ class Trust:
             content_hash=digest, detail={"reason": reason},
         )
 
-    def record_export(self, tx: Any, namespace: str | None, count: int, reveal_pii: bool) -> None:
+    def record_export(
+        self,
+        tx: Connection,
+        namespace: str | None,
+        count: int,
+        reveal_pii: bool,
+    ) -> None:
         audit.append_event(
             tx, actor=self.actor, action="export", namespace=namespace,
             detail={"count": count, "reveal_pii": reveal_pii},
         )
 
-    def _save_findings(self, tx: Any, memory_id: str, findings: Sequence[Finding]) -> None:
-        if findings:
-            tx.executemany(
-                "INSERT INTO memory_findings (memory_id, category, rule, start, end, confidence, "
-                "field) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(memory_id, f.category, f.rule, f.start, f.end, f.confidence, f.field)
-                 for f in findings],
-            )
+    def _save_findings(self, tx: Connection, memory_id: str, findings: Sequence[Finding]) -> None:
+        Findings.add(tx, memory_id, [(f.category, f.rule, f.start, f.end, f.confidence, f.field)
+                                     for f in findings])
 
-    def _hold(self, tx: Any, namespace: str, memory_id: str, findings: Sequence[Finding]) -> str:
+    def _hold(
+        self,
+        tx: Connection,
+        namespace: str,
+        memory_id: str,
+        findings: Sequence[Finding],
+    ) -> str:
         return review.open_item(
             tx, namespace=namespace, kind="quarantine", memory_id=memory_id,
             evidence={"mode": self.mode, "findings": [f.as_evidence() for f in findings]},

@@ -11,21 +11,18 @@ from datetime import datetime
 from typing import Any
 
 from .. import clock
+from ..data.protocol import Connection
+from ..data.trust import ReviewQueue
 from .models import ReviewItem
 
 __all__ = [
     "close_for_memory", "expire_due", "get_item", "list_items", "open_item", "settle", "stamp",
 ]
 
-_FIELDS = (
-    "r.id, r.namespace, r.kind, r.memory_id, m.content, r.evidence, r.status, r.created_at, "
-    "r.expires_at, r.decided_at, r.decided_by, r.note"
-)
-_FROM = "FROM review_items r LEFT JOIN memories m ON m.id = r.memory_id"
 
 
 def open_item(
-    tx: Any,
+    tx: Connection,
     *,
     namespace: str,
     kind: str,
@@ -35,16 +32,12 @@ def open_item(
 ) -> str:
     """Add a pending item; returns its id."""
     item_id = clock.new_id()
-    tx.execute(
-        "INSERT INTO review_items (id, namespace, kind, memory_id, evidence, status, created_at, "
-        "expires_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)",
-        (
-            item_id, namespace, kind, memory_id,
-            json.dumps(evidence, ensure_ascii=False, sort_keys=True),
-            clock.format_time(clock.now()),
-            clock.format_time(expires_at) if expires_at else None,
-        ),
-    )
+    ReviewQueue.insert(tx, (
+        item_id, namespace, kind, memory_id,
+        json.dumps(evidence, ensure_ascii=False, sort_keys=True),
+        clock.format_time(clock.now()),
+        clock.format_time(expires_at) if expires_at else None,
+    ))
     return item_id
 
 
@@ -66,61 +59,44 @@ def _item(values: tuple[Any, ...]) -> ReviewItem:
 
 
 def list_items(
-    conn: Any, *, namespace: str | None, status: str, kind: str | None, limit: int
+    conn: Connection, *, namespace: str | None, status: str, kind: str | None, limit: int
 ) -> list[ReviewItem]:
     """Items in one status, oldest first; pending ones past their expiry are left out."""
-    clauses, params = ["r.status = ?"], [status]
-    if namespace is not None:
-        clauses.append("r.namespace = ?")
-        params.append(namespace)
-    if kind is not None:
-        clauses.append("r.kind = ?")
-        params.append(kind)
-    if status == "pending":
-        clauses.append("(r.expires_at IS NULL OR r.expires_at > ?)")
-        params.append(clock.format_time(clock.now()))
-    rows = conn.execute(
-        f"SELECT {_FIELDS} {_FROM} WHERE {' AND '.join(clauses)} "
-        "ORDER BY r.created_at, r.id LIMIT ?",
-        [*params, limit],
-    )
-    return [_item(tuple(values)) for values in rows]
+    unexpired = clock.format_time(clock.now()) if status == "pending" else None
+    rows = ReviewQueue.select(conn, status=status, namespace=namespace, kind=kind,
+                              unexpired_at=unexpired, limit=limit)
+    return [_item(values) for values in rows]
 
 
-def get_item(conn: Any, item_id: str) -> ReviewItem | None:
-    found = conn.execute(f"SELECT {_FIELDS} {_FROM} WHERE r.id = ?", (item_id,)).fetchone()
-    return _item(tuple(found)) if found else None
+def get_item(conn: Connection, item_id: str) -> ReviewItem | None:
+    found = ReviewQueue.get(conn, item_id)
+    return _item(found) if found else None
 
 
-def settle(tx: Any, item_id: str, status: str, *, actor: str, note: str | None) -> str | None:
+def settle(
+    tx: Connection,
+    item_id: str,
+    status: str,
+    *,
+    actor: str,
+    note: str | None,
+) -> str | None:
     """Compare-and-set a pending, unexpired item to ``status``; its decided_at, or None."""
     stamp = clock.format_time(clock.now())
-    cursor = tx.execute(
-        "UPDATE review_items SET status = ?, decided_at = ?, decided_by = ?, note = ? "
-        "WHERE id = ? AND status = 'pending' AND (expires_at IS NULL OR expires_at > ?)",
-        (status, stamp, actor, note, item_id, stamp),
-    )
-    return stamp if cursor.rowcount == 1 else None
+    won = ReviewQueue.settle(tx, item_id, status, at=stamp, actor=actor, note=note)
+    return stamp if won else None
 
 
-def close_for_memory(tx: Any, memory_id: str, *, actor: str, note: str) -> None:
+def close_for_memory(tx: Connection, memory_id: str, *, actor: str, note: str) -> None:
     """A forgotten memory's pending items can no longer be decided: mark them expired."""
-    tx.execute(
-        "UPDATE review_items SET status = 'expired', decided_at = ?, decided_by = ?, note = ? "
-        "WHERE memory_id = ? AND status = 'pending'",
-        (clock.format_time(clock.now()), actor, note, memory_id),
+    ReviewQueue.expire_for_memory(
+        tx, memory_id, at=clock.format_time(clock.now()), actor=actor, note=note
     )
 
 
-def expire_due(tx: Any, *, actor: str, item_id: str | None = None) -> int:
+def expire_due(tx: Connection, *, actor: str, item_id: str | None = None) -> int:
     """Pending items past their expiry (or just ``item_id``, if it is) become 'expired'
     (silence is never consent)."""
-    stamp = clock.format_time(clock.now())
-    only = " AND id = ?" if item_id is not None else ""
-    cursor = tx.execute(
-        "UPDATE review_items SET status = 'expired', decided_at = ?, decided_by = ?, "
-        "note = 'expired unreviewed' WHERE status = 'pending' AND expires_at IS NOT NULL "
-        f"AND expires_at <= ?{only}",
-        (stamp, actor, stamp, *([item_id] if item_id is not None else [])),
+    return ReviewQueue.expire_due(
+        tx, at=clock.format_time(clock.now()), actor=actor, item_id=item_id
     )
-    return int(cursor.rowcount)

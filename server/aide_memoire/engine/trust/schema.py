@@ -8,7 +8,8 @@ clean the memory row and its indexes.
 from __future__ import annotations
 
 import math
-from typing import Any
+
+from ..data.protocol import Connection
 
 __all__ = ["MIGRATION_NAME", "MIGRATION_VERSION", "apply"]
 
@@ -69,7 +70,7 @@ CREATE TABLE namespace_sizes (
 """
 
 
-def apply(conn: Any) -> None:
+def apply(conn: Connection) -> None:
     """Create the trust tables, then size statistics for namespaces that already hold rows."""
     for statement in _SQL.split(";\n"):
         if statement.strip():

@@ -1,0 +1,62 @@
+"""Links between memories (``memory_links``) and a memory's entity mentions, on SQLite.
+
+``INSERT OR IGNORE`` and ``json_each`` are SQLite's; a second backend writes the same
+operations in its own SQL (``ON CONFLICT DO NOTHING``, ``= ANY(...)``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..protocol import Connection
+
+__all__ = ["SqliteLinks", "drop_mentions"]
+
+
+class SqliteLinks:
+    """``memory_links``: consolidation, duplicates and merges between memories."""
+
+    @staticmethod
+    def add(
+        tx: Connection,
+        values: tuple[str, str, str, float | None, str, str],
+    ) -> None:
+        """(source id, target id, kind, score, namespace, created_at); a repeat is ignored."""
+        tx.execute(
+            "INSERT OR IGNORE INTO memory_links (source_id, target_id, kind, score, namespace, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            values,
+        )
+
+    @staticmethod
+    def of(conn: Connection, memory_id: str) -> list[tuple[str, str, str, float | None]]:
+        """(source, target, kind, score) of every link touching a memory, oldest first."""
+        return [
+            (str(s), str(t), str(k), None if sc is None else float(sc))
+            for s, t, k, sc in conn.execute(
+                "SELECT source_id, target_id, kind, score FROM memory_links "
+                "WHERE source_id = ? OR target_id = ? ORDER BY created_at",
+                (memory_id, memory_id),
+            )
+        ]
+
+    @staticmethod
+    def sources_of(conn: Connection, target_id: str, kind: str, namespace: str) -> set[str]:
+        """Ids linking to ``target_id`` with ``kind`` (e.g. the summaries of a memory)."""
+        return {str(r[0]) for r in conn.execute(
+            "SELECT source_id FROM memory_links WHERE target_id = ? AND kind = ? "
+            "AND namespace = ?", (target_id, kind, namespace))}
+
+
+def drop_mentions(tx: Connection, rowid: int) -> None:
+    """Remove a memory's entity mentions; entities no other memory mentions go, with edges."""
+    orphans = [int(r[0]) for r in tx.execute(
+        "SELECT me.entity_id FROM memory_entities me WHERE me.memory_rowid = ? "
+        "AND NOT EXISTS (SELECT 1 FROM memory_entities o WHERE o.entity_id = me.entity_id "
+        "AND o.memory_rowid != me.memory_rowid)", (rowid,))]
+    tx.execute("DELETE FROM memory_entities WHERE memory_rowid = ?", (rowid,))
+    if orphans:
+        ids = json.dumps(orphans)
+        tx.execute("DELETE FROM entity_edges WHERE a IN (SELECT value FROM json_each(?)) "
+                   "OR b IN (SELECT value FROM json_each(?))", (ids, ids))
+        tx.execute("DELETE FROM entities WHERE id IN (SELECT value FROM json_each(?))", (ids,))

@@ -1,0 +1,186 @@
+"""The memories table on SQLite: the lookups and status changes features ask for.
+
+Part of the memories repository (``SqliteMemoryRows`` extends this class), kept apart
+from the row reads and writes so each file stays small: exact-duplicate and merge
+lookups (lifecycle), usage statistics (scoring), supersession (facts), access counts,
+content hashes (re-embedding) and metadata values (the capture hook).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Iterable, Iterator, Sequence
+
+from ..protocol import Connection
+
+__all__ = ["MemoryQueries"]
+
+
+class MemoryQueries:
+    """Lookups on ``memories`` by id, rowid or namespace; no index is touched here."""
+
+    def exact_duplicate_rows(
+        self, conn: Connection, namespace: str
+    ) -> builtins.list[tuple[str, str, str, str, builtins.list[str]]]:
+        """(id, content hash, kind, text, tags) of active non-turn memories whose hash and
+        kind another such memory shares, oldest first."""
+        rows = conn.execute(
+            "SELECT id, content_hash, kind, content, tags FROM memories WHERE namespace = ? "
+            "AND status = 'active' AND session_id IS NULL AND content_hash IN ("
+            "  SELECT content_hash FROM memories WHERE namespace = ? AND status = 'active' "
+            "  AND session_id IS NULL GROUP BY content_hash, kind HAVING count(*) > 1) "
+            "ORDER BY rowid",
+            (namespace, namespace),
+        ).fetchall()
+        return [(str(i), str(h), str(k), str(c), list(json.loads(t))) for i, h, k, c, t in rows]
+
+    def active_tags_importance(
+        self, conn: Connection, memory_id: str, namespace: str
+    ) -> tuple[int, builtins.list[str], float] | None:
+        """(rowid, tags, importance) of an active memory."""
+        found = conn.execute(
+            "SELECT rowid, tags, importance FROM memories WHERE id = ? AND namespace = ? "
+            "AND status = 'active'", (memory_id, namespace),
+        ).fetchone()
+        return (int(found[0]), list(json.loads(found[1])), float(found[2])) if found else None
+
+    def active_id_at(
+        self, conn: Connection, rowid: int, namespace: str, kind: str
+    ) -> str | None:
+        """The id of the row at ``rowid`` if it is an active ``kind`` of ``namespace``."""
+        found = conn.execute(
+            "SELECT id FROM memories WHERE rowid = ? AND namespace = ? AND kind = ? "
+            "AND status = 'active'", (rowid, namespace, kind),
+        ).fetchone()
+        return str(found[0]) if found else None
+
+    def usage(
+        self, conn: Connection, rowids: Sequence[int]
+    ) -> Iterator[tuple[int, float, float, int, str, str | None, int]]:
+        """(rowid, importance, utility, access count, created_at, last_accessed_at,
+        helpful votes) of the given rows, 500 at a time (lifecycle scoring)."""
+        for start in range(0, len(rowids), 500):
+            chunk = list(rowids[start : start + 500])
+            for r, imp, util, count, created, accessed, helpful in conn.execute(
+                "SELECT m.rowid, m.importance, m.utility, m.access_count, m.created_at, "
+                "m.last_accessed_at, COALESCE(f.helpful, 0) FROM memories m "
+                "LEFT JOIN memory_feedback f ON f.memory_id = m.id "
+                f"WHERE m.rowid IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ):
+                yield (int(r), float(imp), float(util), int(count), str(created), accessed,
+                       int(helpful))
+
+    def summary_sources(
+        self, conn: Connection, ids: Sequence[str]
+    ) -> Iterator[tuple[str, str, builtins.list[str], str | None, str, float]]:
+        """(id, text, tags, observed_at, created_at, importance) of the given ids."""
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            for memory_id, content, tags, observed, created, importance in conn.execute(
+                "SELECT id, content, tags, observed_at, created_at, importance FROM memories "
+                f"WHERE id IN ({','.join('?' * len(chunk))})", chunk,
+            ):
+                yield (str(memory_id), str(content), list(json.loads(tags)), observed,
+                       str(created), float(importance))
+
+    def replacements(
+        self, conn: Connection, rowids: Sequence[int]
+    ) -> builtins.list[tuple[int, int]]:
+        """(rowid, rowid of the memory that superseded it) among ``rowids``."""
+        if not rowids:
+            return []
+        return [
+            (int(a), int(b))
+            for a, b in conn.execute(
+                "SELECT m.rowid, r.rowid FROM memories m JOIN memories r "
+                "ON r.id = m.superseded_by AND r.namespace = m.namespace "
+                f"WHERE m.rowid IN ({','.join('?' * len(rowids))})",
+                list(rowids),
+            )
+        ]
+
+    def count_in(self, conn: Connection, namespaces: Sequence[str]) -> int:
+        """Memories (any status) in the given namespaces."""
+        (count,) = conn.execute(
+            f"SELECT count(*) FROM memories WHERE namespace IN ({','.join('?' * len(namespaces))})",
+            list(namespaces),
+        ).fetchone()
+        return int(count)
+
+    def content_hashes(self, conn: Connection, rowids: Sequence[int]) -> dict[int, str]:
+        """Content hash of each given row that still exists."""
+        if not rowids:
+            return {}
+        return {
+            int(r): str(h)
+            for r, h in conn.execute(
+                f"SELECT rowid, content_hash FROM memories WHERE rowid IN "
+                f"({','.join('?' * len(rowids))})", list(rowids),
+            )
+        }
+
+    def metadata_values(
+        self, conn: Connection, namespace: str, kind: str, source: str, key: str
+    ) -> set[str]:
+        """The distinct values of a top-level metadata key over a namespace's rows of one
+        kind and source (the capture hook's turn uuids)."""
+        if not key.isidentifier():
+            raise ValueError(f"metadata key {key!r} is not a plain name")
+        rows = conn.execute(
+            f"SELECT json_extract(metadata, '$.{key}') FROM memories "
+            "WHERE namespace = ? AND kind = ? AND source = ?",
+            (namespace, kind, source),
+        ).fetchall()
+        return {str(r[0]) for r in rows if r[0] is not None}
+
+    def record_access(self, tx: Connection, items: Iterable[tuple[int, str, str]]) -> None:
+        """(extra accesses, latest access time, id) per memory: counts add up and the
+        last access only moves forward (two-argument max() is SQLite's GREATEST)."""
+        tx.executemany(
+            "UPDATE memories SET access_count = access_count + ?, "
+            "last_accessed_at = max(COALESCE(last_accessed_at, ''), ?) WHERE id = ?",
+            list(items),
+        )
+
+    # -- supersession (facts/supersede.py) --------------------------------------------
+
+    def mark_superseded_by(self, tx: Connection, memory_id: str, namespace: str, by: str) -> None:
+        """Record ``by`` as the replacement of a memory that has none yet (status kept)."""
+        tx.execute(
+            "UPDATE memories SET superseded_by = ? WHERE id = ? AND namespace = ? "
+            "AND superseded_by IS NULL",
+            (by, memory_id, namespace),
+        )
+
+    def kind_status_replacement(
+        self, conn: Connection, memory_id: str, namespace: str
+    ) -> tuple[str, str, str | None] | None:
+        """(kind, status, superseded_by) of a memory."""
+        found = conn.execute(
+            "SELECT kind, status, superseded_by FROM memories WHERE id = ? AND namespace = ?",
+            (memory_id, namespace),
+        ).fetchone()
+        return (str(found[0]), str(found[1]), found[2]) if found else None
+
+    def set_superseded(
+        self, tx: Connection, memory_id: str, namespace: str, *, status: str,
+        valid_to: str | None, by: str, at: str,
+    ) -> None:
+        tx.execute(
+            "UPDATE memories SET status = ?, valid_to = ?, superseded_by = ?, updated_at = ? "
+            "WHERE id = ? AND namespace = ?",
+            (status, valid_to, by, at, memory_id, namespace),
+        )
+
+    def retire_replaced(
+        self, tx: Connection, memory_id: str, namespace: str, *, valid_to: str, by: str, at: str
+    ) -> None:
+        """Superseded by ``by`` from ``valid_to`` (a quarantined memory keeps its status)."""
+        tx.execute(
+            "UPDATE memories SET status = CASE WHEN status = 'quarantined' THEN status "
+            "ELSE 'superseded' END, valid_to = ?, superseded_by = ?, updated_at = ? "
+            "WHERE id = ? AND namespace = ?",
+            (valid_to, by, at, memory_id, namespace),
+        )
