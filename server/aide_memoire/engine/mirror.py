@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -224,6 +224,9 @@ class VectorMirror:
         self.budget_bytes = budget_bytes
         self._slices: OrderedDict[tuple[str, str], _Slice] = OrderedDict()
         self._lock = threading.Lock()  # loading only; scoring never takes it
+        # Called as each slice's scoring starts, with no lock held (tracing; the test
+        # that four threads are inside scoring at once).
+        self.on_scoring: Callable[[], None] | None = None
 
     @property
     def nbytes(self) -> int:
@@ -322,6 +325,8 @@ class VectorMirror:
                 parts.append(_streamed(conn, table, namespace, query))
             elif found.view.size:
                 size = found.view.size
+                if self.on_scoring is not None:
+                    self.on_scoring()
                 parts.append(found.search(
                     query, qbits, must,
                     None if exact_up_to is None or size <= exact_up_to else shortlist))
