@@ -88,7 +88,7 @@ def test_a_slice_keeps_one_copy_and_scores_a_big_one_through_its_shortlist() -> 
     piece.append(rows[:20_000], lambda ids: {})
     piece.append(rows[20_000:], lambda ids: {})
     view = piece.view
-    assert view.size == len(raw) and view.vectors.shape[1] == 384
+    assert view.size == len(raw) and view.vectors.blocks[0].shape[1] == 384
     assert piece.nbytes < 1.6 * len(raw) * _Slice.bytes_per_row(384)  # one copy, growth slack
     query = raw[7]
     bits = sign_bits(query[None, :], 6)[0]
