@@ -89,7 +89,7 @@ def test_a_slice_keeps_one_copy_and_scores_a_big_one_through_its_shortlist() -> 
     piece.append(rows[:20_000], lambda ids: {})
     piece.append(rows[20_000:], lambda ids: {})
     view = piece.view
-    assert view.size == len(raw) and view.vectors.shape[1] == 384
+    assert view.size == len(raw) and view.vectors.blocks[0].shape[1] == 384
     assert piece.nbytes < 1.6 * len(raw) * _Slice.bytes_per_row(384)  # one copy, growth slack
     query = raw[7]
     bits = sign_bits(query[None, :], 6)[0]
@@ -98,3 +98,42 @@ def test_a_slice_keeps_one_copy_and_scores_a_big_one_through_its_shortlist() -> 
     assert np.allclose(scores, raw @ query, atol=1e-5) and abs(high - 1.0) < 1e-5
     shortlisted, _, _, _ = piece.search(query, bits, np.array([20_123]), 300)
     assert {8, 20_123} <= set(shortlisted.tolist())  # the row itself, and a must-score row
+
+
+def test_four_dense_recalls_are_inside_scoring_at_once(memory: Memory) -> None:
+    """No lock is held while scoring: four threads meet at a barrier the mirror's
+    scoring hook waits on. Were scoring serialised, the first thread would wait there
+    holding it and the barrier would break; wall-time ratios are in bench/parallel_recall.py."""
+    _fill(memory, "p", 80)
+    queries = ["garden shelf moved by Ben", "who moved the billing item", "kitchen notes",
+               "travel item on shelf 3"]
+    expected = {q: [h.id for h in memory.recall(q, namespace="p")] for q in queries}
+    barrier = threading.Barrier(len(queries), timeout=60)
+    inside: list[str] = []
+
+    def meet() -> None:
+        inside.append(threading.current_thread().name)
+        barrier.wait()
+
+    results: dict[str, list[str]] = {}
+    errors: list[BaseException] = []
+
+    def run(query: str) -> None:
+        try:
+            results[query] = [h.id for h in memory.recall(query, namespace="p")]
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    memory.mirror.on_scoring = meet
+    try:
+        threads = [threading.Thread(target=run, args=(q,), name=f"recall-{i}")
+                   for i, q in enumerate(queries)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+    finally:
+        memory.mirror.on_scoring = None
+    assert not errors, f"the four recalls were not scoring at the same time: {errors!r}"
+    assert sorted(inside) == sorted(t.name for t in threads)
+    assert results == expected  # and scoring together changed no result

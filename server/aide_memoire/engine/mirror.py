@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -37,6 +37,8 @@ NEIGHBOUR_WEIGHTS = {-1: 0.3, 1: 0.15}
 
 _LOW_SAMPLE = 1024  # rows whose exact cosine sets a big slice's low end for min-max scaling
 _CHUNK = 16_384  # rows converted to float32 at a time: bounds the scoring temporaries
+_BLOCK = _CHUNK  # rows per block of a slice's vectors (Blocks)
+_SIMILAR_CELLS = 2**22  # cosines computed at once by a near-duplicate check (16 MB)
 _KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
 _MIN_ROWS = 256  # first capacity of a slice; it grows by half
 _TURN = 255  # kind code of a session turn (never a near-duplicate candidate)
@@ -68,12 +70,83 @@ def sign_bits(vectors: np.ndarray, words: int) -> np.ndarray:
     return padded.view(np.uint64)
 
 
+class Blocks(NamedTuple):
+    """A slice's vectors: full blocks of ``_BLOCK`` rows, then one that grows by half.
+
+    Growing adds a block and copies at most the last one: one contiguous array grown by
+    half held the old and the new copy at once, 2x the vectors at the peak (most of the
+    peak RSS at 100k rows). Row ``i`` is ``blocks[i // _BLOCK][i % _BLOCK]``.
+    """
+
+    blocks: tuple[np.ndarray, ...]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(b.nbytes for b in self.blocks)
+
+    @property
+    def capacity(self) -> int:
+        return (len(self.blocks) - 1) * _BLOCK + len(self.blocks[-1]) if self.blocks else 0
+
+    def rows(self, start: int, stop: int) -> np.ndarray:
+        """Rows [start, stop): a view when they sit in one block, else a copy."""
+        first, last = start // _BLOCK, max(start, stop - 1) // _BLOCK
+        if first == last:
+            return self.blocks[first][start - first * _BLOCK : stop - first * _BLOCK]
+        return np.concatenate([self.blocks[b][max(start - b * _BLOCK, 0):
+                                              min(stop - b * _BLOCK, _BLOCK)]
+                               for b in range(first, last + 1)])
+
+    def dots_at(self, index: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """The rows at ``index`` (ascending) dotted with ``query``, block by block."""
+        if len(self.blocks) == 1:
+            return _dot(self.blocks[0][index], query)
+        cuts = np.searchsorted(index, np.arange(1, len(self.blocks)) * _BLOCK).tolist()
+        parts: list[np.ndarray] = []
+        lo = 0
+        for b, hi in enumerate([*cuts, len(index)]):
+            if hi > lo:
+                parts.append(_dot(self.blocks[b][index[lo:hi] - b * _BLOCK], query))
+            lo = hi
+        return np.concatenate(parts) if parts else np.zeros(0, np.float32)
+
+    def put(self, start: int, values: np.ndarray) -> None:
+        """Write ``values`` into the rows from ``start`` on (within capacity)."""
+        done = 0
+        while done < len(values):
+            b, offset = divmod(start + done, _BLOCK)
+            count = min(len(values) - done, _BLOCK - offset)
+            self.blocks[b][offset : offset + count] = values[done : done + count]
+            done += count
+
+    def dots(self, size: int, query: np.ndarray) -> np.ndarray:
+        """Rows [0, size) dotted with ``query``."""
+        parts = [_dot(self.blocks[b][: min(_BLOCK, size - b * _BLOCK)], query)
+                 for b in range((size + _BLOCK - 1) // _BLOCK)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def grown(self, need: int, dim: int) -> Blocks:
+        """Room for ``need`` rows, sharing every full block and copying at most the last."""
+        blocks = list(self.blocks)
+        while need > (room := Blocks(tuple(blocks)).capacity):
+            last = blocks[-1] if blocks else None
+            if last is not None and len(last) < _BLOCK:  # the growing one: by half
+                size = min(_BLOCK, max(need - room + len(last), len(last) + len(last) // 2))
+                bigger = np.zeros((size, dim), np.float32)
+                bigger[: len(last)] = last
+                blocks[-1] = bigger
+            else:
+                blocks.append(np.zeros((min(_BLOCK, max(need - room, _MIN_ROWS)), dim),
+                                       np.float32))
+        return Blocks(tuple(blocks))
+
+
 class View(NamedTuple):
     """What a reader of a slice may use, published as one object: rows [:size]."""
 
     size: int
     rowids: np.ndarray
-    vectors: np.ndarray
+    vectors: Blocks
     bits: np.ndarray
     kinds: np.ndarray
 
@@ -85,7 +158,7 @@ class _Slice:
         self.max_rowid = 0
         self.words = (dim + 63) // 64
         # Column-major sign bits: a big slice's first pass runs over long rows.
-        self.view = View(0, np.zeros(0, np.int64), np.zeros((0, dim), np.float32),
+        self.view = View(0, np.zeros(0, np.int64), Blocks(()),
                          np.zeros((self.words, 0), np.uint64), np.zeros(0, np.uint8))
         self.slot: dict[tuple[str, int], int] = {}  # (session, position) -> row index
         self.key_of: dict[int, tuple[str, int]] = {}
@@ -102,11 +175,10 @@ class _Slice:
     def _grown(self, extra: int) -> View:
         v = self.view
         need = v.size + extra
+        vectors = v.vectors if need <= v.vectors.capacity else v.vectors.grown(need, self.dim)
         if need <= len(v.rowids):
-            return v
+            return v._replace(vectors=vectors)
         capacity = max(need, len(v.rowids) + len(v.rowids) // 2, _MIN_ROWS)
-        vectors = np.zeros((capacity, self.dim), np.float32)
-        vectors[: v.size] = v.vectors[: v.size]
         rowids = np.zeros(capacity, np.int64)
         rowids[: v.size] = v.rowids[: v.size]
         bits = np.zeros((self.words, capacity), np.uint64)
@@ -122,7 +194,7 @@ class _Slice:
         start, end = v.size, v.size + len(rows)
         raw = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1)
         v.rowids[start:end] = [r[0] for r in rows]
-        v.vectors[start:end] = raw
+        v.vectors.put(start, raw)
         v.kinds[start:end] = [_TURN if r[2] is not None and r[3] is not None
                               else _KIND_CODE.get(str(r[4]), _TURN) for r in rows]
         raws = {int(r[0]): raw[i] for i, r in enumerate(rows)}
@@ -140,10 +212,10 @@ class _Slice:
                     touched.add(near)
         if touched:
             self._smooth(v, touched, raws, raw_of)
-        v.bits[:, start:end] = sign_bits(v.vectors[start:end], self.words).T
+        v.bits[:, start:end] = sign_bits(v.vectors.rows(start, end), self.words).T
         for index in touched:
             if index < start:
-                v.bits[:, index] = sign_bits(v.vectors[index : index + 1], self.words)[0]
+                v.bits[:, index] = sign_bits(v.vectors.rows(index, index + 1), self.words)[0]
         self.view = View(end, v.rowids, v.vectors, v.bits, v.kinds)
 
     def _smooth(self, v: View, touched: set[int], raws: dict[int, Any], raw_of: Any) -> None:
@@ -162,7 +234,7 @@ class _Slice:
         for index, terms in plans.items():
             vector = sum(weight * raws[rowid] for weight, rowid in terms)
             norm = float(np.linalg.norm(vector))
-            v.vectors[index] = vector / norm if norm else vector
+            v.vectors.put(index, (vector / norm if norm else vector)[None, :])
 
     def search(
         self, query: np.ndarray, qbits: np.ndarray, must: np.ndarray, shortlist: int | None
@@ -178,7 +250,7 @@ class _Slice:
         v = self.view  # one read: a concurrent append publishes a new view
         n = v.size
         if shortlist is None or n <= shortlist:
-            scores = _dot(v.vectors[:n], query)
+            scores = v.vectors.dots(n, query)
             if not n:
                 return v.rowids[:0], scores, 0.0, 0.0
             return v.rowids[:n], scores, float(scores.min()), float(scores.max())
@@ -191,8 +263,8 @@ class _Slice:
             picked = np.union1d(picked, at[v.rowids[at] == must])
         else:
             picked.sort()
-        scores = _dot(v.vectors[picked], query)
-        sample = _dot(v.vectors[: n : max(1, n // _LOW_SAMPLE)], query)
+        scores = v.vectors.dots_at(picked, query)
+        sample = v.vectors.dots_at(np.arange(0, n, max(1, n // _LOW_SAMPLE)), query)
         low = float(min(sample.min(), scores.min()))
         return v.rowids[picked], scores, low, float(scores.max())
 
@@ -200,17 +272,21 @@ class _Slice:
         self, queries: np.ndarray, threshold: float, below: int, kinds: Sequence[str]
     ) -> list[tuple[int, int, float]]:
         """(query index, rowid, cosine >= threshold) over rows below ``below`` whose kind
-        is one of ``kinds`` (turns never), a chunk of rows at a time."""
+        is one of ``kinds`` (turns never), a chunk of rows at a time: a chunk's cosines
+        to the whole batch stay under ``_SIMILAR_CELLS`` (1,000 new rows against 16k
+        rows at once were a 65 MB temporary on every batched write)."""
         v = self.view
         n = int(np.searchsorted(v.rowids[: v.size], below))
         codes = np.array([_KIND_CODE[k] for k in kinds if k in _KIND_CODE], np.uint8)
         out: list[tuple[int, int, float]] = []
-        for start in range(0, n, _CHUNK):
-            stop = min(start + _CHUNK, n)
+        step = max(256, min(_CHUNK, _SIMILAR_CELLS // max(1, len(queries))))
+        for start in range(0, n, step):
+            stop = min(start + step, n)
             keep = np.flatnonzero(np.isin(v.kinds[start:stop], codes))
             if not len(keep):
                 continue
-            block = v.vectors[start:stop][keep] @ queries.T
+            rows_of = v.vectors.rows(start, stop)
+            block = (rows_of if len(keep) == stop - start else rows_of[keep]) @ queries.T
             rows, cols = np.nonzero(block >= threshold)
             out.extend((int(c), int(v.rowids[start + keep[r]]), float(block[r, c]))
                        for r, c in zip(rows.tolist(), cols.tolist(), strict=True))
@@ -224,6 +300,9 @@ class VectorMirror:
         self.budget_bytes = budget_bytes
         self._slices: OrderedDict[tuple[str, str], _Slice] = OrderedDict()
         self._lock = threading.Lock()  # loading only; scoring never takes it
+        # Called as each slice's scoring starts, with no lock held (tracing; the test
+        # that four threads are inside scoring at once).
+        self.on_scoring: Callable[[], None] | None = None
 
     @property
     def nbytes(self) -> int:
@@ -322,6 +401,8 @@ class VectorMirror:
                 parts.append(_streamed(conn, table, namespace, query))
             elif found.view.size:
                 size = found.view.size
+                if self.on_scoring is not None:
+                    self.on_scoring()
                 parts.append(found.search(
                     query, qbits, must,
                     None if exact_up_to is None or size <= exact_up_to else shortlist))

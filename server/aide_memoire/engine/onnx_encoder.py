@@ -197,6 +197,10 @@ class OnnxEncoder:
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.intra_op_num_threads = max(1, min(4, os.cpu_count() or 1))
+        # Idle pool threads sleep instead of spinning: a spinning thread holds a core
+        # the writing thread needs between batches (screen, facts, SQL) and that other
+        # processes need on a shared machine. Same vectors; measured in docs/benchmarks.md.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3  # errors only; warnings would reach stderr per call
         self.session = ort.InferenceSession(
             str(onnx_path), options, providers=["CPUExecutionProvider"]

@@ -19,6 +19,7 @@ import re
 import unicodedata
 
 from .findings import Confidence, Finding
+from .gate import LiteralGate
 from .injection_rules import INJECTION_RULES, MEDIUM_RULES, NEEDS
 from .normalize import Normalized, loose, normalize
 
@@ -122,15 +123,14 @@ def _merge_runs(found: list[Finding]) -> list[Finding]:
     return merged
 
 
+_GATE = LiteralGate(INJECTION_RULES, [rule for rule, _, _ in INJECTION_RULES], NEEDS)
+
+
 def _rule_findings(norm: Normalized, field: str) -> list[Finding]:
     text = norm.text
-    lowered = text.lower()
     found: list[Finding] = []
     spans: list[tuple[int, int]] | None = None
-    for rule, label, pattern in INJECTION_RULES:
-        needs = NEEDS.get(rule)
-        if needs and not any(word in lowered for word in needs):
-            continue
+    for rule, label, pattern in _GATE.rules(text.lower()):
         for match in pattern.finditer(text):
             start, end = norm.span(*match.span())
             confidence: Confidence = "high"

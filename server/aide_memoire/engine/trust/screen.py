@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,6 +18,30 @@ __all__ = ["ScreenMode", "Screening", "refuse_record_secrets", "refuse_secrets",
            "screen_record", "screen_text"]
 
 ScreenMode = Literal["enforce", "observe"]
+
+# Short field values repeat from write to write (a turn's speaker, session id and role,
+# tags, metadata keys), and each was screened by every rule again. Those found clean are
+# remembered (text only: a value with any finding is never kept, so no secret or personal
+# datum stays in memory), which leaves the long, new text as the screen's real work.
+_SHORT = 96
+_CLEAN_MAX = 8192
+_clean: dict[str, set[str]] = {"secrets": set(), "injection": set(), "pii": set()}
+_SCANS: dict[str, Callable[..., list[Finding]]] = {
+    "secrets": scan_secrets, "injection": scan_injection, "pii": scan_pii,
+}
+
+
+def _scan(kind: str, text: str, name: str) -> list[Finding]:
+    short = len(text) <= _SHORT
+    clean = _clean[kind]
+    if short and text in clean:
+        return []
+    found = _SCANS[kind](text, field=name)
+    if short and not found:
+        if len(clean) >= _CLEAN_MAX:
+            clean.clear()
+        clean.add(text)
+    return found
 
 
 @dataclass
@@ -39,7 +63,7 @@ def refuse_secrets(fields: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> Non
     for name, value in pairs:
         if not isinstance(value, str) or not value:
             continue
-        found = scan_secrets(value, field=name)
+        found = _scan("secrets", value, name)
         if found:
             first = found[0]
             more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
@@ -75,8 +99,8 @@ def screen_record(record: Any, *, mode: ScreenMode, extra: Finding | None = None
     pii: list[Finding] = []
     injection: list[Finding] = []
     for name, text in record_fields(record):
-        injection.extend(scan_injection(text, field=name))
-        pii.extend(scan_pii(text, field=name))
+        injection.extend(_scan("injection", text, name))
+        pii.extend(_scan("pii", text, name))
     if extra is not None:
         injection.append(extra)
     quarantine = mode == "enforce" and any(f.confidence == "high" for f in injection)

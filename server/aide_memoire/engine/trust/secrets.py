@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from .findings import Finding
+from .gate import LiteralGate
 from .normalize import Normalized, normalize, unescape_json_spaces
 from .secret_context import context_findings
 from .secret_formats import NEEDS, PROVIDER_RULES
@@ -22,13 +23,12 @@ from .secret_values import is_placeholder
 __all__ = ["PROVIDER_RULES", "REDACTION_MARKER", "scan_secrets"]
 
 
+_GATE = LiteralGate(PROVIDER_RULES, [rule for rule, _, _ in PROVIDER_RULES], NEEDS)
+
+
 def _provider(text: str) -> list[Finding]:
-    lowered = text.lower()
     found: list[Finding] = []
-    for rule, label, (pattern, bounded) in PROVIDER_RULES:
-        needs = NEEDS.get(rule)
-        if needs and not any(literal in lowered for literal in needs):
-            continue
+    for rule, label, (pattern, bounded) in _GATE.rules(text.lower()):
         for match in pattern.finditer(text):
             start = match.start()
             if bounded and start and (text[start - 1].isalnum() or text[start - 1] == "_"):
