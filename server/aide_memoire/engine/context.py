@@ -123,10 +123,7 @@ class EngineContext:
         if not self.dense_live() or (wait and not self.embedder.wait()):
             return None
         space = self.embedder.space
-        found = conn.execute(
-            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
-        ).fetchone() if space is not None else None
-        return str(found[0]) if found else None
+        return self.tables.table_of(conn, space) if space is not None else None
 
     def flush_access(self) -> None:
         try:

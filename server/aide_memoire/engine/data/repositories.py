@@ -363,6 +363,32 @@ class MemoryRows(Protocol):
     def namespace_counts(self, conn: Connection) -> dict[str, int]:
         ...
 
+    def existing_ids(self, conn: Connection, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` already stored, in any namespace (import skips them)."""
+        ...
+
+    def content_hash_of(self, conn: Connection, memory_id: str, namespace: str) -> str | None:
+        ...
+
+    def set_utility(self, tx: Connection, memory_id: str, value: float) -> None:
+        """The feedback estimate recall's scoring reads; the text and its indexes stay."""
+        ...
+
+    def count_status(self, conn: Connection, namespace: str, status: str) -> int:
+        ...
+
+    def maintained_namespaces(self, conn: Connection) -> builtins.list[str]:
+        """Namespaces that hold memories or have a maintenance run on record, sorted."""
+        ...
+
+    def contents(self, conn: Connection, namespace: str) -> dict[str, str]:
+        """Id -> text of every memory of a namespace (any status)."""
+        ...
+
+    def undo_supersession(self, tx: Connection, memory_id: str, namespace: str, by: str) -> None:
+        """Reopen a memory that ``by`` superseded (facts: a rejected conflict)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Repositories:

@@ -56,11 +56,10 @@ class TrustService:
             if rowid in done:
                 continue
             done.add(rowid)
-            found = tx.execute(
-                "SELECT id, namespace FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+            found = self.store.identity(tx, rowid)
             if found is None:
                 continue
-            memory_id, namespace = str(found[0]), str(found[1])
+            memory_id, namespace, _ = found
             for summary_rowid, summary_id, others in derived.summaries_of(
                 tx, memory_id, namespace
             ):

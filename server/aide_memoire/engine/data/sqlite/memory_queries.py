@@ -184,3 +184,51 @@ class MemoryQueries:
             "WHERE id = ? AND namespace = ?",
             (valid_to, by, at, memory_id, namespace),
         )
+
+    # -- the services' lookups (engine/services/) -------------------------------------
+
+    def existing_ids(self, conn: Connection, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` already stored, in any namespace (import skips them)."""
+        if not ids:
+            return set()
+        return {str(i) for (i,) in conn.execute(
+            f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(ids))})", list(ids))}
+
+    def content_hash_of(self, conn: Connection, memory_id: str, namespace: str) -> str | None:
+        found = conn.execute(
+            "SELECT content_hash FROM memories WHERE id = ? AND namespace = ?",
+            (memory_id, namespace),
+        ).fetchone()
+        return str(found[0]) if found else None
+
+    def set_utility(self, tx: Connection, memory_id: str, value: float) -> None:
+        """The feedback estimate recall's scoring reads; the text and its indexes stay."""
+        tx.execute("UPDATE memories SET utility = ? WHERE id = ?", (value, memory_id))
+
+    def count_status(self, conn: Connection, namespace: str, status: str) -> int:
+        (count,) = conn.execute(
+            "SELECT count(*) FROM memories WHERE namespace = ? AND status = ?",
+            (namespace, status),
+        ).fetchone()
+        return int(count)
+
+    def maintained_namespaces(self, conn: Connection) -> builtins.list[str]:
+        """Namespaces that hold memories or have a maintenance run on record, sorted."""
+        return [str(n) for (n,) in conn.execute(
+            "SELECT DISTINCT namespace FROM memories UNION "
+            "SELECT DISTINCT namespace FROM maintenance_runs ORDER BY 1")]
+
+    def contents(self, conn: Connection, namespace: str) -> dict[str, str]:
+        """Id -> text of every memory of a namespace (any status)."""
+        return {str(i): str(c) for i, c in conn.execute(
+            "SELECT id, content FROM memories WHERE namespace = ?", (namespace,))}
+
+    def undo_supersession(self, tx: Connection, memory_id: str, namespace: str, by: str) -> None:
+        """Reopen a memory that ``by`` superseded: active again (unless another status
+        stands), no end of validity, no replacement."""
+        tx.execute(
+            "UPDATE memories SET status = CASE WHEN status = 'superseded' THEN 'active' "
+            "ELSE status END, valid_to = NULL, superseded_by = NULL "
+            "WHERE id = ? AND namespace = ? AND superseded_by = ?",
+            (memory_id, namespace, by),
+        )
