@@ -72,9 +72,6 @@ ALLOWED = {
     "ops/doctor.py": "doctor checks the SQLite file (integrity_check, FTS5/vec0 consistency)",
     "mirror.py": "the SQLite vector index's in-process reader (vec0 blobs, vector_state)",
     # Owned by other engineers this round (issue 17); they move to repositories next.
-    "lifecycle/runner.py": "services restructuring in progress (issue 17 item 1)",
-    "lifecycle/background.py": "services restructuring in progress (issue 17 item 1)",
-    "lifecycle/summaries.py": "services restructuring in progress (issue 17 item 1)",
     "facts/updates.py": "facts engineer's change in progress (issue 17 round)",
 }
 

@@ -150,6 +150,13 @@ class MemoryLinks(Protocol):
         """Ids linking to ``target_id`` with ``kind`` (e.g. the summaries of a memory)."""
         ...
 
+    @staticmethod
+    def between_active(
+        conn: Connection, namespace: str, kind: str
+    ) -> list[tuple[str, str, float | None]]:
+        """(source, target, score) of a namespace's ``kind`` links between active memories."""
+        ...
+
 
 @runtime_checkable
 class MemoryRows(Protocol):
@@ -387,6 +394,30 @@ class MemoryRows(Protocol):
 
     def undo_supersession(self, tx: Connection, memory_id: str, namespace: str, by: str) -> None:
         """Reopen a memory that ``by`` superseded (facts: a rejected conflict)."""
+        ...
+
+    def active_content_importance(
+        self, conn: Connection, memory_id: str, namespace: str
+    ) -> tuple[str, float] | None:
+        """(text, importance) of an active memory (a consolidation's source)."""
+        ...
+
+    def namespaces_unmaintained_since(self, conn: Connection, cutoff: str) -> builtins.list[str]:
+        """Namespaces holding memories with no maintenance run started after ``cutoff``."""
+        ...
+
+    def metadata_expiries(
+        self, conn: Connection, namespace: str
+    ) -> builtins.list[tuple[str, object]]:
+        """(id, metadata.expires_at as stored) of a namespace's active memories that set it."""
+        ...
+
+    def demotion_candidates(
+        self, conn: Connection, namespace: str
+    ) -> builtins.list[tuple[str, float, str, str | None, int, int, int, int]]:
+        """(id, importance, created_at, last_accessed_at, access count, helpful, unhelpful,
+        wrong) of a namespace's active memories that may go cold (no turns, no summaries),
+        oldest first."""
         ...
 
 

@@ -171,6 +171,15 @@ class ReviewQueue:
         ).fetchone()
         return int(count)
 
+    @staticmethod
+    def overdue_count(conn: Connection, namespace: str, *, now: str) -> int:
+        """Pending items of a namespace whose expiry has passed by ``now``."""
+        (count,) = conn.execute(
+            "SELECT count(*) FROM review_items WHERE namespace = ? AND status = 'pending' "
+            "AND expires_at IS NOT NULL AND expires_at <= ?", (namespace, now),
+        ).fetchone()
+        return int(count)
+
 
 class Findings:
     """``memory_findings``: what the screens found in a memory, field by field."""

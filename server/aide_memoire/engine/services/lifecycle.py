@@ -217,7 +217,8 @@ class LifecycleService:
             if not dry_run:
                 evidence = cons.pieces_evidence(cluster)
                 with self.db.read() as conn:  # screen and encode before the lock
-                    prepared = self.pipeline.prepare([summary_row(conn, namespace, evidence)])
+                    row = summary_row(self.store, conn, namespace, evidence)
+                    prepared = self.pipeline.prepare([row])
                 with self.db.write() as tx:
                     plan.summary_id = write_summary(self.ctx, tx, namespace, evidence,
                                                     reason="consolidate", prepared=prepared)

@@ -232,3 +232,50 @@ class MemoryQueries:
             "WHERE id = ? AND namespace = ? AND superseded_by = ?",
             (memory_id, namespace, by),
         )
+
+    # -- lifecycle maintenance (engine/lifecycle/) ------------------------------------
+
+    def active_content_importance(
+        self, conn: Connection, memory_id: str, namespace: str
+    ) -> tuple[str, float] | None:
+        """(text, importance) of an active memory (a consolidation's source)."""
+        found = conn.execute(
+            "SELECT content, importance FROM memories WHERE id = ? AND namespace = ? "
+            "AND status = 'active'", (memory_id, namespace),
+        ).fetchone()
+        return (str(found[0]), float(found[1])) if found else None
+
+    def namespaces_unmaintained_since(self, conn: Connection, cutoff: str) -> builtins.list[str]:
+        """Namespaces holding memories with no maintenance run started after ``cutoff``."""
+        return [str(n) for (n,) in conn.execute(
+            "SELECT DISTINCT m.namespace FROM memories m WHERE NOT EXISTS (SELECT 1 FROM "
+            "maintenance_runs r WHERE r.namespace = m.namespace AND r.started_at > ?)",
+            (cutoff,))]
+
+    def metadata_expiries(
+        self, conn: Connection, namespace: str
+    ) -> builtins.list[tuple[str, object]]:
+        """(id, metadata.expires_at as stored) of a namespace's active memories that set it."""
+        return [(str(i), e) for i, e in conn.execute(
+            "SELECT id, json_extract(metadata, '$.expires_at') FROM memories WHERE namespace = ? "
+            "AND status = 'active' AND json_extract(metadata, '$.expires_at') IS NOT NULL",
+            (namespace,),
+        )]
+
+    def demotion_candidates(
+        self, conn: Connection, namespace: str
+    ) -> builtins.list[tuple[str, float, str, str | None, int, int, int, int]]:
+        """(id, importance, created_at, last_accessed_at, access count, helpful, unhelpful,
+        wrong) of a namespace's active memories that may go cold (no turns, no summaries),
+        oldest first."""
+        return [
+            (str(i), float(imp), str(c), None if a is None else str(a), int(n), int(h), int(u),
+             int(w))
+            for i, imp, c, a, n, h, u, w in conn.execute(
+                "SELECT m.id, m.importance, m.created_at, m.last_accessed_at, m.access_count, "
+                "COALESCE(f.helpful, 0), COALESCE(f.unhelpful, 0), COALESCE(f.wrong, 0) "
+                "FROM memories m LEFT JOIN memory_feedback f ON f.memory_id = m.id "
+                "WHERE m.namespace = ? AND m.status = 'active' AND m.session_id IS NULL "
+                "AND m.kind != 'summary' ORDER BY m.rowid", (namespace,),
+            )
+        ]
