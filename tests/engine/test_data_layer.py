@@ -71,8 +71,6 @@ ALLOWED = {
     "ops/snapshot.py": "snapshots are SQLite file backups (backup API, integrity_check)",
     "ops/doctor.py": "doctor checks the SQLite file (integrity_check, FTS5/vec0 consistency)",
     "mirror.py": "the SQLite vector index's in-process reader (vec0 blobs, vector_state)",
-    # Owned by other engineers this round (issue 17); they move to repositories next.
-    "facts/updates.py": "facts engineer's change in progress (issue 17 round)",
 }
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import clock
+from ..data.sqlite.updates import add_terms, embeddings_by_rowid, mark_updated_by, update_rows
 from ..trust import audit, review
 from .aspects import Features, Signature, bounded_signature, pair_features
 from .entities import Mention
@@ -153,10 +154,8 @@ class GeneralUpdates:
         items = [i for i in found if i is not None and i.signature.size() <= self.tuning.max_words]
         if not items:
             return
-        tx.executemany(
-            "INSERT OR IGNORE INTO memory_terms (namespace, term, memory_rowid) VALUES (?, ?, ?)",
-            [(i.namespace, term, i.rowid) for i in items for term in i.signature.terms()],
-        )
+        add_terms(tx, [(i.namespace, term, i.rowid) for i in items
+                       for term in i.signature.terms()])
         if len(self._signatures) + len(items) >= _CACHE:
             self._signatures.clear()
         for i in items:  # later memories find these as candidates: read each text once
@@ -252,12 +251,7 @@ class GeneralUpdates:
 def link(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
          features: Features | None, *, actor: str) -> bool:
     """Name ``new_id`` as what updated ``old_id`` (if nothing names one yet)."""
-    done = tx.execute(
-        "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ? AND namespace = ? "
-        "AND superseded_by IS NULL AND status = 'active'",
-        (new_id, clock.format_time(clock.now()), old_id, namespace),
-    ).rowcount
-    if not done:
+    if not mark_updated_by(tx, namespace, old_id, new_id, clock.format_time(clock.now())):
         return False
     _record(tx, namespace, old_id, new_id, score, features, "applied")
     audit.append_event(
@@ -322,14 +316,9 @@ def reject_update(tx: Connection, item: ReviewItem, ctx: EngineContext) -> None:
 
 
 def _rows(tx: Any, rowids: list[int]) -> list[_Row]:
-    marks = ",".join("?" * len(rowids))
     return [
         _Row(int(r), str(i), str(k), str(s), str(o or c), o is not None, b, str(t), sp)
-        for r, i, k, s, o, c, b, t, sp in tx.execute(
-            f"SELECT rowid, id, kind, status, observed_at, created_at, superseded_by, content, "
-            f"speaker FROM memories WHERE rowid IN ({marks})",
-            rowids,
-        )
+        for r, i, k, s, o, c, b, t, sp in update_rows(tx, rowids)
     ]
 
 
@@ -346,12 +335,8 @@ def _names(tx: Any, rowids: list[int]) -> dict[int, list[Mention]]:
 
 
 def _vectors(tx: Any, table: str, rowids: list[int]) -> dict[int, Any]:
-    out: dict[int, Any] = {}
-    for rowid in rowids:  # vec0 answers point lookups by rowid; IN lists are not planned
-        found = tx.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
-        if found is not None:
-            out[rowid] = np.frombuffer(found[0], dtype=np.float32)
-    return out
+    return {rowid: np.frombuffer(blob, dtype=np.float32)
+            for rowid, blob in embeddings_by_rowid(tx, table, rowids).items()}
 
 
 def _cosine(a: Any, b: Any) -> float | None:
