@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 from ..logs import get_logger
 from .access import AccessLog
+from .data.repositories import Repositories
+from .data.sqlite import sqlite_repositories
 from .db import Database
 from .driver import load_driver
 from .embed import Embedder
@@ -92,6 +94,7 @@ class EngineContext:
     db: Database
     tables: VectorTables
     store: Store
+    repos: Repositories  # the backend's repositories; ``store`` is its rows, ``tables`` its vectors
     embedder: Embedder
     reranker: Reranker
     mirror: VectorMirror
@@ -164,6 +167,7 @@ def open_context(settings: Settings) -> EngineContext:
     try:
         tables = VectorTables(vec_available=db.vec_version is not None)
         store = Store(tables)
+        repos = sqlite_repositories(tables, rows=store)
         embedder = Embedder(
             settings.embedding_model,
             batch_size=settings.embedding_batch_size,
@@ -187,9 +191,10 @@ def open_context(settings: Settings) -> EngineContext:
             dense_live=recaller.dense_live, session_changed=recaller.names.forget,
         )
         return EngineContext(
-            settings=settings, db=db, tables=tables, store=store, embedder=embedder,
+            settings=settings, db=db, tables=tables, store=store, repos=repos, embedder=embedder,
             reranker=reranker, mirror=mirror, recaller=recaller, trust=trust, anchor=anchor,
-            pipeline=pipeline, proposals=ProposalRegistry(), access=AccessLog(),
+            pipeline=pipeline, proposals=ProposalRegistry(),
+            access=AccessLog(repos.rows),
         )
     except BaseException:
         db.close()  # a part that failed to start must not leave the file open

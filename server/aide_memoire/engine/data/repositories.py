@@ -370,6 +370,11 @@ class MemoryRows(Protocol):
     def namespace_counts(self, conn: Connection) -> dict[str, int]:
         ...
 
+    def record_access(self, tx: Connection, items: Iterable[tuple[int, str, str]]) -> None:
+        """(recalls to add, last access stamp, memory id) per memory; last access only
+        moves forward."""
+        ...
+
     def existing_ids(self, conn: Connection, ids: Sequence[str]) -> set[str]:
         """Those of ``ids`` already stored, in any namespace (import skips them)."""
         ...

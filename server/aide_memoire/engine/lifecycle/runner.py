@@ -52,7 +52,7 @@ def _key(*parts: str) -> str:
 def _safe_band(ctx: EngineContext, conn: Connection, namespace: str,
                now: datetime) -> list[Action]:
     actions: list[Action] = []
-    for group in exact_groups(conn, namespace):
+    for group in exact_groups(conn, namespace, ctx.store):
         if group.same_tags:
             actions.append(Action(
                 kind="retire_duplicate", memory_ids=[group.keep, *group.others], state="planned",
@@ -78,7 +78,7 @@ def _merges(ctx: EngineContext, conn: Connection, namespace: str,
             table: str | None) -> list[Action]:
     settings = ctx.settings
     pairs: dict[tuple[str, str], tuple[float, str]] = {}
-    for group in exact_groups(conn, namespace):
+    for group in exact_groups(conn, namespace, ctx.store):
         if not group.same_tags:
             for other in group.others:
                 pairs[(other, group.keep)] = (1.0, "same text and kind, different tags")
@@ -130,9 +130,9 @@ def _demotions(ctx: EngineContext, conn: Connection, namespace: str,
 def _consolidations(ctx: EngineContext, conn: Connection, namespace: str, table: str,
                     limit: int) -> list[Action]:
     actions = []
-    for cluster in cons.find_clusters(conn, table, namespace,
+    for cluster in cons.find_clusters(ctx.store, conn, table, namespace,
                                       ctx.settings.consolidation_threshold, limit=limit):
-        cluster = cons.summarise(conn, cluster, ctx.embedder.encode)
+        cluster = cons.summarise(ctx.store, conn, cluster, ctx.embedder.encode)
         key = _key("consolidate", *sorted(cluster.ids))
         actions.append(Action(kind="consolidate", memory_ids=cluster.ids, state="planned",
                               evidence={"key": key, **cons.pieces_evidence(cluster)}))

@@ -80,9 +80,9 @@ class FactsService:
             ctx.pipeline.add_hook(
                 "facts", FactWriter(actor=lambda: ctx.actor, spans=spans, general=general)
             )
-        ctx.recaller.add_adjuster("supersession", supersession)
+        ctx.recaller.add_adjuster("supersession", supersession(ctx.repos.rows))
         if self.settings.entity_bridges:
-            ctx.recaller.add_adjuster("entity_bridges", bridges(BridgeTuning()))
+            ctx.recaller.add_adjuster("entity_bridges", bridges(BridgeTuning(), ctx.repos.rows))
         ctx.proposals.register(CONFLICT_KIND, approve=_keep_newer, reject=_drop_newer)
         ctx.proposals.register(UPDATE_KIND, approve=approve_update, reject=reject_update)
 

@@ -51,7 +51,7 @@ class LifecycleService:
         self.pipeline = ctx.pipeline
         if self.settings.lifecycle_scoring:
             weights = Weights.from_settings(self.settings)
-            self.recaller.add_adjuster("lifecycle", utility_adjuster(weights))
+            self.recaller.add_adjuster("lifecycle", utility_adjuster(weights, ctx.repos.rows))
         self.near_duplicates = NearDuplicates(
             self.store, self.settings, ctx.live_space, lambda: ctx.actor,
             mirror=ctx.mirror, db=self.db,
@@ -204,8 +204,8 @@ class LifecycleService:
             if table is None:
                 report.notes.append("consolidation needs the embedding model; none here")
                 return report
-            clusters = [cons.summarise(conn, c, self.embedder.encode) for c in
-                        cons.find_clusters(conn, table, namespace,
+            clusters = [cons.summarise(self.store, conn, c, self.embedder.encode) for c in
+                        cons.find_clusters(self.store, conn, table, namespace,
                                            self.settings.consolidation_threshold, limit=limit)]
             wanted = {m for cl in clusters for m in cl.ids}
             contents = {i: c for i, c in self.store.contents(conn, namespace).items()
