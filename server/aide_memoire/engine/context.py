@@ -49,7 +49,7 @@ log = get_logger(__name__)
 START_ORDER = (
     "database",       # the file, its schema and the driver
     "vector tables",  # which vec0 tables exist (needs the database's sqlite-vec)
-    "store",          # rows and keyword index, over the vector tables
+    "store",          # rows and keyword index, over the vector tables (+ ctx.repos)
     "embedder",       # the dense model (loaded lazily, never here)
     "reranker",       # the optional cross-encoder
     "mirror",         # the one bounded copy of the vectors
