@@ -150,7 +150,7 @@ class GeneralUpdates:
         return Item(rowid, memory_id, namespace, kind, at or clock.format_time(clock.now()),
                     found, vector, speaker, bool(at), text)
 
-    def __call__(self, tx: Any, found: list[Item | None]) -> None:
+    def __call__(self, tx: Connection, found: list[Item | None]) -> None:
         items = [i for i in found if i is not None and i.signature.size() <= self.tuning.max_words]
         if not items:
             return
@@ -165,7 +165,7 @@ class GeneralUpdates:
         for item in items:
             self._one(tx, item, table, batch)
 
-    def _one(self, tx: Any, item: Item, table: str | None, batch: set[int]) -> None:
+    def _one(self, tx: Connection, item: Item, table: str | None, batch: set[int]) -> None:
         scored = [(confidence(f, self.tuning), row, newer, f)
                   for row, newer, f in self.pairs(tx, item, table, batch)]
         if not scored:
@@ -181,7 +181,7 @@ class GeneralUpdates:
             # queue, so an unsure turn pair is left alone.
             _propose(tx, item.namespace, old_id, new_id, score, features)
 
-    def pairs(self, tx: Any, item: Item, table: str | None,
+    def pairs(self, tx: Connection, item: Item, table: str | None,
               batch: set[int]) -> list[tuple[_Row, bool, Features]]:
         """Older or newer memories that pass the gates, with how each relates to ``item``
         (the row, whether ``item`` is the newer, the features)."""
@@ -248,7 +248,7 @@ class GeneralUpdates:
         return found
 
 
-def link(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
+def link(tx: Connection, namespace: str, old_id: str, new_id: str, score: float,
          features: Features | None, *, actor: str) -> bool:
     """Name ``new_id`` as what updated ``old_id`` (if nothing names one yet)."""
     if not mark_updated_by(tx, namespace, old_id, new_id, clock.format_time(clock.now())):
@@ -261,7 +261,7 @@ def link(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
     return True
 
 
-def _propose(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
+def _propose(tx: Connection, namespace: str, old_id: str, new_id: str, score: float,
              features: Features) -> None:
     seen = tx.execute(
         "SELECT 1 FROM memory_updates WHERE namespace = ? AND old_id = ? AND new_id = ?",
@@ -283,7 +283,7 @@ def _propose(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
     )
 
 
-def _record(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
+def _record(tx: Connection, namespace: str, old_id: str, new_id: str, score: float,
             features: Features | None, state: str) -> None:
     tx.execute(
         "INSERT INTO memory_updates (namespace, old_id, new_id, confidence, state, signals, "
@@ -315,14 +315,14 @@ def reject_update(tx: Connection, item: ReviewItem, ctx: EngineContext) -> None:
     )
 
 
-def _rows(tx: Any, rowids: list[int]) -> list[_Row]:
+def _rows(tx: Connection, rowids: list[int]) -> list[_Row]:
     return [
         _Row(int(r), str(i), str(k), str(s), str(o or c), o is not None, b, str(t), sp)
         for r, i, k, s, o, c, b, t, sp in update_rows(tx, rowids)
     ]
 
 
-def _names(tx: Any, rowids: list[int]) -> dict[int, list[Mention]]:
+def _names(tx: Connection, rowids: list[int]) -> dict[int, list[Mention]]:
     marks = ",".join("?" * len(rowids))
     out: dict[int, list[Mention]] = {}
     for rowid, name, display, kind in tx.execute(
@@ -334,7 +334,7 @@ def _names(tx: Any, rowids: list[int]) -> dict[int, list[Mention]]:
     return out
 
 
-def _vectors(tx: Any, table: str, rowids: list[int]) -> dict[int, Any]:
+def _vectors(tx: Connection, table: str, rowids: list[int]) -> dict[int, Any]:
     return {rowid: np.frombuffer(blob, dtype=np.float32)
             for rowid, blob in embeddings_by_rowid(tx, table, rowids).items()}
 
