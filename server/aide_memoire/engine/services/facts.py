@@ -78,7 +78,8 @@ class FactsService:
                 tuning=UpdateTuning(), actor=lambda: ctx.actor, vector_table=self._update_table
             )
             ctx.pipeline.add_hook(
-                "facts", FactWriter(actor=lambda: ctx.actor, spans=spans, general=general)
+                "facts", FactWriter(ctx.repos.rows, actor=lambda: ctx.actor, spans=spans,
+                                    general=general)
             )
         ctx.recaller.add_adjuster("supersession", supersession(ctx.repos.rows))
         if self.settings.entity_bridges:
@@ -233,4 +234,4 @@ def _drop_newer(tx: Connection, item: ReviewItem, ctx: EngineContext) -> None:
     closed = item.evidence.get("closed", {}).get("memory_id")
     if closed:
         ctx.store.undo_supersession(tx, closed, item.namespace, kept.get("memory_id"))
-    settle_memories(tx, item.namespace, changed, actor=ctx.actor)
+    settle_memories(tx, ctx.repos.rows, item.namespace, changed, actor=ctx.actor)
