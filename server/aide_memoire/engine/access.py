@@ -14,17 +14,16 @@ from collections import Counter
 from collections.abc import Iterable
 
 from . import clock
+from .data.repositories import MemoryRows
 from .db import Database
-from .store import Store
 
 __all__ = ["AccessLog"]
 
-# The memories repository, for writes in the flush's transaction.
-_ROWS = Store()
-
-
 class AccessLog:
-    def __init__(self, *, max_pending: int = 512, max_age_s: float = 5.0) -> None:
+    def __init__(
+        self, rows: MemoryRows, *, max_pending: int = 512, max_age_s: float = 5.0
+    ) -> None:
+        self.rows = rows  # written through in the flush's transaction
         self.max_pending = max_pending
         self.max_age_s = max_age_s
         self._pending: Counter[str] = Counter()
@@ -55,7 +54,7 @@ class AccessLog:
         if not pending:
             return 0
         with db.write() as tx:
-            _ROWS.record_access(
+            self.rows.record_access(
                 tx, [(count, last[memory_id], memory_id) for memory_id, count in pending.items()]
             )
         return len(pending)

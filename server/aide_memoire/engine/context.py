@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 from ..logs import get_logger
 from .access import AccessLog
+from .data.repositories import Repositories
+from .data.sqlite import sqlite_repositories
 from .db import Database
 from .driver import load_driver
 from .embed import Embedder
@@ -47,7 +49,7 @@ log = get_logger(__name__)
 START_ORDER = (
     "database",       # the file, its schema and the driver
     "vector tables",  # which vec0 tables exist (needs the database's sqlite-vec)
-    "store",          # rows and keyword index, over the vector tables
+    "store",          # rows and keyword index, over the vector tables (+ ctx.repos)
     "embedder",       # the dense model (loaded lazily, never here)
     "reranker",       # the optional cross-encoder
     "mirror",         # the one bounded copy of the vectors
@@ -92,6 +94,7 @@ class EngineContext:
     db: Database
     tables: VectorTables
     store: Store
+    repos: Repositories  # the backend's repositories; ``store`` is its rows, ``tables`` its vectors
     embedder: Embedder
     reranker: Reranker
     mirror: VectorMirror
@@ -123,10 +126,7 @@ class EngineContext:
         if not self.dense_live() or (wait and not self.embedder.wait()):
             return None
         space = self.embedder.space
-        found = conn.execute(
-            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
-        ).fetchone() if space is not None else None
-        return str(found[0]) if found else None
+        return self.tables.table_of(conn, space) if space is not None else None
 
     def flush_access(self) -> None:
         try:
@@ -167,6 +167,7 @@ def open_context(settings: Settings) -> EngineContext:
     try:
         tables = VectorTables(vec_available=db.vec_version is not None)
         store = Store(tables)
+        repos = sqlite_repositories(tables, rows=store)
         embedder = Embedder(
             settings.embedding_model,
             batch_size=settings.embedding_batch_size,
@@ -190,9 +191,10 @@ def open_context(settings: Settings) -> EngineContext:
             dense_live=recaller.dense_live, session_changed=recaller.names.forget,
         )
         return EngineContext(
-            settings=settings, db=db, tables=tables, store=store, embedder=embedder,
+            settings=settings, db=db, tables=tables, store=store, repos=repos, embedder=embedder,
             reranker=reranker, mirror=mirror, recaller=recaller, trust=trust, anchor=anchor,
-            pipeline=pipeline, proposals=ProposalRegistry(), access=AccessLog(),
+            pipeline=pipeline, proposals=ProposalRegistry(),
+            access=AccessLog(repos.rows),
         )
     except BaseException:
         db.close()  # a part that failed to start must not leave the file open

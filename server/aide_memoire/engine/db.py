@@ -415,6 +415,10 @@ class Database:
     def closed(self) -> bool:
         return self._closed
 
+    def journal_mode(self) -> str:
+        """The file's journal mode as SQLite reports it ('wal' once opened here)."""
+        return str(self.conn().execute("PRAGMA journal_mode").fetchone()[0])
+
     def schema_version(self) -> int:
         version: int = self.conn().execute("PRAGMA user_version").fetchone()[0]
         return version

@@ -150,6 +150,13 @@ class MemoryLinks(Protocol):
         """Ids linking to ``target_id`` with ``kind`` (e.g. the summaries of a memory)."""
         ...
 
+    @staticmethod
+    def between_active(
+        conn: Connection, namespace: str, kind: str
+    ) -> list[tuple[str, str, float | None]]:
+        """(source, target, score) of a namespace's ``kind`` links between active memories."""
+        ...
+
 
 @runtime_checkable
 class MemoryRows(Protocol):
@@ -361,6 +368,61 @@ class MemoryRows(Protocol):
         ...
 
     def namespace_counts(self, conn: Connection) -> dict[str, int]:
+        ...
+
+    def record_access(self, tx: Connection, items: Iterable[tuple[int, str, str]]) -> None:
+        """(recalls to add, last access stamp, memory id) per memory; last access only
+        moves forward."""
+        ...
+
+    def existing_ids(self, conn: Connection, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` already stored, in any namespace (import skips them)."""
+        ...
+
+    def content_hash_of(self, conn: Connection, memory_id: str, namespace: str) -> str | None:
+        ...
+
+    def set_utility(self, tx: Connection, memory_id: str, value: float) -> None:
+        """The feedback estimate recall's scoring reads; the text and its indexes stay."""
+        ...
+
+    def count_status(self, conn: Connection, namespace: str, status: str) -> int:
+        ...
+
+    def maintained_namespaces(self, conn: Connection) -> builtins.list[str]:
+        """Namespaces that hold memories or have a maintenance run on record, sorted."""
+        ...
+
+    def contents(self, conn: Connection, namespace: str) -> dict[str, str]:
+        """Id -> text of every memory of a namespace (any status)."""
+        ...
+
+    def undo_supersession(self, tx: Connection, memory_id: str, namespace: str, by: str) -> None:
+        """Reopen a memory that ``by`` superseded (facts: a rejected conflict)."""
+        ...
+
+    def active_content_importance(
+        self, conn: Connection, memory_id: str, namespace: str
+    ) -> tuple[str, float] | None:
+        """(text, importance) of an active memory (a consolidation's source)."""
+        ...
+
+    def namespaces_unmaintained_since(self, conn: Connection, cutoff: str) -> builtins.list[str]:
+        """Namespaces holding memories with no maintenance run started after ``cutoff``."""
+        ...
+
+    def metadata_expiries(
+        self, conn: Connection, namespace: str
+    ) -> builtins.list[tuple[str, object]]:
+        """(id, metadata.expires_at as stored) of a namespace's active memories that set it."""
+        ...
+
+    def demotion_candidates(
+        self, conn: Connection, namespace: str
+    ) -> builtins.list[tuple[str, float, str, str | None, int, int, int, int]]:
+        """(id, importance, created_at, last_accessed_at, access count, helpful, unhelpful,
+        wrong) of a namespace's active memories that may go cold (no turns, no summaries),
+        oldest first."""
         ...
 
 

@@ -18,6 +18,7 @@ from .. import clock
 from ..compose import IndexedTurn
 from ..errors import StoreError
 from ..models import MemoryRecord
+from .filter import RowFilter
 from .protocol import Connection, Cursor
 
 __all__ = [
@@ -92,29 +93,6 @@ class StoredTurn:
     position: int
     speaker: str | None
     content: str
-
-
-@dataclass
-class RowFilter:
-    """Filters shared by listing and recall."""
-
-    namespaces: Sequence[str]
-    kinds: Sequence[str] | None = None
-    tags: Sequence[str] | None = None
-    min_importance: float | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    statuses: Sequence[str] = ("active",)
-    as_of: datetime | None = None
-
-    def sql(self, alias: str = "m") -> tuple[str, list[Any]]:
-        """A WHERE fragment (without WHERE) and its parameters, in SQLite's dialect.
-
-        Only repositories call this (a second backend renders the same filter its way).
-        """
-        from .sqlite.filters import where_sql
-
-        return where_sql(self, alias)
 
 
 def indexed(row: NewRow | MemoryRecord) -> IndexedTurn:

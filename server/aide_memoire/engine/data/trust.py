@@ -160,6 +160,26 @@ class ReviewQueue:
         )
         return int(cursor.rowcount)
 
+    @staticmethod
+    def pending_count(conn: Connection, namespace: str, kinds: Sequence[str], *, now: str) -> int:
+        """Pending items of ``kinds`` in a namespace that have not expired by ``now``."""
+        (count,) = conn.execute(
+            "SELECT count(*) FROM review_items WHERE namespace = ? AND status = 'pending' "
+            f"AND kind IN ({','.join('?' * len(kinds))}) "
+            "AND (expires_at IS NULL OR expires_at > ?)",
+            (namespace, *kinds, now),
+        ).fetchone()
+        return int(count)
+
+    @staticmethod
+    def overdue_count(conn: Connection, namespace: str, *, now: str) -> int:
+        """Pending items of a namespace whose expiry has passed by ``now``."""
+        (count,) = conn.execute(
+            "SELECT count(*) FROM review_items WHERE namespace = ? AND status = 'pending' "
+            "AND expires_at IS NOT NULL AND expires_at <= ?", (namespace, now),
+        ).fetchone()
+        return int(count)
+
 
 class Findings:
     """``memory_findings``: what the screens found in a memory, field by field."""

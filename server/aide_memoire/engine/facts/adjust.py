@@ -11,22 +11,40 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..data.protocol import Connection
 from ..recall import RecallRequest
-from ..store import Store, passing
+from ..store import passing
 
-# The memories repository, for reads through the caller's connection.
-_ROWS = Store()
+if TYPE_CHECKING:
+    from ..data.repositories import MemoryRows
+
+# (connection, request, fused scores by rowid) -> adjusted scores; see Recaller.adjusters.
+Adjuster = Callable[[Connection, RecallRequest, dict[int, float]], dict[int, float]]
 
 __all__ = ["BridgeTuning", "bridges", "supersession"]
 
 _MARGIN = 1e-4
 
 
-def supersession(
+def supersession(rows: MemoryRows) -> Adjuster:
+    """The supersession adjuster, reading replacements through ``rows``."""
+
+    def adjust(
+        conn: Connection,
+        request: RecallRequest,
+        fused: dict[int, float],
+    ) -> dict[int, float]:
+        return _supersession(rows, conn, request, fused)
+
+    return adjust
+
+
+def _supersession(
+    rows: MemoryRows,
     conn: Connection,
     request: RecallRequest,
     fused: dict[int, float],
@@ -35,7 +53,7 @@ def supersession(
         return fused
     window = max(request.limit * 3, 30)
     top = sorted(fused, key=lambda r: -fused[r])[:window]
-    old = _ROWS.replacements(conn, top)
+    old = rows.replacements(conn, top)
     if not old:
         return fused
     allowed = passing(conn, [r for _, r in old], request.where)
@@ -62,7 +80,7 @@ class BridgeTuning:
     fanout: int = 200  # at most this many memories per entity
 
 
-def bridges(tuning: BridgeTuning) -> Any:
+def bridges(tuning: BridgeTuning, rows: MemoryRows) -> Any:
     """An adjuster that adds the second hop with ``tuning``."""
     sizes: dict[tuple[str, ...], tuple[float, int]] = {}
 
@@ -83,7 +101,7 @@ def bridges(tuning: BridgeTuning) -> Any:
         ).fetchall()
         if not links:
             return fused
-        size = max(2, _namespace_size(conn, request, sizes))
+        size = max(2, _namespace_size(rows, conn, request, sizes))
         limit = max(3, int(tuning.max_share * size))
         entity_weight: dict[int, float] = {}
         for rowid, entity, mentions in links:
@@ -122,7 +140,8 @@ _SIZE_TTL_S = 30.0
 
 
 def _namespace_size(
-    conn: Connection, request: RecallRequest, sizes: dict[tuple[str, ...], tuple[float, int]]
+    rows: MemoryRows, conn: Connection, request: RecallRequest,
+    sizes: dict[tuple[str, ...], tuple[float, int]],
 ) -> int:
     """Memories in the request's namespaces; counted at most every 30 s (only the ratio of
     an entity's mentions to it matters, which a few writes barely move)."""
@@ -131,7 +150,7 @@ def _namespace_size(
     cached = sizes.get(names)
     if cached is not None and now - cached[0] < _SIZE_TTL_S:
         return cached[1]
-    count = _ROWS.count_in(conn, names)
+    count = rows.count_in(conn, names)
     if len(sizes) > 1024:
         sizes.clear()
     sizes[names] = (now, count)

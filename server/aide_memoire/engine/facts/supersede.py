@@ -14,17 +14,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..data.protocol import Connection
 from ..data.sqlite.review import has_item_for_fact
-from ..store import Store
 from ..trust import audit, review
 from .taxonomy import category_of
 
-# The memories repository, for writes in the caller's transaction.
-_ROWS = Store()
+if TYPE_CHECKING:
+    from ..data.repositories import MemoryRows
 
 __all__ = ["CONFLICT_KIND", "Closing", "close_matching", "rebuild_slot", "settle_memories",
            "supersede_memory"]
@@ -125,7 +124,9 @@ def close_matching(
     return changed
 
 
-def settle_memories(tx: Connection, namespace: str, memory_ids: set[str], *, actor: str) -> None:
+def settle_memories(
+    tx: Connection, rows: MemoryRows, namespace: str, memory_ids: set[str], *, actor: str
+) -> None:
     """Close each memory whose facts are now all closed by another memory; one partly
     closed only names its replacement."""
     for memory_id in sorted(memory_ids):
@@ -140,17 +141,17 @@ def settle_memories(tx: Connection, namespace: str, memory_ids: set[str], *, act
         if len(closers) < len(facts):
             # Partly out of date: it stays current but names what replaced a part of it,
             # so recall ranks it below that.
-            _ROWS.mark_superseded_by(tx, memory_id, namespace, by)
+            rows.mark_superseded_by(tx, memory_id, namespace, by)
             continue
-        found = _ROWS.kind_status_replacement(tx, memory_id, namespace)
+        found = rows.kind_status_replacement(tx, memory_id, namespace)
         if found is None or found[1] not in ("active", "superseded") or found[2] == by:
             continue
         status = found[1] if found[0] == "turn" else "superseded"
         # A turn stays a record of what was said: it keeps its status and validity and
         # only names what replaced it (recall ranks it below that).
         valid_to = None if found[0] == "turn" else end
-        _ROWS.set_superseded(tx, memory_id, namespace, status=status, valid_to=valid_to, by=by,
-                             at=clock.format_time(clock.now()))
+        rows.set_superseded(tx, memory_id, namespace, status=status, valid_to=valid_to, by=by,
+                            at=clock.format_time(clock.now()))
         audit.append_event(
             tx, actor=actor, action="supersede", namespace=namespace, memory_id=memory_id,
             detail={"by": by, "rule": "facts"},
@@ -158,12 +159,13 @@ def settle_memories(tx: Connection, namespace: str, memory_ids: set[str], *, act
 
 
 def supersede_memory(
-    tx: Connection, namespace: str, old_id: str, new_id: str, at: datetime, *, actor: str
+    tx: Connection, rows: MemoryRows, namespace: str, old_id: str, new_id: str, at: datetime,
+    *, actor: str,
 ) -> None:
     """``store(..., supersedes=old_id)``: close the old memory and its open facts."""
     stamp = clock.format_time(at)
-    _ROWS.retire_replaced(tx, old_id, namespace, valid_to=stamp, by=new_id,
-                          at=clock.format_time(clock.now()))
+    rows.retire_replaced(tx, old_id, namespace, valid_to=stamp, by=new_id,
+                         at=clock.format_time(clock.now()))
     replacements = {
         (str(s), str(p)): int(i)
         for i, s, p in tx.execute(

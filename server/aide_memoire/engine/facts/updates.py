@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import clock
+from ..data.sqlite.updates import add_terms, embeddings_by_rowid, mark_updated_by, update_rows
 from ..trust import audit, review
 from .aspects import Features, Signature, bounded_signature, pair_features
 from .entities import Mention
@@ -149,14 +150,12 @@ class GeneralUpdates:
         return Item(rowid, memory_id, namespace, kind, at or clock.format_time(clock.now()),
                     found, vector, speaker, bool(at), text)
 
-    def __call__(self, tx: Any, found: list[Item | None]) -> None:
+    def __call__(self, tx: Connection, found: list[Item | None]) -> None:
         items = [i for i in found if i is not None and i.signature.size() <= self.tuning.max_words]
         if not items:
             return
-        tx.executemany(
-            "INSERT OR IGNORE INTO memory_terms (namespace, term, memory_rowid) VALUES (?, ?, ?)",
-            [(i.namespace, term, i.rowid) for i in items for term in i.signature.terms()],
-        )
+        add_terms(tx, [(i.namespace, term, i.rowid) for i in items
+                       for term in i.signature.terms()])
         if len(self._signatures) + len(items) >= _CACHE:
             self._signatures.clear()
         for i in items:  # later memories find these as candidates: read each text once
@@ -166,7 +165,7 @@ class GeneralUpdates:
         for item in items:
             self._one(tx, item, table, batch)
 
-    def _one(self, tx: Any, item: Item, table: str | None, batch: set[int]) -> None:
+    def _one(self, tx: Connection, item: Item, table: str | None, batch: set[int]) -> None:
         scored = [(confidence(f, self.tuning), row, newer, f)
                   for row, newer, f in self.pairs(tx, item, table, batch)]
         if not scored:
@@ -182,7 +181,7 @@ class GeneralUpdates:
             # queue, so an unsure turn pair is left alone.
             _propose(tx, item.namespace, old_id, new_id, score, features)
 
-    def pairs(self, tx: Any, item: Item, table: str | None,
+    def pairs(self, tx: Connection, item: Item, table: str | None,
               batch: set[int]) -> list[tuple[_Row, bool, Features]]:
         """Older or newer memories that pass the gates, with how each relates to ``item``
         (the row, whether ``item`` is the newer, the features)."""
@@ -249,15 +248,10 @@ class GeneralUpdates:
         return found
 
 
-def link(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
+def link(tx: Connection, namespace: str, old_id: str, new_id: str, score: float,
          features: Features | None, *, actor: str) -> bool:
     """Name ``new_id`` as what updated ``old_id`` (if nothing names one yet)."""
-    done = tx.execute(
-        "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ? AND namespace = ? "
-        "AND superseded_by IS NULL AND status = 'active'",
-        (new_id, clock.format_time(clock.now()), old_id, namespace),
-    ).rowcount
-    if not done:
+    if not mark_updated_by(tx, namespace, old_id, new_id, clock.format_time(clock.now())):
         return False
     _record(tx, namespace, old_id, new_id, score, features, "applied")
     audit.append_event(
@@ -267,7 +261,7 @@ def link(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
     return True
 
 
-def _propose(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
+def _propose(tx: Connection, namespace: str, old_id: str, new_id: str, score: float,
              features: Features) -> None:
     seen = tx.execute(
         "SELECT 1 FROM memory_updates WHERE namespace = ? AND old_id = ? AND new_id = ?",
@@ -289,7 +283,7 @@ def _propose(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
     )
 
 
-def _record(tx: Any, namespace: str, old_id: str, new_id: str, score: float,
+def _record(tx: Connection, namespace: str, old_id: str, new_id: str, score: float,
             features: Features | None, state: str) -> None:
     tx.execute(
         "INSERT INTO memory_updates (namespace, old_id, new_id, confidence, state, signals, "
@@ -321,19 +315,14 @@ def reject_update(tx: Connection, item: ReviewItem, ctx: EngineContext) -> None:
     )
 
 
-def _rows(tx: Any, rowids: list[int]) -> list[_Row]:
-    marks = ",".join("?" * len(rowids))
+def _rows(tx: Connection, rowids: list[int]) -> list[_Row]:
     return [
         _Row(int(r), str(i), str(k), str(s), str(o or c), o is not None, b, str(t), sp)
-        for r, i, k, s, o, c, b, t, sp in tx.execute(
-            f"SELECT rowid, id, kind, status, observed_at, created_at, superseded_by, content, "
-            f"speaker FROM memories WHERE rowid IN ({marks})",
-            rowids,
-        )
+        for r, i, k, s, o, c, b, t, sp in update_rows(tx, rowids)
     ]
 
 
-def _names(tx: Any, rowids: list[int]) -> dict[int, list[Mention]]:
+def _names(tx: Connection, rowids: list[int]) -> dict[int, list[Mention]]:
     marks = ",".join("?" * len(rowids))
     out: dict[int, list[Mention]] = {}
     for rowid, name, display, kind in tx.execute(
@@ -345,13 +334,9 @@ def _names(tx: Any, rowids: list[int]) -> dict[int, list[Mention]]:
     return out
 
 
-def _vectors(tx: Any, table: str, rowids: list[int]) -> dict[int, Any]:
-    out: dict[int, Any] = {}
-    for rowid in rowids:  # vec0 answers point lookups by rowid; IN lists are not planned
-        found = tx.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
-        if found is not None:
-            out[rowid] = np.frombuffer(found[0], dtype=np.float32)
-    return out
+def _vectors(tx: Connection, table: str, rowids: list[int]) -> dict[int, Any]:
+    return {rowid: np.frombuffer(blob, dtype=np.float32)
+            for rowid, blob in embeddings_by_rowid(tx, table, rowids).items()}
 
 
 def _cosine(a: Any, b: Any) -> float | None:

@@ -19,6 +19,7 @@ from .taxonomy import is_single
 from .updates import GeneralUpdates, Item
 
 if TYPE_CHECKING:
+    from ..data.repositories import MemoryRows
     from .extract import Extraction
 
 __all__ = ["FactWriter", "SpanFinder"]
@@ -38,9 +39,10 @@ class FactWriter:
     """Callable as a ``Memory.after_write`` hook."""
 
     def __init__(
-        self, *, actor: Callable[[], str], spans: SpanFinder | None = None,
+        self, rows: MemoryRows, *, actor: Callable[[], str], spans: SpanFinder | None = None,
         general: GeneralUpdates | None = None,
     ) -> None:
+        self.rows = rows  # the memories repository: supersession closes memories through it
         self.actor = actor
         self.spans = spans
         self.general = general
@@ -148,7 +150,7 @@ class FactWriter:
             touched.setdefault(ns, set()).update(rebuild_slot(tx, ns, subject, predicate))
         actor = self.actor()
         for ns, memory_ids in touched.items():
-            settle_memories(tx, ns, memory_ids, actor=actor)
+            settle_memories(tx, self.rows, ns, memory_ids, actor=actor)
 
     @staticmethod
     def _new_fact_ids(

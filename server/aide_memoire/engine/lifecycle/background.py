@@ -50,10 +50,7 @@ class Background:
         cutoff = clock.format_time(
             clock.now() - timedelta(hours=self.ctx.settings.auto_maintenance_hours))
         conn = self.ctx.db.conn()
-        return [str(n) for (n,) in conn.execute(
-            "SELECT DISTINCT m.namespace FROM memories m WHERE NOT EXISTS (SELECT 1 FROM "
-            "maintenance_runs r WHERE r.namespace = m.namespace AND r.started_at > ?)",
-            (cutoff,))]
+        return self.ctx.store.namespaces_unmaintained_since(conn, cutoff)
 
     def run_once(self) -> int:
         count = 0

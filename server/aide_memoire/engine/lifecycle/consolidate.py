@@ -13,17 +13,17 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import clock
 from ..data.protocol import Connection
-from ..store import Store, content_hash
+from ..store import content_hash
 from .dedup import load_vectors, similar_pairs
 
-# The memories repository, for reads through the caller's connection.
-_ROWS = Store()
+if TYPE_CHECKING:
+    from ..data.repositories import MemoryRows
 
 __all__ = [
     "Cluster", "Piece", "find_clusters", "pieces_evidence", "pieces_from_evidence", "render",
@@ -87,7 +87,8 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def find_clusters(
-    conn: Connection, table: str, namespace: str, threshold: float, *, limit: int,
+    rows: MemoryRows, conn: Connection, table: str, namespace: str, threshold: float, *,
+    limit: int,
 ) -> list[Cluster]:
     """Groups of MIN_CLUSTER..MAX_CLUSTER active memories, each similar to its seed."""
     rowids, ids, kinds, vectors = load_vectors(conn, table, namespace)
@@ -96,7 +97,7 @@ def find_clusters(
         return []
     ids = [ids[i] for i in keep]
     vectors = vectors[keep]
-    sources = _sources(conn, ids)
+    sources = _sources(rows, conn, ids)
     edges: dict[int, dict[int, float]] = {}
     for i, j, cosine in similar_pairs(vectors, threshold - 2 * BONUS):
         a, b = sources[ids[i]], sources[ids[j]]
@@ -128,9 +129,9 @@ def find_clusters(
     return clusters
 
 
-def _sources(conn: Connection, ids: Sequence[str]) -> dict[str, _Source]:
+def _sources(rows: MemoryRows, conn: Connection, ids: Sequence[str]) -> dict[str, _Source]:
     out: dict[str, _Source] = {}
-    for memory_id, content, tags, observed, created, importance in _ROWS.summary_sources(
+    for memory_id, content, tags, observed, created, importance in rows.summary_sources(
         conn, ids
     ):
         when = clock.parse_stored(observed or created)
@@ -141,9 +142,9 @@ def _sources(conn: Connection, ids: Sequence[str]) -> dict[str, _Source]:
     return out
 
 
-def summarise(conn: Connection, cluster: Cluster, encode: Encoder) -> Cluster:
+def summarise(rows: MemoryRows, conn: Connection, cluster: Cluster, encode: Encoder) -> Cluster:
     """Choose the cluster's most central sentences (its ``pieces``), in date order."""
-    sources = _sources(conn, cluster.ids)
+    sources = _sources(rows, conn, cluster.ids)
     spans: list[tuple[str, int, int, datetime, str]] = []
     for memory_id in cluster.ids:
         source = sources[memory_id]

@@ -24,6 +24,7 @@ from ..trust import review
 from . import tiers
 
 if TYPE_CHECKING:
+    from ..data.repositories import MemoryRows
     from ..db import Database
     from ..embed import EmbeddingSpace
     from ..settings import Settings
@@ -34,10 +35,9 @@ __all__ = [
 ]
 
 DEDUP_KINDS = ("note", "learning", "fact", "summary")
-# Read-only repositories for the module-level functions (the table is named by the
+# Read-only vector index for the module-level functions (the table is named by the
 # caller, so reading needs no vec_available flag).
 _VECTORS = SqliteVectorIndex(vec_available=True)
-_ROWS = Store()
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,7 @@ class ExactGroup:
     kind: str
 
 
-def exact_groups(conn: Connection, namespace: str, store: Store | None = None) -> list[ExactGroup]:
-    store = store or _ROWS
+def exact_groups(conn: Connection, namespace: str, store: MemoryRows) -> list[ExactGroup]:
     groups: dict[tuple[str, str, str], list[tuple[str, frozenset[str]]]] = {}
     for memory_id, digest, kind, content, tags in store.exact_duplicate_rows(conn, namespace):
         # The text itself, not only its hash, decides: a collision must never retire.

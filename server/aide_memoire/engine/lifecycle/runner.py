@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING
 from ...logs import get_logger
 from .. import clock
 from .. import validate as v
+from ..data.sqlite.links import SqliteLinks
+from ..data.sqlite.review import has_open_proposal
+from ..data.trust import ReviewQueue
 from ..errors import InvalidInput, NotFound
 from ..trust import audit, review
 from . import consolidate as cons
@@ -46,29 +49,17 @@ def _key(*parts: str) -> str:
     return ":".join(parts[:1]) + ":" + hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
-def _staged(conn: Connection, namespace: str, kind: str, key: str) -> bool:
-    """A pending or rejected proposal already covers this (a person said no, or will say)."""
-    return conn.execute(
-        "SELECT 1 FROM review_items WHERE namespace = ? AND kind = ? AND status IN "
-        "('pending', 'rejected') AND json_extract(evidence, '$.key') = ? LIMIT 1",
-        (namespace, kind, key),
-    ).fetchone() is not None
-
-
-def _safe_band(conn: Connection, namespace: str, now: datetime) -> list[Action]:
+def _safe_band(ctx: EngineContext, conn: Connection, namespace: str,
+               now: datetime) -> list[Action]:
     actions: list[Action] = []
-    for group in exact_groups(conn, namespace):
+    for group in exact_groups(conn, namespace, ctx.store):
         if group.same_tags:
             actions.append(Action(
                 kind="retire_duplicate", memory_ids=[group.keep, *group.others], state="planned",
                 evidence={"reason": "same text, kind and tags", "kind": group.kind,
                           "keep": group.keep, "copies": len(group.others)},
             ))
-    for memory_id, expires in conn.execute(
-        "SELECT id, json_extract(metadata, '$.expires_at') FROM memories WHERE namespace = ? "
-        "AND status = 'active' AND json_extract(metadata, '$.expires_at') IS NOT NULL",
-        (namespace,),
-    ):
+    for memory_id, expires in ctx.store.metadata_expiries(conn, namespace):
         try:
             moment = v.parse_time(str(expires), field="metadata.expires_at")
         except InvalidInput:
@@ -76,13 +67,10 @@ def _safe_band(conn: Connection, namespace: str, now: datetime) -> list[Action]:
         if moment is not None and moment <= now:
             actions.append(Action(kind="expire", memory_ids=[str(memory_id)], state="planned",
                                   evidence={"expires_at": clock.format_time(moment)}))
-    (overdue,) = conn.execute(
-        "SELECT count(*) FROM review_items WHERE namespace = ? AND status = 'pending' "
-        "AND expires_at IS NOT NULL AND expires_at <= ?", (namespace, clock.format_time(now)),
-    ).fetchone()
+    overdue = ReviewQueue.overdue_count(conn, namespace, now=clock.format_time(now))
     if overdue:
         actions.append(Action(kind="expire_proposals", memory_ids=[], state="planned",
-                              evidence={"count": int(overdue)}))
+                              evidence={"count": overdue}))
     return actions
 
 
@@ -90,17 +78,12 @@ def _merges(ctx: EngineContext, conn: Connection, namespace: str,
             table: str | None) -> list[Action]:
     settings = ctx.settings
     pairs: dict[tuple[str, str], tuple[float, str]] = {}
-    for group in exact_groups(conn, namespace):
+    for group in exact_groups(conn, namespace, ctx.store):
         if not group.same_tags:
             for other in group.others:
                 pairs[(other, group.keep)] = (1.0, "same text and kind, different tags")
-    for source, target, score in conn.execute(
-        "SELECT l.source_id, l.target_id, l.score FROM memory_links l "
-        "JOIN memories a ON a.id = l.source_id JOIN memories b ON b.id = l.target_id "
-        "WHERE l.namespace = ? AND l.kind = 'near_duplicate' AND a.status = 'active' "
-        "AND b.status = 'active'", (namespace,),
-    ):
-        pairs.setdefault((str(source), str(target)), (float(score or 0), "linked on write"))
+    for source, target, score in SqliteLinks.between_active(conn, namespace, "near_duplicate"):
+        pairs.setdefault((source, target), (float(score or 0), "linked on write"))
     if table is not None:
         _, ids, kinds, vectors = load_vectors(conn, table, namespace)
         if len(ids) > 1:
@@ -124,13 +107,8 @@ def _demotions(ctx: EngineContext, conn: Connection, namespace: str,
     weights = Weights.from_settings(settings)
     floor = 2.0 ** (-settings.demote_after_days / settings.lifecycle_half_life_days)
     actions = []
-    for memory_id, importance, created, accessed, count, h, u, w in conn.execute(
-        "SELECT m.id, m.importance, m.created_at, m.last_accessed_at, m.access_count, "
-        "COALESCE(f.helpful, 0), COALESCE(f.unhelpful, 0), COALESCE(f.wrong, 0) "
-        "FROM memories m LEFT JOIN memory_feedback f ON f.memory_id = m.id "
-        "WHERE m.namespace = ? AND m.status = 'active' AND m.session_id IS NULL "
-        "AND m.kind != 'summary' ORDER BY m.rowid", (namespace,),
-    ):
+    for memory_id, importance, created, accessed, count, h, u, w in \
+            ctx.store.demotion_candidates(conn, namespace):
         created_at = clock.parse_stored(created)
         assert created_at is not None
         last = clock.parse_stored(accessed)
@@ -152,9 +130,9 @@ def _demotions(ctx: EngineContext, conn: Connection, namespace: str,
 def _consolidations(ctx: EngineContext, conn: Connection, namespace: str, table: str,
                     limit: int) -> list[Action]:
     actions = []
-    for cluster in cons.find_clusters(conn, table, namespace,
+    for cluster in cons.find_clusters(ctx.store, conn, table, namespace,
                                       ctx.settings.consolidation_threshold, limit=limit):
-        cluster = cons.summarise(conn, cluster, ctx.embedder.encode)
+        cluster = cons.summarise(ctx.store, conn, cluster, ctx.embedder.encode)
         key = _key("consolidate", *sorted(cluster.ids))
         actions.append(Action(kind="consolidate", memory_ids=cluster.ids, state="planned",
                               evidence={"key": key, **cons.pieces_evidence(cluster)}))
@@ -167,7 +145,7 @@ def plan(ctx: EngineContext, namespace: str, *,
     now = clock.now()
     notes: list[str] = []
     with ctx.db.read() as conn:
-        actions = _safe_band(conn, namespace, now)
+        actions = _safe_band(ctx, conn, namespace, now)
         if auto_only:
             return actions, notes
         table = ctx.vector_table(conn)
@@ -187,7 +165,8 @@ def plan(ctx: EngineContext, namespace: str, *,
         ]
         budget = ctx.settings.maintenance_max_proposals
         for action in judged:
-            if _staged(conn, namespace, action.kind, action.evidence["key"]):
+            # A person said no, or will say: a proposal pending or rejected stays so.
+            if has_open_proposal(conn, namespace, action.kind, action.evidence["key"]):
                 action.state = "skipped"
             elif budget <= 0:
                 continue

@@ -23,13 +23,10 @@ from typing import TYPE_CHECKING, Any
 from .. import clock
 
 if TYPE_CHECKING:
+    from ..data.repositories import MemoryRows
     from ..recall import RecallRequest
     from ..settings import Settings
 from ..data.protocol import Connection
-from ..store import Store
-
-# The memories repository, for reads through the caller's connection.
-_ROWS = Store()
 
 __all__ = ["OUTCOME_VALUES", "Weights", "estimate", "multiplier", "utility_adjuster"]
 
@@ -113,6 +110,7 @@ def multiplier(
 
 def utility_adjuster(
     weights: Weights,
+    rows: MemoryRows,
 ) -> Any:
     """A recall adjuster (see recall.Adjuster) applying the multiplier.
 
@@ -135,7 +133,7 @@ def utility_adjuster(
         wanted = [r for r, s in fused.items() if s >= floor]
         now = clock.now()
         out = dict(fused)
-        for rowid, importance, utility, count, created, accessed, helpful in _ROWS.usage(
+        for rowid, importance, utility, count, created, accessed, helpful in rows.usage(
             conn, wanted
         ):
             created_at = clock.parse_stored(created)

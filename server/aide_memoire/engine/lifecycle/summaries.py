@@ -16,30 +16,30 @@ from .consolidate import pieces_from_evidence, render
 if TYPE_CHECKING:
     from ..context import EngineContext
     from ..data.protocol import Connection
+    from ..data.repositories import MemoryRows
     from ..pipeline import Prepared
     from ..trust.models import ReviewItem
 
 __all__ = ["approve_consolidate", "summary_row", "write_summary"]
 
 
-def summary_row(conn: Connection, namespace: str, evidence: dict[str, Any]) -> NewRow:
+def summary_row(
+    store: MemoryRows, conn: Connection, namespace: str, evidence: dict[str, Any]
+) -> NewRow:
     """The summary the evidence describes; NotFound if a source changed or left."""
     ids = [str(i) for i in evidence["sources"]]
     hashes = evidence.get("hashes", {})
     contents: dict[str, str] = {}
     importance = 0.0
     for memory_id in ids:
-        found = conn.execute(
-            "SELECT content, importance FROM memories WHERE id = ? AND namespace = ? "
-            "AND status = 'active'", (memory_id, namespace),
-        ).fetchone()
-        if found is None or content_hash(str(found[0])) != hashes.get(memory_id):
+        found = store.active_content_importance(conn, memory_id, namespace)
+        if found is None or content_hash(found[0]) != hashes.get(memory_id):
             raise NotFound(
                 f"memory {memory_id} changed or left since this consolidation was planned; "
                 "reject it (maintenance plans it again if still warranted)"
             )
-        contents[memory_id] = str(found[0])
-        importance = max(importance, float(found[1]))
+        contents[memory_id] = found[0]
+        importance = max(importance, found[1])
     pieces = pieces_from_evidence(evidence)
     text = render(pieces, contents, len(ids))
     return NewRow(
@@ -58,7 +58,7 @@ def write_summary(
     """Write the summary through the write pipeline in ``tx`` (screened, audited, with
     facts) and archive its sources. ``prepared`` (from :func:`summary_row` read before the
     lock) spares encoding under it; it is used only if the sources are still as read."""
-    row = summary_row(tx, namespace, evidence)
+    row = summary_row(ctx.store, tx, namespace, evidence)
     if prepared is None or prepared.rows[0].content != row.content:
         prepared = ctx.pipeline.prepare([row])  # the review path: decided inside its tx
     # Near duplicates skipped: the summary resembles the sources it is about to archive.

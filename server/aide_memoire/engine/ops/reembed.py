@@ -18,6 +18,7 @@ from typing import Any
 from .. import clock
 from ..compose import dense_text
 from ..data.protocol import Connection
+from ..data.repositories import MemoryRows
 from ..db import Database
 from ..embed import Embedder, EmbeddingSpace
 from ..errors import InvalidInput
@@ -25,9 +26,6 @@ from ..store import Store, content_hash, indexed
 from ..trust import audit
 from ..vectors import VectorTables
 from .models import ReembedReport
-
-# The memories repository, for reads through the caller's transaction.
-_ROWS = Store()
 
 __all__ = ["Progress", "count_missing", "reembed"]
 
@@ -77,7 +75,7 @@ def reembed(
         after = rowids[-1]
         order = [r for r in rowids if r in records]
         vectors = embedder.encode([dense_text(indexed(records[r])) for r in order])
-        done += _write_batch(db, tables, space, order, records, vectors, actor)
+        done += _write_batch(db, store, tables, space, order, records, vectors, actor)
         batches += 1
         if progress:
             progress(done, total)
@@ -88,12 +86,12 @@ def reembed(
                          seconds=round(time.perf_counter() - started, 3))
 
 
-def _write_batch(db: Database, tables: VectorTables, space: EmbeddingSpace, order: list[int],
-                 records: dict[int, Any], vectors: Any, actor: str) -> int:
+def _write_batch(db: Database, store: MemoryRows, tables: VectorTables, space: EmbeddingSpace,
+                 order: list[int], records: dict[int, Any], vectors: Any, actor: str) -> int:
     """Store the batch's vectors, skipping rows deleted or rewritten since they were read."""
     stamp = clock.format_time(clock.now())
     with db.write() as tx:
-        current = _ROWS.content_hashes(tx, order)
+        current = store.content_hashes(tx, order)
         items = [
             (rowid, records[rowid].namespace, vectors[i])
             for i, rowid in enumerate(order)

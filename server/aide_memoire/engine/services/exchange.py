@@ -180,8 +180,7 @@ class ExchangeService:
     ) -> int:
         ids = [r.id for _, r in batch]
         with self.db.read() as conn:  # screen and encode only what is new
-            present = {str(i) for (i,) in conn.execute(
-                f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids)}
+            present = self.store.existing_ids(conn, ids)
         new = [(n, r) for n, r in batch if r.id not in present]
         if not new:
             return 0

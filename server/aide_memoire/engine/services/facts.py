@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from .. import validate as v
+from ..data.sqlite.entities import entities_of_memory
+from ..data.sqlite.filters import where_sql
 from ..errors import InvalidInput, NotFound
 from ..facts import graph
 from ..facts.adjust import BridgeTuning, bridges, supersession
@@ -76,11 +78,12 @@ class FactsService:
                 tuning=UpdateTuning(), actor=lambda: ctx.actor, vector_table=self._update_table
             )
             ctx.pipeline.add_hook(
-                "facts", FactWriter(actor=lambda: ctx.actor, spans=spans, general=general)
+                "facts", FactWriter(ctx.repos.rows, actor=lambda: ctx.actor, spans=spans,
+                                    general=general)
             )
-        ctx.recaller.add_adjuster("supersession", supersession)
+        ctx.recaller.add_adjuster("supersession", supersession(ctx.repos.rows))
         if self.settings.entity_bridges:
-            ctx.recaller.add_adjuster("entity_bridges", bridges(BridgeTuning()))
+            ctx.recaller.add_adjuster("entity_bridges", bridges(BridgeTuning(), ctx.repos.rows))
         ctx.proposals.register(CONFLICT_KIND, approve=_keep_newer, reject=_drop_newer)
         ctx.proposals.register(UPDATE_KIND, approve=approve_update, reject=reject_update)
 
@@ -172,8 +175,8 @@ class FactsService:
                 graph.refresh(tx, walked)
         names = {eid: name for eid, name in self._entity_ids(conn, found, namespace).items()}
         where = RowFilter(namespaces=[namespace])
-        mentions = graph.memories_of(conn, namespace, names, where.sql("m"), limit) if memories \
-            else []
+        mentions = graph.memories_of(conn, namespace, names, where_sql(where, "m"), limit) \
+            if memories else []
         return RelatedResult(
             namespace=namespace, start=sorted(start.values()), entities=found,
             memories=mentions,
@@ -182,12 +185,7 @@ class FactsService:
     def _start_entities(
         self, conn: Connection, namespace: str, entity_or_id: str
     ) -> dict[int, str]:
-        rows = conn.execute(
-            "SELECT e.id, e.name FROM memories m JOIN memory_entities me ON "
-            "me.memory_rowid = m.rowid JOIN entities e ON e.id = me.entity_id "
-            "WHERE m.id = ? AND m.namespace = ?",
-            (entity_or_id, namespace),
-        ).fetchall()
+        rows: list[tuple[int, str]] = entities_of_memory(conn, entity_or_id, namespace)
         if not rows:
             rows = conn.execute(
                 "SELECT id, name FROM entities WHERE namespace = ? AND name = ?",
@@ -235,10 +233,5 @@ def _drop_newer(tx: Connection, item: ReviewItem, ctx: EngineContext) -> None:
     changed = rebuild_slot(tx, item.namespace, str(row[0]), str(row[1]))
     closed = item.evidence.get("closed", {}).get("memory_id")
     if closed:
-        tx.execute(
-            "UPDATE memories SET status = CASE WHEN status = 'superseded' THEN 'active' "
-            "ELSE status END, valid_to = NULL, superseded_by = NULL "
-            "WHERE id = ? AND namespace = ? AND superseded_by = ?",
-            (closed, item.namespace, kept.get("memory_id")),
-        )
-    settle_memories(tx, item.namespace, changed, actor=ctx.actor)
+        ctx.store.undo_supersession(tx, closed, item.namespace, kept.get("memory_id"))
+    settle_memories(tx, ctx.repos.rows, item.namespace, changed, actor=ctx.actor)

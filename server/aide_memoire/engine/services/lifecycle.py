@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from .. import validate as v
+from ..data.trust import ReviewQueue
 from ..errors import InvalidInput, NotFound
 from ..lifecycle import consolidate as cons
 from ..lifecycle import lease, runner, tiers
@@ -50,7 +51,7 @@ class LifecycleService:
         self.pipeline = ctx.pipeline
         if self.settings.lifecycle_scoring:
             weights = Weights.from_settings(self.settings)
-            self.recaller.add_adjuster("lifecycle", utility_adjuster(weights))
+            self.recaller.add_adjuster("lifecycle", utility_adjuster(weights, ctx.repos.rows))
         self.near_duplicates = NearDuplicates(
             self.store, self.settings, ctx.live_space, lambda: ctx.actor,
             mirror=ctx.mirror, db=self.db,
@@ -94,10 +95,7 @@ class LifecycleService:
         column = outcome
         stamp = clock.format_time(clock.now())
         with self.db.write() as tx:
-            found = tx.execute(
-                "SELECT content_hash FROM memories WHERE id = ? AND namespace = ?",
-                (memory_id, namespace),
-            ).fetchone()
+            found = self.store.content_hash_of(tx, memory_id, namespace)
             if found is None:
                 raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
             tx.execute(
@@ -111,10 +109,10 @@ class LifecycleService:
             ).fetchone()
             value = estimate(int(h), int(u), int(w))
             # utility is read by recall's scoring; the text is never touched.
-            tx.execute("UPDATE memories SET utility = ? WHERE id = ?", (value, memory_id))
+            self.store.set_utility(tx, memory_id, value)
             audit.append_event(tx, actor=self.actor, action="lifecycle.feedback",
                                namespace=namespace, memory_id=memory_id,
-                               content_hash=str(found[0]), detail={"outcome": outcome})
+                               content_hash=found, detail={"outcome": outcome})
         return FeedbackResult(id=memory_id, namespace=namespace, outcome=outcome,  # type: ignore[arg-type]
                               helpful=int(h), unhelpful=int(u), wrong=int(w),
                               estimate=round(value, 4))
@@ -140,25 +138,16 @@ class LifecycleService:
         if namespace is not None:
             names = [v.validate_namespace(namespace)]
         else:
-            names = [str(n) for (n,) in conn.execute(
-                "SELECT DISTINCT namespace FROM memories UNION "
-                "SELECT DISTINCT namespace FROM maintenance_runs ORDER BY 1")]
+            names = self.store.maintained_namespaces(conn)
         rows = []
         for name in names:
             last = conn.execute(
                 "SELECT started_at, mode, status FROM maintenance_runs WHERE namespace = ? "
                 "ORDER BY started_at DESC LIMIT 1", (name,),
             ).fetchone()
-            (pending,) = conn.execute(
-                "SELECT count(*) FROM review_items WHERE namespace = ? AND status = 'pending' "
-                f"AND kind IN ({','.join('?' * len(runner.PROPOSAL_KINDS))}) "
-                "AND (expires_at IS NULL OR expires_at > ?)",
-                (name, *runner.PROPOSAL_KINDS, clock.format_time(clock.now())),
-            ).fetchone()
-            (archived,) = conn.execute(
-                "SELECT count(*) FROM memories WHERE namespace = ? AND status = 'archived'",
-                (name,),
-            ).fetchone()
+            pending = ReviewQueue.pending_count(conn, name, runner.PROPOSAL_KINDS,
+                                                now=clock.format_time(clock.now()))
+            archived = self.store.count_status(conn, name, "archived")
             rows.append(NamespaceMaintenance(
                 namespace=name, last_run_at=clock.parse_stored(last[0]) if last else None,
                 last_run_mode=last[1] if last else None, last_run_status=last[2] if last else None,
@@ -215,12 +204,12 @@ class LifecycleService:
             if table is None:
                 report.notes.append("consolidation needs the embedding model; none here")
                 return report
-            clusters = [cons.summarise(conn, c, self.embedder.encode) for c in
-                        cons.find_clusters(conn, table, namespace,
+            clusters = [cons.summarise(self.store, conn, c, self.embedder.encode) for c in
+                        cons.find_clusters(self.store, conn, table, namespace,
                                            self.settings.consolidation_threshold, limit=limit)]
-            contents = {str(i): str(c) for i, c in conn.execute(
-                "SELECT id, content FROM memories WHERE namespace = ?", (namespace,))
-                if str(i) in {m for cl in clusters for m in cl.ids}}
+            wanted = {m for cl in clusters for m in cl.ids}
+            contents = {i: c for i, c in self.store.contents(conn, namespace).items()
+                        if i in wanted}
         for cluster in clusters:
             plan = SummaryPlan(source_ids=cluster.ids, similarity=cluster.similarity,
                                tags=cluster.tags,
@@ -228,7 +217,8 @@ class LifecycleService:
             if not dry_run:
                 evidence = cons.pieces_evidence(cluster)
                 with self.db.read() as conn:  # screen and encode before the lock
-                    prepared = self.pipeline.prepare([summary_row(conn, namespace, evidence)])
+                    row = summary_row(self.store, conn, namespace, evidence)
+                    prepared = self.pipeline.prepare([row])
                 with self.db.write() as tx:
                     plan.summary_id = write_summary(self.ctx, tx, namespace, evidence,
                                                     reason="consolidate", prepared=prepared)
@@ -259,12 +249,11 @@ class LifecycleService:
         namespace = v.validate_namespace(namespace)
         with self.db.write() as tx:
             done = move(tx, namespace)
-            found = tx.execute("SELECT status FROM memories WHERE id = ? AND namespace = ?",
-                               (memory_id, namespace)).fetchone()
+            found = self.store.kind_status_replacement(tx, memory_id, namespace)
         if found is None:
             raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
         return RestoreResult(id=memory_id, namespace=namespace, restored=done,
-                             status=str(found[0]))
+                             status=found[1])
 
     def _rescreen(self, tx: Connection, memory_id: str, namespace: str) -> None:
         """A memory coming back to the active tier passes today's screen again: a secret

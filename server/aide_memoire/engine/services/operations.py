@@ -63,7 +63,7 @@ class OperationsService:
             schema_version=self.db.schema_version(),
             sqlite_driver=self.db.driver.name,
             sqlite_version=self.db.driver.sqlite_version,
-            journal_mode=str(conn.execute("PRAGMA journal_mode").fetchone()[0]),
+            journal_mode=self.db.journal_mode(),
             memories=sum(counts.values()),
             namespaces=counts,
             stages=stages,

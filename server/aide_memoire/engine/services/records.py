@@ -293,6 +293,6 @@ class RecordsService:
                     f"supersedes: no memory {old_id!r} in namespace {namespace!r}"
                 )
             at = new.row.observed_at or clock.now()
-            supersede_memory(tx, namespace, old_id, new.id, at, actor=self.actor)
+            supersede_memory(tx, self._rows, namespace, old_id, new.id, at, actor=self.actor)
 
         return then

@@ -40,7 +40,7 @@ class TrustService:
             if rowid is None:
                 return False
             self._forget_rows(tx, [rowid], reason="id")  # and summaries quoting it
-        forget.purge(self.db)
+        forget.purge(self.db, self.store.keywords)
         return True
 
     def _forget_rows(self, tx: Connection, rowids: list[int], *, reason: str) -> list[str]:
@@ -56,13 +56,12 @@ class TrustService:
             if rowid in done:
                 continue
             done.add(rowid)
-            found = tx.execute(
-                "SELECT id, namespace FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+            found = self.store.identity(tx, rowid)
             if found is None:
                 continue
-            memory_id, namespace = str(found[0]), str(found[1])
+            memory_id, namespace, _ = found
             for summary_rowid, summary_id, others in derived.summaries_of(
-                tx, memory_id, namespace
+                tx, memory_id, namespace, self.store
             ):
                 if summary_rowid in done:
                     continue
@@ -178,7 +177,7 @@ class TrustService:
                 memory_id=item.memory_id, detail={"item": item_id, "kind": item.kind},
             )
         if purged:
-            forget.purge(self.db)
+            forget.purge(self.db, self.store.keywords)
         return ReviewDecision(
             item_id=item_id, decision=decision, applied=True,  # type: ignore[arg-type]
             status=_STATUS_OF[decision], memory_id=item.memory_id,  # type: ignore[arg-type]
@@ -278,7 +277,7 @@ class TrustService:
         reason = "id" if only_id else f"tag {tag!r}" if query is None else "query"
         with self.db.write() as tx:
             also = self._forget_rows(tx, [rowid for rowid, _ in chosen], reason=reason)
-        purged = forget.purge(self.db)
+        purged = forget.purge(self.db, self.store.keywords)
         return report.model_copy(
             update={"forgotten": len(chosen), "derived": also, "purged": purged})
 

@@ -18,14 +18,14 @@ from __future__ import annotations
 import json
 
 from ..data.protocol import Connection
+from ..data.repositories import MemoryRows
 from ..data.sqlite.links import SqliteLinks, drop_mentions
-from ..store import Store
 
 __all__ = ["drop_mentions", "summaries_of"]
 
 
 def summaries_of(
-    tx: Connection, memory_id: str, namespace: str, store: Store | None = None
+    tx: Connection, memory_id: str, namespace: str, store: MemoryRows
 ) -> list[tuple[int, str, list[str]]]:
     """(rowid, id, other source ids) of every summary that quotes ``memory_id``.
 
@@ -34,7 +34,7 @@ def summaries_of(
     """
     linked = SqliteLinks.sources_of(tx, memory_id, "summarizes", namespace)
     out: list[tuple[int, str, list[str]]] = []
-    for rowid, summary_id, metadata in (store or Store()).summaries_citing(
+    for rowid, summary_id, metadata in store.summaries_citing(
         tx, namespace, memory_id, linked
     ):
         try:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ...logs import get_logger
 from ..data.protocol import Connection
+from ..data.repositories import KeywordIndex
 from ..db import Database
 from ..store import RowFilter, Store
 from ..text import query_terms
@@ -94,7 +95,7 @@ def _checkpoint(db: Database, *, wait: bool) -> bool:
     return True
 
 
-def purge(db: Database) -> bool:
+def purge(db: Database, keywords: KeywordIndex) -> bool:
     """After deletes: merge FTS5 segments, then checkpoint and truncate the WAL.
 
     Returns False when another connection's open read kept the WAL from being emptied;
@@ -102,7 +103,7 @@ def purge(db: Database) -> bool:
     """
     with db.write() as tx:
         # Rewrites the index as one segment, dropping tombstoned rows' terms.
-        Store().keywords.optimize(tx)
+        keywords.optimize(tx)
     if _checkpoint(db, wait=True):
         return True
     log.warning("forget_checkpoint_busy", detail="a reader kept the WAL; retried later")

@@ -10,10 +10,14 @@ from .vectors import SqliteVectorIndex
 __all__ = ["sqlite_repositories"]
 
 
-def sqlite_repositories(vectors: SqliteVectorIndex) -> Repositories:
+def sqlite_repositories(
+    vectors: SqliteVectorIndex, rows: SqliteMemoryRows | None = None
+) -> Repositories:
     """The SQLite backend's repositories; typing them as the Protocols makes mypy check
-    that each implementation has every method a feature may call."""
-    rows = SqliteMemoryRows(vectors)
+    that each implementation has every method a feature may call. ``rows`` is the
+    memories repository to hand out (the engine's ``Store``; built over ``vectors`` if
+    not given)."""
+    rows = rows or SqliteMemoryRows(vectors)
     return Repositories(
         dialect="sqlite", rows=rows, keywords=rows.keywords, vectors=vectors,
         links=SqliteLinks(),

@@ -12,7 +12,9 @@ from typing import Any
 
 from ..protocol import Connection
 
-__all__ = ["add_entities", "add_mentions", "add_similar_edges", "mentioning"]
+__all__ = [
+    "add_entities", "add_mentions", "add_similar_edges", "entities_of_memory", "mentioning",
+]
 
 
 def add_entities(tx: Connection, rows: Sequence[tuple[str, str, str, str, str]]) -> None:
@@ -58,3 +60,14 @@ def mentioning(
         [*entity_ids, *params, limit],
     ).fetchall()
     return [(str(i), str(c), [int(e) for e in str(g).split(",")]) for i, c, g in rows]
+
+
+def entities_of_memory(conn: Connection, memory_id: str, namespace: str) -> list[tuple[int, str]]:
+    """(entity id, name) of the entities a memory mentions."""
+    rows = conn.execute(
+        "SELECT e.id, e.name FROM memories m JOIN memory_entities me ON "
+        "me.memory_rowid = m.rowid JOIN entities e ON e.id = me.entity_id "
+        "WHERE m.id = ? AND m.namespace = ?",
+        (memory_id, namespace),
+    ).fetchall()
+    return [(int(i), str(n)) for i, n in rows]

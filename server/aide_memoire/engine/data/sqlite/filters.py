@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ... import clock
-
-if TYPE_CHECKING:
-    from ..rows import RowFilter
+from ..filter import RowFilter
 
 __all__ = ["where_sql"]
 

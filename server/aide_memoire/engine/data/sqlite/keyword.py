@@ -11,8 +11,9 @@ from typing import Any
 
 from ...compose import FtsDoc
 from ...text import fts_query
+from ..filter import RowFilter
 from ..protocol import Connection
-from ..rows import RowFilter
+from .filters import where_sql
 
 __all__ = ["SqliteKeywordIndex"]
 
@@ -39,7 +40,7 @@ class SqliteKeywordIndex:
         weights: Sequence[float],
     ) -> list[tuple[int, float]]:
         """(rowid, score) best first; score = -bm25, higher is better. No row cap."""
-        clause, params = where.sql("m")
+        clause, params = where_sql(where, "m")
         weight_args = ", ".join(str(float(w)) for w in weights)
         sql = (
             f"SELECT m.rowid, -bm25(memory_fts, {weight_args}) AS score FROM memory_fts "

@@ -47,6 +47,22 @@ class SqliteLinks:
             "SELECT source_id FROM memory_links WHERE target_id = ? AND kind = ? "
             "AND namespace = ?", (target_id, kind, namespace))}
 
+    @staticmethod
+    def between_active(
+        conn: Connection, namespace: str, kind: str
+    ) -> list[tuple[str, str, float | None]]:
+        """(source, target, score) of a namespace's ``kind`` links whose two ends are
+        both active."""
+        return [
+            (str(s), str(t), None if sc is None else float(sc))
+            for s, t, sc in conn.execute(
+                "SELECT l.source_id, l.target_id, l.score FROM memory_links l "
+                "JOIN memories a ON a.id = l.source_id JOIN memories b ON b.id = l.target_id "
+                "WHERE l.namespace = ? AND l.kind = ? AND a.status = 'active' "
+                "AND b.status = 'active'", (namespace, kind),
+            )
+        ]
+
 
 def drop_mentions(tx: Connection, rowid: int) -> None:
     """Remove a memory's entity mentions; entities no other memory mentions go, with edges."""

@@ -28,6 +28,7 @@ from ..rows import (
     inserted_rowid,
     record_from_row,
 )
+from .filters import where_sql
 from .keyword import SqliteKeywordIndex
 from .memory_queries import MemoryQueries
 from .vectors import SqliteVectorIndex
@@ -43,7 +44,7 @@ def passing(conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[in
     NOT INDEXED: with a namespace in the filter, the planner would otherwise walk the
     namespace's index (every row of it) instead of looking the rowids up.
     """
-    clause, params = where.sql("m")
+    clause, params = where_sql(where, "m")
     ids = list(rowids)
     found: set[int] = set()
     for start in range(0, len(ids), 500):
@@ -239,7 +240,7 @@ class SqliteMemoryRows(MemoryQueries):
 
     def rowids(self, conn: Connection, where: RowFilter, limit: int) -> builtins.list[int]:
         """Rowids passing ``where``, oldest first, at most ``limit``."""
-        clause, params = where.sql("m")
+        clause, params = where_sql(where, "m")
         return [
             int(r[0])
             for r in conn.execute(
@@ -360,7 +361,7 @@ class SqliteMemoryRows(MemoryQueries):
             self.index_turns(tx, str(namespace), str(session_id), [int(position)])
 
     def list(self, conn: Connection, where: RowFilter, limit: int) -> list[MemoryRecord]:
-        clause, params = where.sql("m")
+        clause, params = where_sql(where, "m")
         rows = conn.execute(
             f"SELECT {', '.join('m.' + c for c in COLUMNS)} FROM memories m WHERE {clause} "
             "ORDER BY COALESCE(m.observed_at, m.created_at) DESC, m.rowid DESC LIMIT ?",

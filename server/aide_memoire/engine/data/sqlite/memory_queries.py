@@ -184,3 +184,98 @@ class MemoryQueries:
             "WHERE id = ? AND namespace = ?",
             (valid_to, by, at, memory_id, namespace),
         )
+
+    # -- the services' lookups (engine/services/) -------------------------------------
+
+    def existing_ids(self, conn: Connection, ids: Sequence[str]) -> set[str]:
+        """Those of ``ids`` already stored, in any namespace (import skips them)."""
+        if not ids:
+            return set()
+        return {str(i) for (i,) in conn.execute(
+            f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(ids))})", list(ids))}
+
+    def content_hash_of(self, conn: Connection, memory_id: str, namespace: str) -> str | None:
+        found = conn.execute(
+            "SELECT content_hash FROM memories WHERE id = ? AND namespace = ?",
+            (memory_id, namespace),
+        ).fetchone()
+        return str(found[0]) if found else None
+
+    def set_utility(self, tx: Connection, memory_id: str, value: float) -> None:
+        """The feedback estimate recall's scoring reads; the text and its indexes stay."""
+        tx.execute("UPDATE memories SET utility = ? WHERE id = ?", (value, memory_id))
+
+    def count_status(self, conn: Connection, namespace: str, status: str) -> int:
+        (count,) = conn.execute(
+            "SELECT count(*) FROM memories WHERE namespace = ? AND status = ?",
+            (namespace, status),
+        ).fetchone()
+        return int(count)
+
+    def maintained_namespaces(self, conn: Connection) -> builtins.list[str]:
+        """Namespaces that hold memories or have a maintenance run on record, sorted."""
+        return [str(n) for (n,) in conn.execute(
+            "SELECT DISTINCT namespace FROM memories UNION "
+            "SELECT DISTINCT namespace FROM maintenance_runs ORDER BY 1")]
+
+    def contents(self, conn: Connection, namespace: str) -> dict[str, str]:
+        """Id -> text of every memory of a namespace (any status)."""
+        return {str(i): str(c) for i, c in conn.execute(
+            "SELECT id, content FROM memories WHERE namespace = ?", (namespace,))}
+
+    def undo_supersession(self, tx: Connection, memory_id: str, namespace: str, by: str) -> None:
+        """Reopen a memory that ``by`` superseded: active again (unless another status
+        stands), no end of validity, no replacement."""
+        tx.execute(
+            "UPDATE memories SET status = CASE WHEN status = 'superseded' THEN 'active' "
+            "ELSE status END, valid_to = NULL, superseded_by = NULL "
+            "WHERE id = ? AND namespace = ? AND superseded_by = ?",
+            (memory_id, namespace, by),
+        )
+
+    # -- lifecycle maintenance (engine/lifecycle/) ------------------------------------
+
+    def active_content_importance(
+        self, conn: Connection, memory_id: str, namespace: str
+    ) -> tuple[str, float] | None:
+        """(text, importance) of an active memory (a consolidation's source)."""
+        found = conn.execute(
+            "SELECT content, importance FROM memories WHERE id = ? AND namespace = ? "
+            "AND status = 'active'", (memory_id, namespace),
+        ).fetchone()
+        return (str(found[0]), float(found[1])) if found else None
+
+    def namespaces_unmaintained_since(self, conn: Connection, cutoff: str) -> builtins.list[str]:
+        """Namespaces holding memories with no maintenance run started after ``cutoff``."""
+        return [str(n) for (n,) in conn.execute(
+            "SELECT DISTINCT m.namespace FROM memories m WHERE NOT EXISTS (SELECT 1 FROM "
+            "maintenance_runs r WHERE r.namespace = m.namespace AND r.started_at > ?)",
+            (cutoff,))]
+
+    def metadata_expiries(
+        self, conn: Connection, namespace: str
+    ) -> builtins.list[tuple[str, object]]:
+        """(id, metadata.expires_at as stored) of a namespace's active memories that set it."""
+        return [(str(i), e) for i, e in conn.execute(
+            "SELECT id, json_extract(metadata, '$.expires_at') FROM memories WHERE namespace = ? "
+            "AND status = 'active' AND json_extract(metadata, '$.expires_at') IS NOT NULL",
+            (namespace,),
+        )]
+
+    def demotion_candidates(
+        self, conn: Connection, namespace: str
+    ) -> builtins.list[tuple[str, float, str, str | None, int, int, int, int]]:
+        """(id, importance, created_at, last_accessed_at, access count, helpful, unhelpful,
+        wrong) of a namespace's active memories that may go cold (no turns, no summaries),
+        oldest first."""
+        return [
+            (str(i), float(imp), str(c), None if a is None else str(a), int(n), int(h), int(u),
+             int(w))
+            for i, imp, c, a, n, h, u, w in conn.execute(
+                "SELECT m.id, m.importance, m.created_at, m.last_accessed_at, m.access_count, "
+                "COALESCE(f.helpful, 0), COALESCE(f.unhelpful, 0), COALESCE(f.wrong, 0) "
+                "FROM memories m LEFT JOIN memory_feedback f ON f.memory_id = m.id "
+                "WHERE m.namespace = ? AND m.status = 'active' AND m.session_id IS NULL "
+                "AND m.kind != 'summary' ORDER BY m.rowid", (namespace,),
+            )
+        ]

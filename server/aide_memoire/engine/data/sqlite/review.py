@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..protocol import Connection
 
-__all__ = ["has_item_for_fact"]
+__all__ = ["has_item_for_fact", "has_open_proposal"]
 
 
 def has_item_for_fact(conn: Connection, kind: str, memory_id: str, fact_id: int) -> bool:
@@ -16,3 +16,13 @@ def has_item_for_fact(conn: Connection, kind: str, memory_id: str, fact_id: int)
         (kind, memory_id, fact_id),
     ).fetchone()
     return found is not None
+
+
+def has_open_proposal(conn: Connection, namespace: str, kind: str, key: str) -> bool:
+    """Whether a pending or rejected item of ``kind`` carries evidence ``key`` (a person
+    said no, or will say: maintenance does not stage it again)."""
+    return conn.execute(
+        "SELECT 1 FROM review_items WHERE namespace = ? AND kind = ? AND status IN "
+        "('pending', 'rejected') AND json_extract(evidence, '$.key') = ? LIMIT 1",
+        (namespace, kind, key),
+    ).fetchone() is not None

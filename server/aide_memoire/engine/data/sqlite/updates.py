@@ -1,0 +1,55 @@
+"""The general-update detector's reads and writes on the owned tables, on SQLite.
+
+engine/facts/updates.py decides which newer memory updates which older one; the rows,
+vectors and term index it reads and the link it writes are here: ``INSERT OR IGNORE``
+and vec0 point lookups by ``rowid`` are SQLite's. Its own tables (memory_updates) keep
+their portable SQL in the feature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..protocol import Connection
+
+__all__ = ["add_terms", "embeddings_by_rowid", "mark_updated_by", "update_rows"]
+
+
+def add_terms(tx: Connection, rows: Sequence[tuple[str, str, int]]) -> None:
+    """(namespace, term, memory rowid) per signature term; a repeat is kept once."""
+    tx.executemany(
+        "INSERT OR IGNORE INTO memory_terms (namespace, term, memory_rowid) VALUES (?, ?, ?)",
+        rows,
+    )
+
+
+def mark_updated_by(tx: Connection, namespace: str, old_id: str, new_id: str, at: str) -> bool:
+    """Name ``new_id`` as the replacement of an active memory that has none yet; False
+    when nothing changed."""
+    return bool(tx.execute(
+        "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ? AND namespace = ? "
+        "AND superseded_by IS NULL AND status = 'active'",
+        (new_id, at, old_id, namespace),
+    ).rowcount)
+
+
+def update_rows(conn: Connection, rowids: Sequence[int]) -> list[tuple[Any, ...]]:
+    """(rowid, id, kind, status, observed_at, created_at, superseded_by, content, speaker)
+    of the given rows that exist."""
+    return [tuple(r) for r in conn.execute(
+        f"SELECT rowid, id, kind, status, observed_at, created_at, superseded_by, content, "
+        f"speaker FROM memories WHERE rowid IN ({','.join('?' * len(rowids))})",
+        list(rowids),
+    )]
+
+
+def embeddings_by_rowid(conn: Connection, table: str, rowids: Sequence[int]) -> dict[int, bytes]:
+    """The stored vector blob of each given row that has one in vec0 ``table``."""
+    out: dict[int, bytes] = {}
+    for rowid in rowids:  # vec0 answers point lookups by rowid; IN lists are not planned
+        found = conn.execute(f"SELECT embedding FROM {table} WHERE rowid = ?",
+                             (rowid,)).fetchone()
+        if found is not None:
+            out[rowid] = bytes(found[0])
+    return out
