@@ -15,6 +15,7 @@ import platformdirs
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from . import domain
 from .code.bounds import DEFAULT_SECRET_FILES
 
 __all__ = ["DB_FILENAME", "Settings", "default_home", "default_model_cache"]
@@ -47,7 +48,7 @@ class Settings(BaseSettings):
         "sqlite3 that imports.",
     )
     max_content_bytes: int = Field(
-        default=100_000,
+        default=domain.CONTENT_MAX_BYTES,
         ge=1,
         le=10_000_000,
         description="Largest memory content accepted, in UTF-8 bytes.",

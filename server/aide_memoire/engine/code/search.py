@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from .. import domain
 from ..data.protocol import Connection
 from ..errors import InvalidInput, InvalidQuery
 from .dense import DenseCodeRanker, fuse
@@ -15,7 +16,7 @@ from .terms import fts_query
 
 __all__ = ["LANGUAGES", "search_chunks", "symbol_hits"]
 
-LIMIT_MAX = 1000
+LIMIT_MAX = domain.RESULTS_MAX
 SNIPPET_LINES = 8
 SNIPPET_WIDTH = 160
 # bm25() column weights: name, signature, doc, body, path (schema.FTS_COLUMNS).

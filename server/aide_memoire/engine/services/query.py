@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from .. import domain
 from .. import validate as v
 from ..errors import InvalidInput
 from ..store import RowFilter
 
 __all__ = ["LIMIT_MAX", "check_limit", "namespaces", "row_filter"]
 
-LIMIT_MAX = 1000
+LIMIT_MAX = domain.RESULTS_MAX
 
 
 def namespaces(namespace: str | Sequence[str]) -> list[str]:
