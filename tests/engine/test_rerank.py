@@ -70,7 +70,9 @@ def test_reranked_hits_follow_the_cross_encoder(tmp_path: Path, cross_encoder: P
     assert len(hits) == len(NOTES)
     assert all("rerank" in h.scores for h in hits)
     got = [h.scores["rerank"] for h in hits]
-    assert got == sorted(got, reverse=True)
+    # In order of the cross-encoder's probability; two notes it scores equal to float
+    # noise (1e-10 apart, seen once) may come in either order.
+    assert all(a >= b - 1e-9 for a, b in zip(got, got[1:], strict=False))
     for hit in hits:
         assert hit.scores["rerank"] == pytest.approx(expected[hit.content], abs=1e-5)
     assert [h.ranks["rerank"] for h in hits] == list(range(1, len(NOTES) + 1))
