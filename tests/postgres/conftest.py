@@ -15,10 +15,14 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 import psycopg
 import pytest
+
+if TYPE_CHECKING:
+    from .backends import Backend
 
 
 @dataclass(frozen=True)
@@ -69,3 +73,18 @@ def new_database(server: PgServer) -> Iterator[str]:
 def pg_url(pg_server: PgServer) -> Iterator[str]:
     with new_database(pg_server) as url:
         yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """The same store on SQLite (a file) or PostgreSQL (a fresh database): one test,
+    both backends."""
+    from .backends import open_backend
+
+    if request.param == "sqlite":
+        with open_backend("sqlite", home=tmp_path, pg_url=None) as found:
+            yield found
+        return
+    server: PgServer = request.getfixturevalue("pg_server")
+    with new_database(server) as url, open_backend("postgres", home=tmp_path, pg_url=url) as found:
+        yield found

@@ -27,7 +27,7 @@ from ..protocol import Connection
 
 __all__ = [
     "COLUMN_CLASSES", "RANK_WEIGHTS", "TS_CONFIG", "fold", "index_document", "keyword_search",
-    "unindex",
+    "ranked_search", "unindex",
 ]
 
 TS_CONFIG = "memory_text"  # made by schema step 1: English stemming, no stop words
@@ -90,11 +90,39 @@ def keyword_search(
     the configuration reduces to nothing is dropped. Scores are comparable within one
     search only, as SQLite's bm25.
     """
-    words = [fold(term) for term in terms if term and term.strip()]
+    return ranked_search(
+        conn, terms, (), namespaces, "m.status = ANY(?)", [list(statuses)], limit=limit
+    )
+
+
+def ranked_search(
+    conn: Connection,
+    any_of: Sequence[str],
+    all_of: Sequence[str],
+    namespaces: Sequence[str],
+    clause: str,
+    params: Sequence[object],
+    *,
+    limit: int | None = None,
+) -> list[tuple[int, float]]:
+    """(rowid, score) of the memories (alias ``m``, passing ``clause``) holding any of
+    ``any_of`` or, when it has two or more words, every one of ``all_of``; best first.
+
+    The score sums, over every query word, its inverse document frequency in
+    ``namespaces`` times its ``ts_rank`` in the document (see the module's docstring).
+    """
+    alternatives = [fold(t) for t in any_of if t and t.strip()]
+    group = [fold(t) for t in all_of if t and t.strip()]
+    if len(group) < 2:
+        group = []
+    words = list(dict.fromkeys([*alternatives, *group]))
     if not words or not namespaces:
         return []
     spaces = list(namespaces)
-    any_of = " || ".join(f"plainto_tsquery('{TS_CONFIG}', ?)" for _ in words)
+    plain = f"plainto_tsquery('{TS_CONFIG}', ?)"
+    parts = [plain for _ in alternatives]
+    if group:
+        parts.append("(" + " && ".join(plain for _ in group) + ")")
     sql = f"""
 WITH q AS (
     SELECT plainto_tsquery('{TS_CONFIG}', t.word) AS query
@@ -111,10 +139,11 @@ WITH q AS (
 SELECT f.rowid,
        (SELECT sum(idf.w * ts_rank(?::float4[], f.document, idf.query, 1)) FROM idf) AS score
 FROM memory_fts f JOIN memories m ON m.rowid = f.rowid
-WHERE f.namespace = ANY(?) AND f.document @@ ({any_of}) AND m.status = ANY(?)
+WHERE f.namespace = ANY(?) AND f.document @@ ({" || ".join(parts)}) AND {clause}
 ORDER BY score DESC, f.rowid"""
-    params: list[object] = [words, spaces, spaces, RANK_WEIGHTS, spaces, *words, list(statuses)]
+    args: list[object] = [words, spaces, spaces, RANK_WEIGHTS, spaces, *alternatives, *group,
+                          *params]
     if limit is not None:
         sql += " LIMIT ?"
-        params.append(int(limit))
-    return [(int(r), float(s)) for r, s in conn.execute(sql, params)]
+        args.append(int(limit))
+    return [(int(r), float(s)) for r, s in conn.execute(sql, args)]
