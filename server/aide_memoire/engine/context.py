@@ -19,7 +19,7 @@ from .data.sqlite import sqlite_repositories
 from .db import Database
 from .driver import load_driver
 from .embed import Embedder
-from .errors import AideMemoireError
+from .errors import AideMemoireError, StoreError
 from .pipeline import WritePipeline
 from .recall import Recaller
 from .rerank import Reranker, RerankTuning
@@ -156,18 +156,39 @@ def _anchor(db: Database) -> Anchor:
     return anchor
 
 
-def open_context(settings: Settings) -> EngineContext:
-    """Open the store and make every part, in :data:`START_ORDER`."""
+def _open_store(settings: Settings) -> tuple[Database, VectorTables, Store, Repositories]:
+    """The store the settings name (a PostgreSQL URL, or the home's SQLite file), its
+    vector tables, its memories repository and the backend's repositories."""
+    if settings.database_url is not None:
+        if settings.extract_facts:
+            # The facts tables' SQL (engine/facts/) is SQLite's still: refused at open,
+            # naming the settings, rather than failing on the first write.
+            raise StoreError(
+                "facts and entities are not built on PostgreSQL yet: set "
+                "AIDE_MEMOIRE_EXTRACT_FACTS=false to use AIDE_MEMOIRE_DATABASE_URL "
+                "(docs/postgres.md says what works there)"
+            )
+        from .data.postgres import postgres_repositories  # the extra: only when asked
+        from .data.postgres.parts import PostgresStore, open_postgres
+
+        db, tables, store = open_postgres(settings)
+        assert isinstance(store, PostgresStore)
+        return db, tables, store, postgres_repositories(rows=store)
     db = Database(
         settings.db_path,
         driver=load_driver(settings.sqlite_driver),
         busy_timeout_ms=settings.busy_timeout_ms,
         max_page_count=settings.max_db_pages,
     )
+    tables = VectorTables(vec_available=db.vec_version is not None)
+    store = Store(tables)
+    return db, tables, store, sqlite_repositories(tables, rows=store)
+
+
+def open_context(settings: Settings) -> EngineContext:
+    """Open the store and make every part, in :data:`START_ORDER`."""
+    db, tables, store, repos = _open_store(settings)
     try:
-        tables = VectorTables(vec_available=db.vec_version is not None)
-        store = Store(tables)
-        repos = sqlite_repositories(tables, rows=store)
         embedder = Embedder(
             settings.embedding_model,
             batch_size=settings.embedding_batch_size,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from . import domain
@@ -46,6 +46,12 @@ class Settings(BaseSettings):
         default=None,
         description="Force a SQLite driver; by default the first of sqlean, pysqlite3, "
         "sqlite3 that imports.",
+    )
+    database_url: SecretStr | None = Field(
+        default=None,
+        description="A PostgreSQL store (postgresql://user@host:port/database) instead of "
+        "the SQLite file in the home; kept secret in logs and reprs (it may hold a "
+        "password). Not usable by Memory, the CLI or the server yet: see docs/postgres.md.",
     )
     max_content_bytes: int = Field(
         default=domain.CONTENT_MAX_BYTES,
