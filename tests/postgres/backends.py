@@ -15,11 +15,9 @@ from typing import Any
 
 from aide_memoire.engine.data.filter import RowFilter
 from aide_memoire.engine.data.postgres import PostgresDatabase, postgres_repositories
-from aide_memoire.engine.data.postgres.memories import PostgresMemoryRows
 from aide_memoire.engine.data.protocol import Connection
 from aide_memoire.engine.data.repositories import Repositories
 from aide_memoire.engine.data.sqlite import sqlite_repositories
-from aide_memoire.engine.data.sqlite.memories import passing
 from aide_memoire.engine.data.sqlite.vectors import SqliteVectorIndex
 from aide_memoire.engine.db import Database
 
@@ -39,9 +37,7 @@ class Backend:
         return self.db.read()  # type: ignore[no-any-return]
 
     def passing(self, conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
-        if isinstance(self.repos.rows, PostgresMemoryRows):
-            return self.repos.rows.passing(conn, rowids, where)
-        return passing(conn, rowids, where)
+        return self.repos.rows.passing(conn, rowids, where)
 
 
 @contextlib.contextmanager

@@ -41,6 +41,7 @@ __all__ = [
     "ProposalHandler",
     "ProposalRegistry",
     "open_context",
+    "sqlite_only",
 ]
 
 log = get_logger(__name__)
@@ -128,6 +129,12 @@ class EngineContext:
         space = self.embedder.space
         return self.tables.table_of(conn, space) if space is not None else None
 
+    def require_sqlite(self, feature: str) -> None:
+        """Refuse, naming the setting, a feature only the SQLite store has yet (snapshots
+        and doctor copy and check a file; the code index's SQL is SQLite's)."""
+        if self.repos.dialect != "sqlite":
+            raise sqlite_only(feature)
+
     def flush_access(self) -> None:
         try:
             self.access.flush(self.db)
@@ -140,6 +147,15 @@ class EngineContext:
             self.flush_access()
             forget.retry_pending(self.db)  # a purge a reader held up, if one is owed
         self.db.close()
+
+
+def sqlite_only(feature: str) -> StoreError:
+    """The error for a feature the PostgreSQL store does not have yet, naming the setting."""
+    return StoreError(
+        f"{feature} works on the SQLite store only, for now; this home uses the PostgreSQL "
+        "store AIDE_MEMOIRE_DATABASE_URL names (unset it for the SQLite store in the home; "
+        "docs/postgres.md says what works there)"
+    )
 
 
 def _anchor(db: Database) -> Anchor:

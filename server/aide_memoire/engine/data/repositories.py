@@ -228,6 +228,10 @@ class MemoryRows(Protocol):
         """Rowids passing ``where``, oldest first, at most ``limit``."""
         ...
 
+    def passing(self, conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
+        """Those of ``rowids`` that pass ``where`` (dense candidates, filtered)."""
+        ...
+
     def summaries_citing(
         self, conn: Connection, namespace: str, memory_id: str, linked: Iterable[str]
     ) -> builtins.list[tuple[int, str, str]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import cast
 
 from ...db import Database
+from ...errors import InvalidInput
 from ...settings import Settings
 from ...store import Store
 from ...vectors import VectorTables
@@ -35,10 +36,13 @@ class PostgresStore(PostgresMemoryRows, Store):
 def open_postgres(settings: Settings) -> tuple[Database, VectorTables, Store]:
     """The store ``settings.database_url`` names, its vector tables and memories."""
     assert settings.database_url is not None
-    db = EngineDatabase(
-        settings.database_url.get_secret_value(), settings.home,
-        lock_timeout_ms=settings.busy_timeout_ms,
-    )
+    url = settings.database_url.get_secret_value()
+    if not url.startswith(("postgresql://", "postgres://")):
+        scheme = url.split("://")[0] if "://" in url else "(no scheme)"
+        raise InvalidInput(
+            f"AIDE_MEMOIRE_DATABASE_URL must be a postgresql:// URL, not {scheme}://..."
+        )
+    db = EngineDatabase(url, settings.home, lock_timeout_ms=settings.busy_timeout_ms)
     tables = PostgresTables()
     # EngineDatabase has every member of Database the engine's parts read (engine_db.py).
     return cast(Database, db), tables, PostgresStore(vectors=tables)

@@ -137,6 +137,10 @@ class SqliteMemoryRows(MemoryQueries):
             self._index(tx, rowid, fts_document(indexed(record)))
         return True
 
+    def passing(self, conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
+        """The rowids among ``rowids`` that pass ``where`` (see :func:`passing`)."""
+        return passing(conn, rowids, where)
+
     def _index(self, tx: Connection, rowid: int, doc: FtsDoc) -> None:
         self.keywords.add(tx, rowid, doc)
 
