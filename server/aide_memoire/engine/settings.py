@@ -49,9 +49,10 @@ class Settings(BaseSettings):
     )
     database_url: SecretStr | None = Field(
         default=None,
-        description="A PostgreSQL store (postgresql://user@host:port/database) instead of "
-        "the SQLite file in the home; kept secret in logs and reprs (it may hold a "
-        "password). Not usable by Memory, the CLI or the server yet: see docs/postgres.md.",
+        description="A PostgreSQL + pgvector store (postgresql://user@host:port/database) "
+        "instead of the SQLite file in the home, for a team sharing one memory; kept secret "
+        "in logs, reprs and errors (it may hold a password). Needs the postgres extra and "
+        "AIDE_MEMOIRE_EXTRACT_FACTS=false for now; docs/postgres.md says what works there.",
     )
     max_content_bytes: int = Field(
         default=domain.CONTENT_MAX_BYTES,

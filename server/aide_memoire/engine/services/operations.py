@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 from ..._version import __version__
 from .. import validate as v
+from ..context import sqlite_only
 from ..driver import load_driver
 from ..models import Stage, Status
 from ..ops import doctor as ops_doctor
 from ..ops import reembed as ops_reembed
 from ..ops import snapshot as ops_snapshot
 from ..ops.models import DoctorReport, ReembedReport, RestoreReport, SnapshotInfo
-from ..context import sqlite_only
 from ..settings import Settings
 
 if TYPE_CHECKING:
