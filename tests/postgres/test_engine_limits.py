@@ -3,6 +3,7 @@ setting, never a driver's error (docs/postgres.md lists what works)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,16 +17,16 @@ SETTING = "AIDE_MEMOIRE_DATABASE_URL"
 
 
 @pytest.fixture
-def pg_memory(pg_url: str, tmp_path: Path) -> Memory:
+def pg_memory(pg_url: str, tmp_path: Path) -> Iterator[Memory]:
     mem = open_memory("postgres", tmp_path / "home", pg_url, embedding_model="none",
                       extract_facts=False)
-    yield mem  # type: ignore[misc]
+    yield mem
     mem.close()
 
 
 @pytest.mark.parametrize("feature", ["snapshot", "snapshot_rotate", "doctor", "code_index"])
 def test_sqlite_only_features_say_so(pg_memory: Memory, feature: str, tmp_path: Path) -> None:
-    calls = {
+    calls: dict[str, Callable[[], object]] = {
         "snapshot": pg_memory.snapshot,
         "snapshot_rotate": pg_memory.snapshot_rotate,
         "doctor": pg_memory.doctor,
