@@ -121,3 +121,21 @@ def test_recall_with_the_model(backend_name: str, backend_url: str | None,
         assert mem.audit_verify().intact
     finally:
         mem.close()
+
+
+def test_maintenance_stages_proposals_once(keyword_memory: Memory) -> None:
+    mem = keyword_memory
+    ids = _corpus(mem)
+    copy = mem.store("a draft that will become a copy", namespace=NS)
+    mem.update(copy, namespace=NS, content=mem.get(ids["lint"], namespace=NS).content)
+    for _ in range(3):  # marked wrong: maintenance proposes the cold tier for it
+        mem.feedback(ids["cat"], "wrong", namespace=NS)
+    report = mem.maintain(NS, apply=True)
+    assert sorted(a.kind for a in report.actions) == ["demote", "merge"], report.actions
+    assert report.proposed == 2
+    queue = {item.kind: item.memory_id for item in mem.review_queue(namespace=NS)}
+    assert queue["demote"] == ids["cat"] and set(queue) == {"demote", "merge"}
+    again = mem.maintain(NS, apply=True)  # staged already: skipped, never staged twice
+    assert sorted(a.state for a in again.actions) == ["skipped", "skipped"], again.actions
+    assert len(mem.review_queue(namespace=NS)) == 2
+    assert mem.audit_verify().intact

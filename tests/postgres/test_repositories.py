@@ -285,3 +285,23 @@ def test_both_backends_rank_alike(pg_server: PgServer, tmp_path: Path) -> None:
             where = RowFilter(namespaces=[NS], tags=None)
             assert [r.content for r in lite.repos.rows.list(c1, where, 100)] == [
                 r.content for r in pg.repos.rows.list(c2, where, 100)]
+
+
+def test_review_lookups_read_the_evidence(backend: Backend) -> None:
+    stamp = clock.format_time(clock.now())
+    with backend.write() as tx:
+        tx.executemany(
+            "INSERT INTO review_items (id, namespace, kind, memory_id, evidence, status, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [("r1", NS, "fact_conflict", "m1", '{"kept": {"fact": 7}}', "approved", stamp),
+             ("r2", NS, "demote", "m2", '{"key": "demote:m2"}', "rejected", stamp),
+             ("r3", NS, "merge", "m3", '{"key": "merge:m3"}', "approved", stamp)],
+        )
+    review = backend.repos.review
+    with backend.read() as conn:
+        assert review.has_item_for_fact(conn, "fact_conflict", "m1", 7)
+        assert not review.has_item_for_fact(conn, "fact_conflict", "m1", 8)
+        assert not review.has_item_for_fact(conn, "fact_conflict", "m2", 7)
+        assert review.has_open_proposal(conn, NS, "demote", "demote:m2")  # rejected counts
+        assert not review.has_open_proposal(conn, NS, "merge", "merge:m3")  # decided yes
+        assert not review.has_open_proposal(conn, OTHER, "demote", "demote:m2")

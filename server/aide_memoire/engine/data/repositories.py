@@ -25,7 +25,9 @@ from ..models import MemoryRecord
 from .protocol import Connection
 from .rows import NewRow, RowFilter, StoredTurn
 
-__all__ = ["KeywordIndex", "MemoryLinks", "MemoryRows", "Repositories", "VectorIndex"]
+__all__ = [
+    "KeywordIndex", "MemoryLinks", "MemoryRows", "Repositories", "ReviewLookups", "VectorIndex",
+]
 
 
 @runtime_checkable
@@ -155,6 +157,21 @@ class MemoryLinks(Protocol):
         conn: Connection, namespace: str, kind: str
     ) -> list[tuple[str, str, float | None]]:
         """(source, target, score) of a namespace's ``kind`` links between active memories."""
+        ...
+
+
+@runtime_checkable
+class ReviewLookups(Protocol):
+    """Review-queue lookups that read inside an item's JSON evidence."""
+
+    @staticmethod
+    def has_item_for_fact(conn: Connection, kind: str, memory_id: str, fact_id: int) -> bool:
+        """Whether an item of ``kind`` about ``memory_id`` names ``fact_id`` as kept."""
+        ...
+
+    @staticmethod
+    def has_open_proposal(conn: Connection, namespace: str, kind: str, key: str) -> bool:
+        """Whether a pending or rejected item of ``kind`` carries evidence ``key``."""
         ...
 
 
@@ -439,3 +456,4 @@ class Repositories:
     keywords: KeywordIndex
     vectors: VectorIndex
     links: MemoryLinks
+    review: ReviewLookups
