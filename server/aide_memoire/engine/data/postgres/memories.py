@@ -16,10 +16,9 @@ import builtins
 import json
 from collections.abc import Iterable
 
-from ...models import MemoryRecord
 from ..filter import RowFilter
 from ..protocol import Connection
-from ..rows import COLUMNS, content_hash, record_from_row
+from ..rows import content_hash
 from ..sqlite.memories import SqliteMemoryRows
 from .filters import where_pg
 from .keyword_index import PostgresKeywordIndex
@@ -31,13 +30,15 @@ __all__ = ["PostgresMemoryRows"]
 class PostgresMemoryRows(SqliteMemoryRows):
     """The ``memories`` table with its full-text and pgvector indexes."""
 
+    render = staticmethod(where_pg)
+
     def __init__(
         self,
         vectors: PostgresVectorIndex | None = None,
         keywords: PostgresKeywordIndex | None = None,
     ) -> None:
-        # The parent's attributes, typed as its indexes; these classes have their methods.
-        self.vectors = vectors or PostgresVectorIndex()  # type: ignore[assignment]
+        # The parent's attributes, typed as its indexes; the keyword class has its methods.
+        self.vectors = vectors or PostgresVectorIndex()
         self.keywords = keywords or PostgresKeywordIndex()  # type: ignore[assignment]
 
     def passing(self, conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
@@ -65,22 +66,6 @@ class PostgresMemoryRows(SqliteMemoryRows):
             (namespace, content_hash(content), kind, session_id, position),
         ).fetchone()
         return str(found[0]) if found else None
-
-    def rowids(self, conn: Connection, where: RowFilter, limit: int) -> builtins.list[int]:
-        """Rowids passing ``where``, oldest first, at most ``limit``."""
-        clause, params = where_pg(where, "m")
-        return [int(r[0]) for r in conn.execute(
-            f"SELECT m.rowid FROM memories m WHERE {clause} ORDER BY m.rowid LIMIT ?",
-            [*params, limit])]
-
-    def list(self, conn: Connection, where: RowFilter, limit: int) -> builtins.list[MemoryRecord]:
-        clause, params = where_pg(where, "m")
-        rows = conn.execute(
-            f"SELECT {', '.join('m.' + c for c in COLUMNS)} FROM memories m WHERE {clause} "
-            "ORDER BY COALESCE(m.observed_at, m.created_at) DESC, m.rowid DESC LIMIT ?",
-            [*params, limit],
-        ).fetchall()
-        return [record_from_row(values) for values in rows]
 
     def summaries_citing(
         self, conn: Connection, namespace: str, memory_id: str, linked: Iterable[str]

@@ -1,9 +1,9 @@
 """The PostgreSQL store as the parts open_context builds the engine from.
 
 The engine's parts are typed by SQLite's classes (``Database``, ``Store``,
-``VectorTables``); :class:`PostgresStore` and :class:`PostgresTables` are the PostgreSQL
-repositories under those types (their own methods come first in the MRO, so no SQLite
-SQL of a Protocol method runs), and :func:`open_postgres` opens them from the settings.
+``VectorTables``); :class:`PostgresStore` is the PostgreSQL memories repository under
+``Store`` (its own methods come first in the MRO), the vector index is a
+``VectorTables`` already (vector_index.py), and :func:`open_postgres` opens them.
 """
 
 from __future__ import annotations
@@ -19,14 +19,7 @@ from .engine_db import EngineDatabase
 from .memories import PostgresMemoryRows
 from .vector_index import PostgresVectorIndex
 
-__all__ = ["PostgresStore", "PostgresTables", "open_postgres"]
-
-
-class PostgresTables(PostgresVectorIndex, VectorTables):
-    """pgvector's tables where the engine expects its vector tables."""
-
-    def __init__(self) -> None:
-        super().__init__(vec_available=True)
+__all__ = ["PostgresStore", "open_postgres"]
 
 
 class PostgresStore(PostgresMemoryRows, Store):
@@ -43,6 +36,6 @@ def open_postgres(settings: Settings) -> tuple[Database, VectorTables, Store]:
             f"AIDE_MEMOIRE_DATABASE_URL must be a postgresql:// URL, not {scheme}://..."
         )
     db = EngineDatabase(url, settings.home, lock_timeout_ms=settings.busy_timeout_ms)
-    tables = PostgresTables()
+    tables = PostgresVectorIndex()
     # EngineDatabase has every member of Database the engine's parts read (engine_db.py).
     return cast(Database, db), tables, PostgresStore(vectors=tables)

@@ -1,9 +1,11 @@
 """The vector repository on PostgreSQL (the :class:`~..repositories.VectorIndex` Protocol).
 
-Tables, partitions and HNSW indexes are vectors.py's; this class adds what the engine
-asks of any backend: the space registry, ``vector_state`` (the in-process mirror's
-signal that a namespace's vectors changed, kept exactly as SQLite keeps it), and
-vectors handed out as float32 bytes, the form SQLite stores them in.
+Tables, partitions and HNSW indexes are vectors.py's; this class writes through them
+and keeps ``vector_state`` (the in-process mirror's signal that a namespace's vectors
+changed) exactly as SQLite keeps it. The reads (spaces, missing rows, vectors for near
+duplicates, one memory's vector) are SQLite's class's own SQL, portable as written: the
+connection reads ``vector`` as float32 bytes (connection.py), the form sqlite-vec
+hands back. Subclassing it also makes this class the engine's ``VectorTables``.
 """
 
 from __future__ import annotations
@@ -16,16 +18,11 @@ import numpy as np
 from ...embed import EmbeddingSpace
 from ...errors import StoreError
 from ..protocol import Connection
+from ..sqlite.vectors import SqliteVectorIndex
 from . import vectors
 from .connection import PgConnection
 
-__all__ = ["PostgresVectorIndex", "as_blob"]
-
-
-def as_blob(value: Any) -> bytes:
-    """A vector as read with ``::real[]`` (a list of floats) as float32 bytes."""
-    return np.asarray(value, dtype=np.float32).tobytes()
-
+__all__ = ["PostgresVectorIndex"]
 
 def _pg(conn: Connection) -> PgConnection:
     # vectors.py quotes partition values with the driver's own quoting (conn.raw).
@@ -34,10 +31,11 @@ def _pg(conn: Connection) -> PgConnection:
     return conn
 
 
-class PostgresVectorIndex:
+class PostgresVectorIndex(SqliteVectorIndex):
     """pgvector tables (one per embedding space) and their bookkeeping."""
 
-    vec_available = True  # pgvector is part of the schema (step 2): always loaded
+    def __init__(self) -> None:
+        super().__init__(vec_available=True)  # pgvector is schema step 2: always there
 
     @staticmethod
     def table_name(space: EmbeddingSpace) -> str:
@@ -45,21 +43,6 @@ class PostgresVectorIndex:
 
     def ensure_space(self, tx: Connection, space: EmbeddingSpace, stamp: str) -> str:
         return vectors.ensure_space(_pg(tx), space.key, space.model, space.dim, stamp)
-
-    def spaces(self, conn: Connection) -> list[tuple[str, str, int, str]]:
-        return [
-            (str(k), str(m), int(d), str(t))
-            for k, m, d, t in conn.execute(
-                "SELECT key, model, dim, table_name FROM vector_spaces ORDER BY created_at"
-            )
-        ]
-
-    def table_of(self, conn: Connection, space: EmbeddingSpace) -> str | None:
-        """The table holding ``space``'s vectors, or None while the space has none."""
-        found = conn.execute(
-            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
-        ).fetchone()
-        return str(found[0]) if found else None
 
     def insert(
         self,
@@ -107,66 +90,3 @@ class PostgresVectorIndex:
                     "UPDATE vector_state SET epoch = epoch + 1 WHERE space = ? AND namespace = ?",
                     (key, namespace),
                 )
-
-    def missing(
-        self,
-        conn: Connection,
-        space: EmbeddingSpace,
-        namespace: str | None,
-        limit: int,
-        after: int = 0,
-    ) -> list[int]:
-        """Rowids above ``after`` with no vector in ``space`` (for re-embedding), oldest first."""
-        found = self.table_of(conn, space)
-        where = "WHERE m.rowid > ?" + (" AND m.namespace = ?" if namespace else "")
-        args: list[Any] = [after, namespace] if namespace else [after]
-        if found:
-            where += f" AND NOT EXISTS (SELECT 1 FROM {found} v WHERE v.rowid = m.rowid)"
-        sql = f"SELECT m.rowid FROM memories m {where} ORDER BY m.rowid LIMIT ?"
-        return [int(r) for (r,) in conn.execute(sql, [*args, limit])]
-
-    def dedup_rows(
-        self,
-        conn: Connection,
-        table: str,
-        namespace: str,
-        kinds: Sequence[str],
-        *,
-        above: int,
-        below: int | None,
-        active_only: bool,
-    ) -> list[tuple[int, str, str, bytes]]:
-        """(rowid, id, kind, float32 blob) of a namespace's non-turn memories of ``kinds``
-        with a vector in ``table``, rowid in (above, below), oldest first."""
-        sql = (
-            f"SELECT m.rowid, m.id, m.kind, v.embedding::real[] FROM {table} v "
-            "JOIN memories m ON m.rowid = v.rowid "
-            "WHERE v.namespace = ? AND m.kind = ANY(?) AND m.session_id IS NULL AND m.rowid > ?"
-        )
-        args: list[Any] = [namespace, list(kinds), above]
-        if below is not None:
-            sql += " AND m.rowid < ?"
-            args.append(below)
-        if active_only:
-            sql += " AND m.status = 'active'"
-        return [(int(r), str(i), str(k), as_blob(e))
-                for r, i, k, e in conn.execute(sql + " ORDER BY m.rowid", args)]
-
-    def count_missing(self, conn: Connection, space: EmbeddingSpace, namespace: str | None) -> int:
-        """Memories (of a namespace, or all) with no vector in ``space``."""
-        found = self.table_of(conn, space)
-        clauses, args = (["m.namespace = ?"], [namespace]) if namespace else ([], [])
-        if found:
-            clauses.append(f"NOT EXISTS (SELECT 1 FROM {found} v WHERE v.rowid = m.rowid)")
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        return int(conn.execute(f"SELECT count(*) FROM memories m {where}", args).fetchone()[0])
-
-    def embedding_of(self, conn: Connection, space: EmbeddingSpace, memory_id: str) -> bytes | None:
-        """A memory's float32 vector in ``space`` (None if it has none)."""
-        table = self.table_of(conn, space)
-        if table is None:
-            return None
-        found = conn.execute(
-            f"SELECT v.embedding::real[] FROM memories m JOIN {table} v "
-            "ON v.rowid = m.rowid WHERE m.id = ?", (memory_id,)).fetchone()
-        return as_blob(found[0]) if found else None

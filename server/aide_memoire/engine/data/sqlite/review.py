@@ -31,5 +31,10 @@ def has_open_proposal(conn: Connection, namespace: str, kind: str, key: str) -> 
 class SqliteReviewLookups:
     """The two lookups as the bundle's ``review`` repository."""
 
-    has_item_for_fact = staticmethod(has_item_for_fact)
-    has_open_proposal = staticmethod(has_open_proposal)
+    @staticmethod
+    def has_item_for_fact(conn: Connection, kind: str, memory_id: str, fact_id: int) -> bool:
+        return has_item_for_fact(conn, kind, memory_id, fact_id)
+
+    @staticmethod
+    def has_open_proposal(conn: Connection, namespace: str, kind: str, key: str) -> bool:
+        return has_open_proposal(conn, namespace, kind, key)
