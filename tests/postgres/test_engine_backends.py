@@ -65,6 +65,9 @@ def test_status_counts_what_is_stored(keyword_memory: Memory) -> None:
     status = mem.status()
     assert status.memories == 4 and status.namespaces == {NS: 4}
     assert status.schema_version >= 10
+    keyword = {s.name: s.detail for s in status.stages}["keyword"]
+    on_postgres = mem.context.repos.dialect == "postgres"
+    assert ("PostgreSQL full-text search" if on_postgres else "FTS5") in keyword
 
 
 def test_an_injection_is_quarantined_and_approvable(keyword_memory: Memory) -> None:
@@ -103,6 +106,9 @@ def test_recall_with_the_model(backend_name: str, backend_url: str | None,
                       embedding_model=Settings.model_fields["embedding_model"].default)
     try:
         assert mem.embedder.wait(), mem.embedder.error
+        dense = {s.name: s for s in mem.status().stages}["dense"]
+        assert dense.live and ("pgvector" if backend_name == "postgres" else "sqlite-vec") \
+            in dense.detail, dense
         target = mem.store("The feline dozed on the rug all afternoon", namespace=NS)
         mem.store("Quarterly revenue grew by four percent", namespace=NS)
         mem.store("The train to Lyon leaves at nine", namespace=NS)

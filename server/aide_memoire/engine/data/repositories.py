@@ -34,6 +34,8 @@ __all__ = [
 class KeywordIndex(Protocol):
     """A keyword document per memory (keyed by its rowid), ranked search, term counts."""
 
+    ranking: str  # how search ranks, as ``status`` says it
+
     def add(self, tx: Connection, rowid: int, doc: FtsDoc) -> None:
         ...
 
@@ -66,6 +68,7 @@ class VectorIndex(Protocol):
     """Dense vectors per embedding space, partitioned by namespace, keyed by rowid."""
 
     vec_available: bool
+    engine: str  # what holds the vectors, as ``status`` names it
 
     @staticmethod
     def table_name(space: EmbeddingSpace) -> str:

@@ -50,7 +50,7 @@ class OperationsService:
         conn = self.db.conn()
         counts = self.store.namespace_counts(conn)
         stages = [
-            Stage(name="keyword", live=True, detail="FTS5 BM25 over every row of the namespace"),
+            Stage(name="keyword", live=True, detail=self.ctx.repos.keywords.ranking),
             self.recall.dense_stage(),
             self.recall.rerank_stage(),
             self.facts.facts_stage(),

@@ -54,6 +54,8 @@ def match_terms(match: str) -> tuple[list[str], list[str]]:
 class PostgresKeywordIndex:
     """One weighted ``tsvector`` per memory (``memory_fts``), ranked BM25's way."""
 
+    ranking = "PostgreSQL full-text search, BM25-shaped, over every row of the namespace"
+
     def __init__(self) -> None:
         self._told = False
 

@@ -34,6 +34,8 @@ def _pg(conn: Connection) -> PgConnection:
 class PostgresVectorIndex(SqliteVectorIndex):
     """pgvector tables (one per embedding space) and their bookkeeping."""
 
+    engine = "pgvector"
+
     def __init__(self) -> None:
         super().__init__(vec_available=True)  # pgvector is schema step 2: always there
 
