@@ -145,3 +145,15 @@ def test_maintenance_stages_proposals_once(keyword_memory: Memory) -> None:
     assert sorted(a.state for a in again.actions) == ["skipped", "skipped"], again.actions
     assert len(mem.review_queue(namespace=NS)) == 2
     assert mem.audit_verify().intact
+
+
+def test_forget_matching_needs_every_word(keyword_memory: Memory) -> None:
+    mem = keyword_memory
+    both = mem.store("the staging kettle password rotation", namespace=NS)
+    one = mem.store("the kettle in the kitchen", namespace=NS)
+    other = mem.store("password rotation for staging", namespace=NS)
+    report = mem.forget_matching(namespace=NS, query="kettle rotation", dry_run=True)
+    assert report.ids == [both]
+    done = mem.forget_matching(namespace=NS, query="kettle rotation")
+    assert done.forgotten == 1
+    assert {r.id for r in mem.search(namespace=NS)} == {one, other}

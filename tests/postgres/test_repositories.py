@@ -21,6 +21,7 @@ from aide_memoire.engine.embed import EmbeddingSpace
 from aide_memoire.engine.fusion import KEYWORD_WEIGHTS
 from aide_memoire.engine.migrations import FTS_COLUMNS
 from aide_memoire.engine.text import fts_query
+from aide_memoire.engine.trust.forget import match_all
 
 from .backends import Backend, open_backend
 from .conftest import PgServer, new_database
@@ -130,6 +131,10 @@ def test_keyword_search_ranks_stems_folds_and_filters(backend: Backend) -> None:
     # An AND group: only rows holding every word of it (or an OR-ed term).
     assert set(_search(backend, ["marathon"], all_of=["zeppelin", "hangar"])) == {both, running}
     assert _search(backend, ["marathon"], all_of=["zeppelin", "absent"]) == [running]
+    with backend.read() as conn:  # every word (forget's query): an AND at the top level
+        found_all = backend.repos.rows.keyword_search(
+            conn, match_all("zeppelin budget"), RowFilter(namespaces=[NS]), None, WEIGHTS)
+    assert [r for r, _ in found_all] == [both]
     assert _search(backend, ['quoted "word"']) == []  # a quote is data, never syntax
     with backend.read() as conn:
         counts = backend.repos.rows.document_counts(conn, ["zeppelin", "meeting", "absent"], 100)

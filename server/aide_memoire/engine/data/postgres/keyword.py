@@ -91,38 +91,34 @@ def keyword_search(
     search only, as SQLite's bm25.
     """
     return ranked_search(
-        conn, terms, (), namespaces, "m.status = ANY(?)", [list(statuses)], limit=limit
+        conn, [[t] for t in terms], namespaces, "m.status = ANY(?)", [list(statuses)],
+        limit=limit,
     )
 
 
 def ranked_search(
     conn: Connection,
-    any_of: Sequence[str],
-    all_of: Sequence[str],
+    alternatives: Sequence[Sequence[str]],
     namespaces: Sequence[str],
     clause: str,
     params: Sequence[object],
     *,
     limit: int | None = None,
 ) -> list[tuple[int, float]]:
-    """(rowid, score) of the memories (alias ``m``, passing ``clause``) holding any of
-    ``any_of`` or, when it has two or more words, every one of ``all_of``; best first.
+    """(rowid, score) of the memories (alias ``m``, passing ``clause``) that hold every
+    word of at least one of ``alternatives`` (an OR of ANDs), best first.
 
     The score sums, over every query word, its inverse document frequency in
     ``namespaces`` times its ``ts_rank`` in the document (see the module's docstring).
     """
-    alternatives = [fold(t) for t in any_of if t and t.strip()]
-    group = [fold(t) for t in all_of if t and t.strip()]
-    if len(group) < 2:
-        group = []
-    words = list(dict.fromkeys([*alternatives, *group]))
+    groups = [[fold(t) for t in group if t and t.strip()] for group in alternatives]
+    groups = [g for g in groups if g]
+    words = list(dict.fromkeys(w for g in groups for w in g))
     if not words or not namespaces:
         return []
     spaces = list(namespaces)
     plain = f"plainto_tsquery('{TS_CONFIG}', ?)"
-    parts = [plain for _ in alternatives]
-    if group:
-        parts.append("(" + " && ".join(plain for _ in group) + ")")
+    parts = ["(" + " && ".join(plain for _ in g) + ")" for g in groups]
     sql = f"""
 WITH q AS (
     SELECT plainto_tsquery('{TS_CONFIG}', t.word) AS query
@@ -141,8 +137,8 @@ SELECT f.rowid,
 FROM memory_fts f JOIN memories m ON m.rowid = f.rowid
 WHERE f.namespace = ANY(?) AND f.document @@ ({" || ".join(parts)}) AND {clause}
 ORDER BY score DESC, f.rowid"""
-    args: list[object] = [words, spaces, spaces, RANK_WEIGHTS, spaces, *alternatives, *group,
-                          *params]
+    args: list[object] = [words, spaces, spaces, RANK_WEIGHTS, spaces,
+                          *(w for g in groups for w in g), *params]
     if limit is not None:
         sql += " LIMIT ?"
         args.append(int(limit))

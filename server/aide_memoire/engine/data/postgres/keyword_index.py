@@ -1,9 +1,9 @@
 """The keyword repository on PostgreSQL (the :class:`~..repositories.KeywordIndex` Protocol).
 
-Recall builds its keyword query once, as an FTS5 MATCH expression (text.fts_query: quoted
-terms OR-ed, and at most one "(a AND b ...)" group). :func:`match_terms` reads that
-expression back into its terms, which keyword.py searches as plain words: no query
-syntax of either engine ever reaches the server. The column weights recall passes are
+Recall and forget build their keyword query as an FTS5 MATCH expression (text.fts_query:
+quoted terms OR-ed and at most one "(a AND b ...)" group; forget.match_all: terms
+AND-ed). :func:`match_terms` reads that expression back into its alternatives, which
+keyword.py searches as plain words: no query syntax of either engine reaches the server. The column weights recall passes are
 the ones the documents were weighted with when written (keyword.py's classes), so the
 argument is compared, not applied per search.
 """
@@ -31,24 +31,29 @@ _TOKEN = re.compile(r'\s*(?:"((?:[^"]|"")*)"|(\()|(\))|(AND)\b|(OR)\b)')
 _WEIGHTS = [KEYWORD_WEIGHTS[c] for c in FTS_COLUMNS]
 
 
-def match_terms(match: str) -> tuple[list[str], list[str]]:
-    """(terms OR-ed, terms of the AND group) of an expression text.fts_query wrote."""
-    any_of: list[str] = []
-    all_of: list[str] = []
-    depth, i = 0, 0
-    while i < len(match.rstrip()):
+def match_terms(match: str) -> list[list[str]]:
+    """The alternatives (OR-ed; each a list of terms that must all match) of an FTS5
+    expression recall or forget wrote: quoted terms joined by OR and AND, with AND
+    groups in parentheses (text.fts_query, trust/forget.match_all)."""
+    alternatives: list[list[str]] = [[]]
+    depth, i, end = 0, 0, len(match.rstrip())
+    while i < end:
         token = _TOKEN.match(match, i)
         if token is None:
-            raise InvalidInput(f"keyword query {match!r} is not one recall writes")
-        quoted, opening, closing = token.group(1), token.group(2), token.group(3)
+            raise InvalidInput(f"keyword query {match!r} is not one the engine writes")
+        quoted, opening, closing, _and, either = token.groups()
         if quoted is not None:
-            (all_of if depth else any_of).append(quoted.replace('""', '"'))
+            alternatives[-1].append(quoted.replace('""', '"'))
         elif opening:
             depth += 1
         elif closing:
             depth -= 1
+        elif either:
+            if depth:  # an OR inside a group: no query the engine writes has one
+                raise InvalidInput(f"keyword query {match!r} is not one the engine writes")
+            alternatives.append([])
         i = token.end()
-    return any_of, all_of
+    return [group for group in alternatives if group]
 
 
 class PostgresKeywordIndex:
@@ -82,10 +87,9 @@ class PostgresKeywordIndex:
             # weights would need a re-index, not a different search: said once.
             self._told = True
             log.warning("keyword_weights_fixed_at_write", asked=list(weights), used=_WEIGHTS)
-        any_of, all_of = match_terms(match)
         clause, params = where_pg(where, "m")
         return ranked_search(
-            conn, any_of, all_of, where.namespaces, clause, params, limit=limit
+            conn, match_terms(match), where.namespaces, clause, params, limit=limit
         )
 
     def document_counts(self, conn: Connection, terms: Sequence[str], cap: int) -> dict[str, int]:
