@@ -3,9 +3,9 @@
 Recall and forget build their keyword query as an FTS5 MATCH expression (text.fts_query:
 quoted terms OR-ed and at most one "(a AND b ...)" group; forget.match_all: terms
 AND-ed). :func:`match_terms` reads that expression back into its alternatives, which
-keyword.py searches as plain words: no query syntax of either engine reaches the server. The column weights recall passes are
-the ones the documents were weighted with when written (keyword.py's classes), so the
-argument is compared, not applied per search.
+keyword.py searches as plain words: no query syntax of either engine reaches the server.
+The column weights recall passes are the ones the documents were weighted with when
+written (keyword.py's classes), so the argument is compared, not applied per search.
 """
 
 from __future__ import annotations
