@@ -17,6 +17,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import click
 from annotated_types import Ge, Le
+from pydantic import SecretStr
 from pydantic.fields import FieldInfo
 
 from .engine.settings import Settings
@@ -99,7 +100,8 @@ def _type_name(annotation: Any) -> str:
         parts = [a for a in get_args(annotation) if a is not type(None)]
         name = " or ".join(_type_name(a) for a in parts)
         return f"{name} (or unset)" if len(parts) < len(get_args(annotation)) else name
-    names = {str: "string", int: "integer", float: "number", bool: "boolean"}
+    names = {str: "string", int: "integer", float: "number", bool: "boolean",
+             SecretStr: "string (secret)"}
     if annotation in names:
         return names[annotation]
     return "path" if getattr(annotation, "__name__", "") in {"Path", "PosixPath"} else str(

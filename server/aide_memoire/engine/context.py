@@ -19,7 +19,7 @@ from .data.sqlite import sqlite_repositories
 from .db import Database
 from .driver import load_driver
 from .embed import Embedder
-from .errors import AideMemoireError
+from .errors import AideMemoireError, StoreError
 from .pipeline import WritePipeline
 from .recall import Recaller
 from .rerank import Reranker, RerankTuning
@@ -41,6 +41,7 @@ __all__ = [
     "ProposalHandler",
     "ProposalRegistry",
     "open_context",
+    "sqlite_only",
 ]
 
 log = get_logger(__name__)
@@ -128,6 +129,12 @@ class EngineContext:
         space = self.embedder.space
         return self.tables.table_of(conn, space) if space is not None else None
 
+    def require_sqlite(self, feature: str) -> None:
+        """Refuse, naming the setting, a feature only the SQLite store has yet (snapshots
+        and doctor copy and check a file; the code index's SQL is SQLite's)."""
+        if self.repos.dialect != "sqlite":
+            raise sqlite_only(feature)
+
     def flush_access(self) -> None:
         try:
             self.access.flush(self.db)
@@ -140,6 +147,15 @@ class EngineContext:
             self.flush_access()
             forget.retry_pending(self.db)  # a purge a reader held up, if one is owed
         self.db.close()
+
+
+def sqlite_only(feature: str) -> StoreError:
+    """The error for a feature the PostgreSQL store does not have yet, naming the setting."""
+    return StoreError(
+        f"{feature} works on the SQLite store only, for now; this home uses the PostgreSQL "
+        "store AIDE_MEMOIRE_DATABASE_URL names (unset it for the SQLite store in the home; "
+        "docs/postgres.md says what works there)"
+    )
 
 
 def _anchor(db: Database) -> Anchor:
@@ -156,18 +172,39 @@ def _anchor(db: Database) -> Anchor:
     return anchor
 
 
-def open_context(settings: Settings) -> EngineContext:
-    """Open the store and make every part, in :data:`START_ORDER`."""
+def _open_store(settings: Settings) -> tuple[Database, VectorTables, Store, Repositories]:
+    """The store the settings name (a PostgreSQL URL, or the home's SQLite file), its
+    vector tables, its memories repository and the backend's repositories."""
+    if settings.database_url is not None:
+        if settings.extract_facts:
+            # The facts tables' SQL (engine/facts/) is SQLite's still: refused at open,
+            # naming the settings, rather than failing on the first write.
+            raise StoreError(
+                "facts and entities are not built on PostgreSQL yet: set "
+                "AIDE_MEMOIRE_EXTRACT_FACTS=false to use AIDE_MEMOIRE_DATABASE_URL "
+                "(docs/postgres.md says what works there)"
+            )
+        from .data.postgres import postgres_repositories  # the extra: only when asked
+        from .data.postgres.parts import PostgresStore, open_postgres
+
+        db, tables, store = open_postgres(settings)
+        assert isinstance(store, PostgresStore)
+        return db, tables, store, postgres_repositories(rows=store)
     db = Database(
         settings.db_path,
         driver=load_driver(settings.sqlite_driver),
         busy_timeout_ms=settings.busy_timeout_ms,
         max_page_count=settings.max_db_pages,
     )
+    tables = VectorTables(vec_available=db.vec_version is not None)
+    store = Store(tables)
+    return db, tables, store, sqlite_repositories(tables, rows=store)
+
+
+def open_context(settings: Settings) -> EngineContext:
+    """Open the store and make every part, in :data:`START_ORDER`."""
+    db, tables, store, repos = _open_store(settings)
     try:
-        tables = VectorTables(vec_available=db.vec_version is not None)
-        store = Store(tables)
-        repos = sqlite_repositories(tables, rows=store)
         embedder = Embedder(
             settings.embedding_model,
             batch_size=settings.embedding_batch_size,

@@ -22,7 +22,7 @@ from .fusion import KEYWORD_WEIGHTS, Candidates, RecallTuning, fuse, prefer_time
 from .migrations import FTS_COLUMNS
 from .models import Hit, MemoryRecord
 from .rerank import Reranker, floor_for
-from .store import RowFilter, Store, passing
+from .store import RowFilter, Store
 from .text import feedback_terms, fts_query, query_shape, query_terms
 from .vectors import VectorCache, VectorTables
 
@@ -184,7 +184,7 @@ class Recaller:
             rowids, scores, low, high = dense_all
             top = np.argpartition(-scores, min(depth, len(scores)) - 1)[:depth]
             picked = {int(rowids[i]): float(scores[i]) for i in top}
-            allowed = passing(conn, picked, request.where)
+            allowed = self.store.passing(conn, picked, request.where)
             picked = {r: s for r, s in picked.items() if r in allowed}
             if keyword:
                 # rowids come sorted: look the keyword rows up without a per-row dict.

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from . import domain
@@ -46,6 +46,13 @@ class Settings(BaseSettings):
         default=None,
         description="Force a SQLite driver; by default the first of sqlean, pysqlite3, "
         "sqlite3 that imports.",
+    )
+    database_url: SecretStr | None = Field(
+        default=None,
+        description="A PostgreSQL + pgvector store (postgresql://user@host:port/database) "
+        "instead of the SQLite file in the home, for a team sharing one memory; kept secret "
+        "in logs, reprs and errors (it may hold a password). Needs the postgres extra and "
+        "AIDE_MEMOIRE_EXTRACT_FACTS=false for now; docs/postgres.md says what works there.",
     )
     max_content_bytes: int = Field(
         default=domain.CONTENT_MAX_BYTES,

@@ -25,12 +25,16 @@ from ..models import MemoryRecord
 from .protocol import Connection
 from .rows import NewRow, RowFilter, StoredTurn
 
-__all__ = ["KeywordIndex", "MemoryLinks", "MemoryRows", "Repositories", "VectorIndex"]
+__all__ = [
+    "KeywordIndex", "MemoryLinks", "MemoryRows", "Repositories", "ReviewLookups", "VectorIndex",
+]
 
 
 @runtime_checkable
 class KeywordIndex(Protocol):
     """A keyword document per memory (keyed by its rowid), ranked search, term counts."""
+
+    ranking: str  # how search ranks, as ``status`` says it
 
     def add(self, tx: Connection, rowid: int, doc: FtsDoc) -> None:
         ...
@@ -64,6 +68,7 @@ class VectorIndex(Protocol):
     """Dense vectors per embedding space, partitioned by namespace, keyed by rowid."""
 
     vec_available: bool
+    engine: str  # what holds the vectors, as ``status`` names it
 
     @staticmethod
     def table_name(space: EmbeddingSpace) -> str:
@@ -159,6 +164,21 @@ class MemoryLinks(Protocol):
 
 
 @runtime_checkable
+class ReviewLookups(Protocol):
+    """Review-queue lookups that read inside an item's JSON evidence."""
+
+    @staticmethod
+    def has_item_for_fact(conn: Connection, kind: str, memory_id: str, fact_id: int) -> bool:
+        """Whether an item of ``kind`` about ``memory_id`` names ``fact_id`` as kept."""
+        ...
+
+    @staticmethod
+    def has_open_proposal(conn: Connection, namespace: str, kind: str, key: str) -> bool:
+        """Whether a pending or rejected item of ``kind`` carries evidence ``key``."""
+        ...
+
+
+@runtime_checkable
 class MemoryRows(Protocol):
     """The memories table: rows, status and validity, listing, filters and counts. It
     reaches the keyword and vector indexes so that a row and its indexes change in one
@@ -226,6 +246,10 @@ class MemoryRows(Protocol):
 
     def rowids(self, conn: Connection, where: RowFilter, limit: int) -> builtins.list[int]:
         """Rowids passing ``where``, oldest first, at most ``limit``."""
+        ...
+
+    def passing(self, conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
+        """Those of ``rowids`` that pass ``where`` (dense candidates, filtered)."""
         ...
 
     def summaries_citing(
@@ -435,3 +459,4 @@ class Repositories:
     keywords: KeywordIndex
     vectors: VectorIndex
     links: MemoryLinks
+    review: ReviewLookups

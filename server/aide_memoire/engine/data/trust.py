@@ -189,7 +189,8 @@ class Findings:
         """(category, rule, start, end, confidence, field) per finding."""
         if rows:
             tx.executemany(
-                "INSERT INTO memory_findings (memory_id, category, rule, start, end, "
+                # "end" quoted: a reserved word in PostgreSQL, a plain name to SQLite.
+                'INSERT INTO memory_findings (memory_id, category, rule, start, "end", '
                 "confidence, field) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(memory_id, *row) for row in rows],
             )
@@ -220,7 +221,11 @@ class SizeStats:
     def add(tx: Connection, namespace: str, log_length: float) -> None:
         tx.execute(
             "INSERT INTO namespace_sizes (namespace, count, sum_log, sum_log_sq) "
-            "VALUES (?, 1, ?, ?) ON CONFLICT (namespace) DO UPDATE SET count = count + 1, "
-            "sum_log = sum_log + excluded.sum_log, sum_log_sq = sum_log_sq + excluded.sum_log_sq",
+            # Qualified: in PostgreSQL a bare name in DO UPDATE is ambiguous (SQLite
+            # accepts both).
+            "VALUES (?, 1, ?, ?) ON CONFLICT (namespace) DO UPDATE SET "
+            "count = namespace_sizes.count + 1, "
+            "sum_log = namespace_sizes.sum_log + excluded.sum_log, "
+            "sum_log_sq = namespace_sizes.sum_log_sq + excluded.sum_log_sq",
             (namespace, log_length, log_length * log_length),
         )

@@ -22,7 +22,6 @@ from ...logs import get_logger
 from .. import clock
 from .. import validate as v
 from ..data.sqlite.links import SqliteLinks
-from ..data.sqlite.review import has_open_proposal
 from ..data.trust import ReviewQueue
 from ..errors import InvalidInput, NotFound
 from ..trust import audit, review
@@ -166,7 +165,8 @@ def plan(ctx: EngineContext, namespace: str, *,
         budget = ctx.settings.maintenance_max_proposals
         for action in judged:
             # A person said no, or will say: a proposal pending or rejected stays so.
-            if has_open_proposal(conn, namespace, action.kind, action.evidence["key"]):
+            if ctx.repos.review.has_open_proposal(conn, namespace, action.kind,
+                                                  action.evidence["key"]):
                 action.state = "skipped"
             elif budget <= 0:
                 continue

@@ -31,6 +31,7 @@ class CodeService:
         """The code index over this store (loaded on first use: it needs the code extra)."""
         with self._lock:
             if self._index is None:
+                self.ctx.require_sqlite("the code index")
                 parts.require("code")  # a clear error naming the extra, not ModuleNotFoundError
                 from ..code.index import CodeIndex
 

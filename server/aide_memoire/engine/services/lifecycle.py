@@ -100,7 +100,9 @@ class LifecycleService:
                 raise NotFound(f"no memory {memory_id!r} in namespace {namespace!r}")
             tx.execute(
                 f"INSERT INTO memory_feedback (memory_id, {column}, last_at) VALUES (?, 1, ?) "
-                f"ON CONFLICT (memory_id) DO UPDATE SET {column} = {column} + 1, last_at = ?",
+                # Qualified: a bare name in DO UPDATE is ambiguous to PostgreSQL.
+                f"ON CONFLICT (memory_id) DO UPDATE SET {column} = memory_feedback.{column} + 1, "
+                "last_at = ?",
                 (memory_id, stamp, stamp),
             )
             h, u, w = tx.execute(

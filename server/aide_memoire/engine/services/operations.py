@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..._version import __version__
 from .. import validate as v
+from ..context import sqlite_only
 from ..driver import load_driver
 from ..models import Stage, Status
 from ..ops import doctor as ops_doctor
@@ -49,7 +50,7 @@ class OperationsService:
         conn = self.db.conn()
         counts = self.store.namespace_counts(conn)
         stages = [
-            Stage(name="keyword", live=True, detail="FTS5 BM25 over every row of the namespace"),
+            Stage(name="keyword", live=True, detail=self.ctx.repos.keywords.ranking),
             self.recall.dense_stage(),
             self.recall.rerank_stage(),
             self.facts.facts_stage(),
@@ -71,6 +72,7 @@ class OperationsService:
 
     def snapshot(self) -> SnapshotInfo:
         """A consistent copy of the store in ``<home>/snapshots``, safe while others write."""
+        self.ctx.require_sqlite("snapshot")
         return ops_snapshot.create(self.db, self.settings.home, actor=self.actor)
 
     def snapshots(self) -> list[SnapshotInfo]:
@@ -79,6 +81,7 @@ class OperationsService:
 
     def snapshot_rotate(self, keep: int = ops_snapshot.DEFAULT_KEEP) -> list[str]:
         """Delete all but the ``keep`` newest snapshots; returns the names deleted."""
+        self.ctx.require_sqlite("snapshot rotation")
         return ops_snapshot.rotate(self.db, self.settings.home, keep=keep, actor=self.actor)
 
     @staticmethod
@@ -92,6 +95,8 @@ class OperationsService:
         while another process (or an open ``Memory``) has the store open.
         """
         settings = settings or Settings.from_env(home=Path(home) if home is not None else None)
+        if settings.database_url is not None:
+            raise sqlite_only("restore")
         return ops_snapshot.restore(
             settings.home, snapshot, load_driver(settings.sqlite_driver), actor=actor
         )
@@ -99,6 +104,7 @@ class OperationsService:
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         """Check the store, its indexes, model, permissions and audit chain; optionally
         rebuild what is derived from the rows (keyword index, vectors, permissions)."""
+        self.ctx.require_sqlite("doctor")
         checks = ops_doctor.Checks(
             self.db, self.store, self.vector_tables, self.embedder, self.settings.home
         )

@@ -99,11 +99,12 @@ class RecallService:
             return Stage(
                 name="dense",
                 live=True,
-                detail=f"model {self.embedder.spec} ({state}); sqlite-vec {self.db.vec_version}",
+                detail=f"model {self.embedder.spec} ({state}); "
+                f"{self.ctx.tables.engine} {self.db.vec_version}",
             )
         return Stage(
             name="dense",
             live=True,
             detail=f"model {space.model} ({space.dim}-d, loaded, {self.embedder.runtime}); "
-            f"sqlite-vec {self.db.vec_version}",
+            f"{self.ctx.tables.engine} {self.db.vec_version}",
         )

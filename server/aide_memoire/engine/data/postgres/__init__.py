@@ -3,8 +3,9 @@
 Needs the ``postgres`` extra (psycopg 3). What exists: :class:`PostgresDatabase`
 (connections, transactions, migrations), the connection adapter the engine's
 ``Connection`` protocol describes, keyword search on full-text search, dense search on
-pgvector HNSW, and namespaces restricted to database roles. Not wired into ``Memory``
-yet: the repositories of engine/data/ are the next step (docs/postgres.md).
+pgvector HNSW, namespaces restricted to database roles, and the repositories of
+engine/data/repositories.py over them (:func:`postgres_repositories`). Not wired into
+``Memory`` yet (docs/postgres.md says what is missing).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ if importlib.util.find_spec("psycopg") is None:
         extra="postgres",
     )
 
+from .bundle import postgres_repositories
 from .connection import PgConnection, PgCursor
 from .database import PostgresDatabase
 from .keyword import index_document, keyword_search, unindex
@@ -34,6 +36,7 @@ from .vectors import delete_vectors, ensure_space, insert_vectors, knn
 
 __all__ = [
     "PgConnection", "PgCursor", "PostgresDatabase", "PurgeReport", "delete_vectors", "ensure_space",
-    "grant_store_access", "index_document", "insert_vectors", "keyword_search", "knn", "purge",
+    "grant_store_access", "index_document", "insert_vectors", "keyword_search", "knn",
+    "postgres_repositories", "purge",
     "restrict_namespace", "restricted_namespaces", "unindex", "unrestrict_namespace",
 ]

@@ -18,12 +18,18 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import psycopg
+from psycopg.abc import Buffer
+from psycopg.adapt import Loader
+from psycopg.types import TypeInfo
 
 from ..protocol import Connection, Dialect, Params
 from .errors import translate as translate_error
 
-__all__ = ["IDENTITY_KEYS", "PgConnection", "PgCursor", "translate"]
+__all__ = [
+    "IDENTITY_KEYS", "PgConnection", "PgCursor", "VectorLoader", "register_vector", "translate",
+]
 
 # Tables whose key PostgreSQL generates (SQLite's INTEGER PRIMARY KEY), by key column.
 IDENTITY_KEYS: dict[str, str] = {"memories": "rowid", "entities": "id", "facts": "id"}
@@ -106,6 +112,25 @@ def with_returning(sql: str) -> tuple[str, bool]:
     if key is None:
         return sql, False
     return f"{sql.rstrip().rstrip(';')} RETURNING {key}", True
+
+
+class VectorLoader(Loader):
+    """pgvector's ``vector`` read as float32 bytes: what sqlite-vec hands back, so code
+    reading vectors (the mirror, de-duplication) reads both backends alike."""
+
+    def load(self, data: Buffer) -> bytes:
+        text = bytes(data).decode("ascii").strip("[]")
+        return np.array(text.split(",") if text else [], dtype=np.float32).tobytes()
+
+
+def register_vector(raw: psycopg.Connection[Any]) -> bool:
+    """Read ``vector`` columns as bytes on this connection; False while the database
+    has no pgvector yet (a new store, before its schema step 2)."""
+    info = TypeInfo.fetch(raw, "vector")
+    if info is None:
+        return False
+    raw.adapters.register_loader(info.oid, VectorLoader)
+    return True
 
 
 class PgCursor:

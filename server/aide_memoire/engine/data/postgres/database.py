@@ -41,7 +41,7 @@ from psycopg.conninfo import conninfo_to_dict
 from ....logs import get_logger
 from ...errors import InvalidInput, StoreBusy, StoreError
 from ..protocol import Dialect
-from .connection import PgConnection
+from .connection import PgConnection, register_vector
 from .errors import is_retryable, translate
 from .migrations import migrate
 
@@ -105,6 +105,7 @@ class PostgresDatabase:
             # each statement sees what that process committed.
             with self._transaction("BEGIN ISOLATION LEVEL READ COMMITTED") as tx:
                 self.applied = migrate(tx, schema)
+            register_vector(self.conn().raw)  # the migration may have loaded pgvector
         except BaseException:
             self.close()
             raise
@@ -124,6 +125,11 @@ class PostgresDatabase:
                 f"-c lock_timeout={int(self.lock_timeout_ms)}",
             )
         except psycopg.Error as exc:
+            raise translate(exc, self.where) from None
+        try:
+            register_vector(raw)
+        except psycopg.Error as exc:
+            raw.close()
             raise translate(exc, self.where) from None
         return PgConnection(raw, self.where)
 

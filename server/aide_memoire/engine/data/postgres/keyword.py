@@ -27,7 +27,7 @@ from ..protocol import Connection
 
 __all__ = [
     "COLUMN_CLASSES", "RANK_WEIGHTS", "TS_CONFIG", "fold", "index_document", "keyword_search",
-    "unindex",
+    "ranked_search", "unindex",
 ]
 
 TS_CONFIG = "memory_text"  # made by schema step 1: English stemming, no stop words
@@ -90,11 +90,35 @@ def keyword_search(
     the configuration reduces to nothing is dropped. Scores are comparable within one
     search only, as SQLite's bm25.
     """
-    words = [fold(term) for term in terms if term and term.strip()]
+    return ranked_search(
+        conn, [[t] for t in terms], namespaces, "m.status = ANY(?)", [list(statuses)],
+        limit=limit,
+    )
+
+
+def ranked_search(
+    conn: Connection,
+    alternatives: Sequence[Sequence[str]],
+    namespaces: Sequence[str],
+    clause: str,
+    params: Sequence[object],
+    *,
+    limit: int | None = None,
+) -> list[tuple[int, float]]:
+    """(rowid, score) of the memories (alias ``m``, passing ``clause``) that hold every
+    word of at least one of ``alternatives`` (an OR of ANDs), best first.
+
+    The score sums, over every query word, its inverse document frequency in
+    ``namespaces`` times its ``ts_rank`` in the document (see the module's docstring).
+    """
+    groups = [[fold(t) for t in group if t and t.strip()] for group in alternatives]
+    groups = [g for g in groups if g]
+    words = list(dict.fromkeys(w for g in groups for w in g))
     if not words or not namespaces:
         return []
     spaces = list(namespaces)
-    any_of = " || ".join(f"plainto_tsquery('{TS_CONFIG}', ?)" for _ in words)
+    plain = f"plainto_tsquery('{TS_CONFIG}', ?)"
+    parts = ["(" + " && ".join(plain for _ in g) + ")" for g in groups]
     sql = f"""
 WITH q AS (
     SELECT plainto_tsquery('{TS_CONFIG}', t.word) AS query
@@ -111,10 +135,11 @@ WITH q AS (
 SELECT f.rowid,
        (SELECT sum(idf.w * ts_rank(?::float4[], f.document, idf.query, 1)) FROM idf) AS score
 FROM memory_fts f JOIN memories m ON m.rowid = f.rowid
-WHERE f.namespace = ANY(?) AND f.document @@ ({any_of}) AND m.status = ANY(?)
+WHERE f.namespace = ANY(?) AND f.document @@ ({" || ".join(parts)}) AND {clause}
 ORDER BY score DESC, f.rowid"""
-    params: list[object] = [words, spaces, spaces, RANK_WEIGHTS, spaces, *words, list(statuses)]
+    args: list[object] = [words, spaces, spaces, RANK_WEIGHTS, spaces,
+                          *(w for g in groups for w in g), *params]
     if limit is not None:
         sql += " LIMIT ?"
-        params.append(int(limit))
-    return [(int(r), float(s)) for r, s in conn.execute(sql, params)]
+        args.append(int(limit))
+    return [(int(r), float(s)) for r, s in conn.execute(sql, args)]

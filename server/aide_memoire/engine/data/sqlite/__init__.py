@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..repositories import Repositories
 from .links import SqliteLinks
 from .memories import SqliteMemoryRows
+from .review import SqliteReviewLookups
 from .vectors import SqliteVectorIndex
 
 __all__ = ["sqlite_repositories"]
@@ -20,5 +21,5 @@ def sqlite_repositories(
     rows = rows or SqliteMemoryRows(vectors)
     return Repositories(
         dialect="sqlite", rows=rows, keywords=rows.keywords, vectors=vectors,
-        links=SqliteLinks(),
+        links=SqliteLinks(), review=SqliteReviewLookups(),
     )

@@ -7,7 +7,7 @@ from typing import Any
 from ... import clock
 from ..filter import RowFilter
 
-__all__ = ["where_sql"]
+__all__ = ["portable_clauses", "where_sql"]
 
 
 def _marks(values: object) -> str:
@@ -29,6 +29,15 @@ def where_sql(where: RowFilter, alias: str = "m") -> tuple[str, list[Any]]:
             f"WHERE json_each.value IN ({_marks(where.tags)}))"
         )
         params.extend(where.tags)
+    more, values = portable_clauses(where, a)
+    return " AND ".join([*clauses, *more]), [*params, *values]
+
+
+def portable_clauses(where: RowFilter, a: str) -> tuple[list[str], list[Any]]:
+    """The importance and time clauses, SQL every backend runs as written (the
+    PostgreSQL renderer, data/postgres/filters.py, shares them)."""
+    clauses: list[str] = []
+    params: list[Any] = []
     if where.min_importance is not None:
         clauses.append(f"{a}.importance >= ?")
         params.append(where.min_importance)
@@ -46,4 +55,4 @@ def where_sql(where: RowFilter, alias: str = "m") -> tuple[str, list[Any]]:
     if where.until is not None:
         clauses.append(f"{when} <= ?")
         params.append(clock.format_time(where.until))
-    return " AND ".join(clauses), params
+    return clauses, params

@@ -21,6 +21,8 @@ __all__ = ["SqliteKeywordIndex"]
 class SqliteKeywordIndex:
     """FTS5 documents, MATCH queries ranked by bm25(), document counts."""
 
+    ranking = "FTS5 BM25 over every row of the namespace"
+
     def add(self, tx: Connection, rowid: int, doc: FtsDoc) -> None:
         tx.execute(
             "INSERT INTO memory_fts (rowid, content, speaker, context, after, window, tags, dates)"

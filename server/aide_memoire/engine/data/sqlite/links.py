@@ -1,7 +1,8 @@
 """Links between memories (``memory_links``) and a memory's entity mentions, on SQLite.
 
-``INSERT OR IGNORE`` and ``json_each`` are SQLite's; a second backend writes the same
-operations in its own SQL (``ON CONFLICT DO NOTHING``, ``= ANY(...)``).
+The link statements are portable (``ON CONFLICT DO NOTHING``: SQLite 3.24+ and
+PostgreSQL), so the PostgreSQL backend uses this class as it is; ``drop_mentions``'s
+``json_each`` is SQLite's.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ class SqliteLinks:
     ) -> None:
         """(source id, target id, kind, score, namespace, created_at); a repeat is ignored."""
         tx.execute(
-            "INSERT OR IGNORE INTO memory_links (source_id, target_id, kind, score, namespace, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO memory_links (source_id, target_id, kind, score, namespace, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             values,
         )
 

@@ -64,6 +64,9 @@ class SqliteMemoryRows(MemoryQueries):
     """The ``memories`` table and, through the keyword and vector indexes, the indexes
     that change with a row. Knows nothing of validation policy or ranking."""
 
+    # The RowFilter renderer (a second backend's subclass swaps in its own).
+    render = staticmethod(where_sql)
+
     def __init__(
         self, vectors: SqliteVectorIndex | None = None, keywords: SqliteKeywordIndex | None = None
     ) -> None:
@@ -136,6 +139,10 @@ class SqliteMemoryRows(MemoryQueries):
         else:
             self._index(tx, rowid, fts_document(indexed(record)))
         return True
+
+    def passing(self, conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
+        """The rowids among ``rowids`` that pass ``where`` (see :func:`passing`)."""
+        return passing(conn, rowids, where)
 
     def _index(self, tx: Connection, rowid: int, doc: FtsDoc) -> None:
         self.keywords.add(tx, rowid, doc)
@@ -240,7 +247,7 @@ class SqliteMemoryRows(MemoryQueries):
 
     def rowids(self, conn: Connection, where: RowFilter, limit: int) -> builtins.list[int]:
         """Rowids passing ``where``, oldest first, at most ``limit``."""
-        clause, params = where_sql(where, "m")
+        clause, params = self.render(where, "m")
         return [
             int(r[0])
             for r in conn.execute(
@@ -361,7 +368,7 @@ class SqliteMemoryRows(MemoryQueries):
             self.index_turns(tx, str(namespace), str(session_id), [int(position)])
 
     def list(self, conn: Connection, where: RowFilter, limit: int) -> list[MemoryRecord]:
-        clause, params = where_sql(where, "m")
+        clause, params = self.render(where, "m")
         rows = conn.execute(
             f"SELECT {', '.join('m.' + c for c in COLUMNS)} FROM memories m WHERE {clause} "
             "ORDER BY COALESCE(m.observed_at, m.created_at) DESC, m.rowid DESC LIMIT ?",

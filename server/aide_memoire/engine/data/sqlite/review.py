@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..protocol import Connection
 
-__all__ = ["has_item_for_fact", "has_open_proposal"]
+__all__ = ["SqliteReviewLookups", "has_item_for_fact", "has_open_proposal"]
 
 
 def has_item_for_fact(conn: Connection, kind: str, memory_id: str, fact_id: int) -> bool:
@@ -26,3 +26,15 @@ def has_open_proposal(conn: Connection, namespace: str, kind: str, key: str) -> 
         "('pending', 'rejected') AND json_extract(evidence, '$.key') = ? LIMIT 1",
         (namespace, kind, key),
     ).fetchone() is not None
+
+
+class SqliteReviewLookups:
+    """The two lookups as the bundle's ``review`` repository."""
+
+    @staticmethod
+    def has_item_for_fact(conn: Connection, kind: str, memory_id: str, fact_id: int) -> bool:
+        return has_item_for_fact(conn, kind, memory_id, fact_id)
+
+    @staticmethod
+    def has_open_proposal(conn: Connection, namespace: str, kind: str, key: str) -> bool:
+        return has_open_proposal(conn, namespace, kind, key)

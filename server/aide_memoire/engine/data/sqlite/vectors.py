@@ -45,6 +45,8 @@ class SqliteVectorIndex:
     """The vec0 tables (one per embedding space) and their bookkeeping
     (``vector_spaces``, ``vector_state``)."""
 
+    engine = "sqlite-vec"
+
     def __init__(self, vec_available: bool) -> None:
         self.vec_available = vec_available
 

@@ -1,0 +1,58 @@
+"""8 processes writing and recalling through ``Memory`` against one PostgreSQL store:
+no write lost, no error, the audit chain whole (issue #19)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aide_memoire.engine.data.postgres import PostgresDatabase
+
+from .conftest import open_memory
+
+pytestmark = pytest.mark.slow
+
+_WRITER = Path(__file__).with_name("memory_writer.py")
+PROCESSES, WRITES = 8, 25
+
+
+def test_eight_memory_processes_lose_nothing(pg_url: str, tmp_path: Path) -> None:
+    PostgresDatabase(pg_url).close()  # the schema made once; the processes race on rows
+    workers = [
+        subprocess.Popen(
+            [sys.executable, str(_WRITER), pg_url, str(tmp_path / f"home{n}"), str(n),
+             str(WRITES)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+        )
+        for n in range(PROCESSES)
+    ]
+    reports = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=600)
+        assert worker.returncode == 0, err
+        assert "Traceback" not in err and "error" not in err.lower(), err
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    # Each process recalled every note it had just written.
+    assert [r["found"] for r in reports] == [WRITES] * PROCESSES
+    written = {i for r in reports for i in r["ids"]}
+    assert len(written) == PROCESSES * WRITES
+    # They wrote at the same time (else this proves nothing about concurrency).
+    assert max(r["first"] for r in reports) < min(r["last"] for r in reports)
+    mem = open_memory("postgres", tmp_path / "reader", pg_url, embedding_model="none",
+                      extract_facts=False)
+    try:
+        stored = mem.search(namespace="project:shared", limit=1000)
+        assert {r.id for r in stored} == written
+        for n in range(PROCESSES):
+            assert len(mem.search(namespace="project:shared", tags=[f"w{n}"], limit=100)) \
+                == WRITES
+        assert mem.status().memories == PROCESSES * WRITES
+        report = mem.audit_verify()
+        assert report.intact and report.events >= PROCESSES * WRITES, report
+    finally:
+        mem.close()
