@@ -10,8 +10,8 @@ import pytest
 from aide_memoire import Memory
 
 # The fast tier (`make test-fast`, `pytest -m "not slow"`) leaves out what spawns real
-# clients and servers, loads models other than through the shared keyword-only stores,
-# or runs load and crash scenarios. `make test` still runs everything.
+# clients and servers (PostgreSQL included), loads models other than through the shared
+# keyword-only stores, or runs load and crash scenarios. `make test` still runs everything.
 SLOW_MODULES = {
     "code/test_dense.py", "code/test_real_code.py",
     "engine/test_concurrency.py", "engine/test_lifecycle_of_memory.py",
@@ -37,6 +37,7 @@ SLOW_TESTS = {
     # Stores opened with the real model (tests/engine/test_store_size.py):
     "test_one_memory_with_its_vector_is_under_200_kb",
     "test_each_new_namespace_costs_kilobytes_not_megabytes",
+    "test_recall_with_the_model",  # tests/postgres: the real model on each backend
 }
 # Module fixtures elsewhere that open a store with the real model.
 DENSE_FIXTURES = {"scattered", "hybrid"}
@@ -70,7 +71,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         # Parametrised stores named "hybrid" (tests/facts) are the real model's.
         params = getattr(getattr(item, "callspec", None), "params", {})
         hybrid = any(isinstance(value, str) and value == "hybrid" for value in params.values())
-        if module in SLOW_MODULES or item.originalname in SLOW_TESTS or dense or hybrid:
+        # A real PostgreSQL server (tests/postgres), its own process: the tests that use it
+        # directly or run on the "postgres" side of a backend parameter. Their SQLite side
+        # stays in the fast tier.
+        postgres = "pg_server" in getattr(item, "fixturenames", ()) or any(
+            isinstance(value, str) and value == "postgres" for value in params.values())
+        if (module in SLOW_MODULES or item.originalname in SLOW_TESTS or dense or hybrid
+                or postgres):
             item.add_marker(pytest.mark.slow)
 
 
