@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, ParamSpec, TypeVar
 import anyio
 import anyio.to_thread
 
+from .domain import IMPORTANCE_DEFAULT
 from .memory import Memory
 from .ops import reembed as ops_reembed
 from .ops import snapshot as ops_snapshot
@@ -115,7 +116,7 @@ class AsyncMemory:
         namespace: str = "default",
         kind: str = "note",
         tags: Iterable[str] | str = (),
-        importance: float = 0.5,
+        importance: float = IMPORTANCE_DEFAULT,
         metadata: Mapping[str, Any] | None = None,
         observed_at: datetime | str | None = None,
         source: str | None = None,

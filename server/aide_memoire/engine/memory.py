@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .context import EngineContext, open_context
+from .domain import IMPORTANCE_DEFAULT
 from .ops import reembed as ops_reembed
 from .ops import snapshot as ops_snapshot
 from .pipeline import SecretsPolicy, WriteResult
@@ -154,7 +155,7 @@ class Memory:
         namespace: str = "default",
         kind: str = "note",
         tags: Iterable[str] | str = (),
-        importance: float = 0.5,
+        importance: float = IMPORTANCE_DEFAULT,
         metadata: Mapping[str, Any] | None = None,
         observed_at: datetime | str | None = None,
         source: str | None = None,

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .domain import MemoryKind, MemoryStatus
+from .domain import IMPORTANCE_DEFAULT, MemoryKind, MemoryStatus
 
 __all__ = [
     "Hit",
@@ -31,7 +31,7 @@ class MemoryRecord(BaseModel):
     kind: MemoryKind
     content: str
     tags: list[str] = Field(default_factory=list)
-    importance: float = 0.5
+    importance: float = IMPORTANCE_DEFAULT
     source: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .. import clock
+from .. import clock, domain
 from ..compose import IndexedTurn
 from ..errors import StoreError
 from ..models import MemoryRecord
@@ -57,7 +57,7 @@ class NewRow:
     kind: str
     content: str
     tags: list[str] = field(default_factory=list)
-    importance: float = 0.5
+    importance: float = domain.IMPORTANCE_DEFAULT
     source: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     observed_at: datetime | None = None

@@ -14,6 +14,7 @@ from ...logs import get_logger
 from .. import clock
 from .. import validate as v
 from ..conversation import Turn, plan_turns
+from ..domain import IMPORTANCE_DEFAULT
 from ..errors import InvalidInput, NotFound
 from ..facts.supersede import supersede_memory
 from ..models import MemoryRecord
@@ -72,7 +73,7 @@ class RecordsService:
         namespace: str = "default",
         kind: str = "note",
         tags: Iterable[str] | str = (),
-        importance: float = 0.5,
+        importance: float = IMPORTANCE_DEFAULT,
         metadata: Mapping[str, Any] | None = None,
         observed_at: datetime | str | None = None,
         source: str | None = None,
