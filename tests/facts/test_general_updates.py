@@ -250,3 +250,31 @@ def test_one_more_said_with_a_closing_too_is_not_an_update(keyword: Memory) -> N
     keyword.store("We now run a second cluster in Ohio too.", namespace="n", observed_at=NEW_AT)
     assert keyword.get(old, namespace="n").superseded_by is None
     assert keyword.review_queue("n", kind="fact_update") == []
+
+
+def test_still_about_something_else_does_not_block_the_change(keyword: Memory) -> None:
+    """'still' keeps what its own clause says; the change stated beside it goes through."""
+    old = keyword.store("Kai lives in Leeds.", namespace="n", observed_at=OLD_AT)
+    new = keyword.store("Kai still plays football on Sundays, but he lives in York now.",
+                        namespace="n", observed_at=NEW_AT)
+    assert keyword.get(old, namespace="n").superseded_by == new
+    assert keyword.recall("Where does Kai live?", namespace="n")[0].id == new
+
+
+def test_still_restating_the_older_beside_a_change_word_is_not_an_update(
+    keyword: Memory,
+) -> None:
+    old = keyword.store("Our CI runs on GitLab CI.", namespace="n", observed_at=OLD_AT)
+    keyword.store("Our CI still runs on GitLab CI; only the runners moved to a new rack.",
+                  namespace="n", observed_at=NEW_AT)
+    assert keyword.get(old, namespace="n").superseded_by is None
+    assert keyword.review_queue("n", kind="fact_update") == []
+
+
+def test_a_closing_too_about_another_item_does_not_block_the_change(keyword: Memory) -> None:
+    old = keyword.store("The newsletter is sent with Mailchimp.", namespace="n",
+                        observed_at=OLD_AT)
+    new = keyword.store(
+        "The newsletter goes out through Buttondown now, and the podcast feed moved there too.",
+        namespace="n", observed_at=NEW_AT)
+    assert keyword.get(old, namespace="n").superseded_by == new

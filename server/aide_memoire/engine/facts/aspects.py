@@ -19,6 +19,7 @@ from functools import cached_property, lru_cache
 
 from ..text import STOP_WORDS, tokens
 from .entities import Mention
+from .scope import ADDS, CONTINUES, EXTENDS, Marked, marked, reaches
 
 __all__ = ["Signature", "bounded_signature", "pair_features", "signature", "stem"]
 
@@ -59,20 +60,6 @@ _MONTH = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*")
 _MONTH_AFTER = re.compile(r"^\s+" + _MONTH + r"\b", re.I)
 _MONTH_BEFORE = re.compile(r"\b" + _MONTH + r"\s+$", re.I)
 _BEFORE = re.compile(r"([^\W\d_][\w'’]*)\s+$")
-_ADDS = re.compile(r"\b(?:also|too|as well|additionally|another|in addition)\b", re.I)
-# The same without "too" inside a clause, as often "too slow" (a reason to change) as
-# additive; "too" closing a clause ("a second cluster in Ohio too.") adds.
-_EXTENDS = re.compile(
-    r"\b(?:also|as well|additionally|another|in addition)\b|\btoo\b(?=\s*(?:[.,;:!)]|$))",
-    re.I,
-)
-# Words that say a value holds on ("still", "as before", "stayed"): the newer restates
-# the older, whatever else differs in the wording.
-_CONTINUES = re.compile(
-    r"\b(?:still|remains?|remained|stayed|stays|as before|as usual|as always|unchanged|"
-    r"continues to|continued to|same as (?:before|ever))\b",
-    re.I,
-)
 _VOCATIVE = re.compile(
     r"(?:^|(?<=[,!.?]\s)|\b(?i:hey|hi|hello|thanks|thank you|wow|congrats|sorry|dear|yes|"
     r"oh|ok|okay|great|cool|awesome|nice|morning|evening|woohoo)\s*,?\s*)"
@@ -113,9 +100,12 @@ class Signature:
     cues: frozenset[str]  # the change words and phrases it says
     subject: str | None  # "we", or the speaker/"user" for first-person text
     head: frozenset[str]  # the first content words: where a sentence names its topic
-    adds: float  # 1.0 when it says it adds to what was ("also", "as well", "too")
-    extends: bool  # it says so unambiguously ("also", "as well", "another"; not "too")
-    continues: bool  # it says a value holds on ("still", "as before", "stayed")
+    # Where it says it adds to what was ("also", "as well", "too"), says so unambiguously
+    # ("also", "another", a clause-closing "too"), or says a value holds on ("still",
+    # "as before"): the clauses each marker sits in (scope.py), None when not said.
+    adds: Marked | None
+    extends: Marked | None
+    continues: Marked | None
     text: str  # the statements compared (questions and names said to someone left out)
 
     # Read only when a pair is compared, which most memories never are: computed then.
@@ -197,12 +187,17 @@ def bounded_signature(
     elif lowered & {"we", "our", "us"}:
         subject = "we"
     head = frozenset(_head(text, stems))
-    adds = 1.0 if _ADDS.search(text) else 0.0
     found = Signature(
-        names, name_words, frozenset(values), aspect, cue, cues, subject, head, adds,
-        bool(_EXTENDS.search(text)), bool(_CONTINUES.search(text)), text,
+        names, name_words, frozenset(values), aspect, cue, cues, subject, head,
+        marked(text, ADDS, stem=stem, has_cue=_has_cue),
+        marked(text, EXTENDS, stem=stem, has_cue=_has_cue),
+        marked(text, CONTINUES, stem=stem, has_cue=_has_cue), text,
     )
     return None if limit is not None and found.size() > limit else found
+
+
+def _has_cue(clause: str) -> bool:
+    return bool(_PHRASES.search(clause)) or any(w in CUES for w in tokens(clause))
 
 
 def _head(text: str, stems: list[str]) -> list[str]:
@@ -360,6 +355,11 @@ def pair_features(old: Signature, new: Signature, dense: float | None) -> Featur
     series = 1.0 if (old.labels - new_all) and new_labels and not names_old else 0.0
     if series and cue >= 1.0 and new_labels <= new.dates:
         series = 0.0  # a date can be moved ("the launch got pushed to 3 October")
-    return Features(subject, aspect, differs, names_old, cue, new.adds, rivals, series,
-                    1.0 if new.extends and not names_old else 0.0,
-                    1.0 if new.continues and not names_old else 0.0, dense)
+    # A marker speaks about the older when its clause is the whole statement or restates
+    # the older ("Cormac still cycles everywhere, but he left Guinness" keeps the
+    # cycling, not the job).
+    adds = 1.0 if reaches(new.adds, old_all) else 0.0
+    extends = reaches(new.extends, old_all) and not names_old
+    continues = reaches(new.continues, old_all) and not names_old
+    return Features(subject, aspect, differs, names_old, cue, adds, rivals, series,
+                    1.0 if extends else 0.0, 1.0 if continues else 0.0, dense)
