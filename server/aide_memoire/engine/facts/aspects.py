@@ -65,6 +65,9 @@ _VOCATIVE = re.compile(
     r"oh|ok|okay|great|cool|awesome|nice|morning|evening|woohoo)\s*,?\s*)"
     r"([A-Z][\w'’-]+)(?=\s*[!,.?])",
 )
+# "a new X", "got new X": the word called new.
+_INTRODUCED = re.compile(r"\bnew(?:ly)?\s+([^\W\d_][\w'’-]*)", re.I)
+_ACQUIRE = frozenset(["new", "newly", "got"])
 _LEAD = re.compile(_NUMBER.pattern + r"|[^\W\d_][\w'’-]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
@@ -113,6 +116,11 @@ class Signature:
     def lead(self) -> frozenset[str]:
         """Values among the first content tokens: who or what it is about."""
         return frozenset(_lead(self.text, self.values))
+
+    @cached_property
+    def introduced(self) -> frozenset[str]:
+        """What it calls new ("got a new boiler", "to a new bucket"): the word after."""
+        return frozenset(stem(m.group(1).casefold()) for m in _INTRODUCED.finditer(self.text))
 
     @cached_property
     def _labelled(self) -> tuple[frozenset[str], frozenset[str]]:
@@ -308,9 +316,13 @@ def pair_features(old: Signature, new: Signature, dense: float | None) -> Featur
     old_all, new_all = old.aspect | old.values, new.aspect | new.values
     shared = old_all & new_all
     shared_names = shared & (old.values | new.values)
-    if shared_names & (old.head | new.head):
+    # One side opens with a name the other never says ("Ravi signed up for the marathon
+    # in Berlin" / "The Berlin office closes at 7pm"): a name shared elsewhere, or a
+    # common word both open with ("jobs"), is then no sign of one subject.
+    foreign = bool(new.lead - old_all or old.lead - new_all)
+    if shared_names & (old.head & new.head if foreign else old.head | new.head):
         subject = 1.0  # a shared name where a sentence names its topic
-    elif old.head & new.head:
+    elif old.head & new.head and not foreign:
         subject = 0.75
     elif shared_names:
         subject = 0.6  # a shared name elsewhere: the subject, or the old value
@@ -339,7 +351,8 @@ def pair_features(old: Signature, new: Signature, dense: float | None) -> Featur
         differs = 0.0
     # The newer names an old value ("from CircleCI", "left Maersk"): a shared name that
     # is not where both sentences name their topic (that one is the subject).
-    named = shared & old.values - (old.head & new.head)
+    # The older's own topic is not its value when the newer is about another subject.
+    named = shared & old.values - (old.head & new.head) - (old.lead if foreign else set())
     names_old = 1.0 if new.cue and new_only and named and not new.cues <= old.cues else 0.0
     # Different values where both sentences name their topic ("Error XJ-4471 means ...",
     # "Error QP-9902 means ..."): two things described alike, not one thing changed.
@@ -351,6 +364,10 @@ def pair_features(old: Signature, new: Signature, dense: float | None) -> Featur
     # A change word both say belongs to their shared frame ("Build 88 passed" / "Build 89
     # passed"), so it is no evidence that the newer changed anything.
     cue = 0.0 if new.cues and new.cues <= old.cues else new.cue
+    if cue == 0.5 and new.introduced and not new.introduced & old_all:
+        # "got a new boiler", "uses the new bank template": "new" calls another thing
+        # new, not the older's value changed; only the other weak cues still count.
+        cue = 0.5 if new.cues - _ACQUIRE - old.cues else 0.0
     new_labels = new.labels - old_all
     series = 1.0 if (old.labels - new_all) and new_labels and not names_old else 0.0
     if series and cue >= 1.0 and new_labels <= new.dates:

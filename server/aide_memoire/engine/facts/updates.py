@@ -119,7 +119,8 @@ def confidence(f: Features, t: UpdateTuning) -> float:
         score = (1.0 - t.dense_share) * lexical + t.dense_share * dense
     same_aspect = f.aspect > 0 or f.names_old > 0 or (
         f.dense is not None and f.dense >= t.aspect_dense
-    ) or (f.differs >= 1.0 and f.cue > 0)  # one name swapped for another, as a change
+    ) or (f.differs >= 1.0 and f.cue > 0 and f.subject >= 0.75)  # one name swapped for
+    # another, as a change, where both name their topic (not a name said in passing)
     # The same subject saying something about another aspect ("Clara is allergic to
     # peanuts" / "Clara started at Klarna") is not an update: at most a question.
     return score if same_aspect else min(score, t.propose)
