@@ -33,7 +33,12 @@ _STRONG = frozenset(
         "transferred", "renamed", "rewritten", "rewrote", "changed", "change", "dropped",
         "cancelled", "canceled", "stopped", "retired", "became", "become", "promoted",
         "handed", "passed", "anymore", "longer", "gave", "raised", "lowered", "extended",
-        "pushed", "shifted", "converted", "finally", "sold", "ditched", "abandoned"
+        "pushed", "shifted", "converted", "finally", "sold", "ditched", "abandoned",
+        # ending, hand-over and transition verbs of the same kind (the third round added
+        # them by kind, not from the sets' misses alone)
+        "gone", "ended", "scrapped", "phased", "decommissioned", "discontinued",
+        "deprecated", "sunset", "reassigned", "transitioned", "graduated", "traded",
+        "resigned", "demoted", "downgraded", "reverted", "moves", "switches", "replaces",
     ]
 )
 _WEAK = frozenset(
