@@ -48,6 +48,9 @@ TUNING2 = _load("knowledge_updates_tuning2.json")
 # A fourth, from aspect x phrasing classes, committed before the third round changed any
 # rule and measured only before and after it.
 HELDOUT4 = _load("knowledge_updates_heldout4.json")
+# Tuning material for long multi-clause memories (the main-clause reading), written after
+# the fourth held-out set.
+TUNING3 = _load("knowledge_updates_tuning3.json")
 
 
 @dataclass
@@ -132,7 +135,7 @@ def _totals(got: dict[str, Outcome]) -> tuple[Outcome, Outcome]:
 def test_suite_shape() -> None:
     changes = [s for s in GENERAL if s["cls"] != "control"]
     assert len(changes) >= 120 and len(GENERAL) - len(changes) >= 20
-    every = GENERAL + FRESH + HELDOUT3 + TUNING2 + HELDOUT4
+    every = GENERAL + FRESH + HELDOUT3 + TUNING2 + HELDOUT4 + TUNING3
     assert len({(s["old"], s["new"]) for s in every}) == len(every)
     held = [s for s in HELDOUT3 if s["cls"] != "control"]
     assert len(held) >= 48 and len(HELDOUT3) - len(held) >= 24
@@ -140,7 +143,7 @@ def test_suite_shape() -> None:
     assert len(fourth) >= 40 and len(HELDOUT4) - len(fourth) >= 15
     # every aspect in every phrasing
     assert len({s["cls"] for s in fourth}) >= 48, sorted({s["cls"] for s in fourth})
-    held = held + fourth
+    held = held + fourth + [s for s in TUNING3 if s["cls"] != "control"]
     halves = {h: sum(1 for s in changes if half(s) == h) for h in ("tune", "test")}
     assert min(halves.values()) >= 50, halves
     for s in [*changes, *held, *(s for s in TUNING2 if s["cls"] != "control")]:
@@ -211,6 +214,18 @@ def test_fourth_held_out(heldout4: tuple[str, Outcome, Outcome]) -> None:
     now, as_of, linked = HELDOUT4_FLOORS[mode]
     assert changes.share("now") >= now and changes.share("as_of") >= as_of, (mode, changes)
     assert controls.linked <= linked and controls.share("as_of") >= 0.94, (mode, controls)
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_long_memories_read_by_their_main_clause(tmp_path: Path, mode: str) -> None:
+    """A long memory whose change sits in its main clause, behind an opening clause or
+    beside an aside, updates the older; one that only adds or restates does not (tuning
+    material: 11/12 keyword-only, 12/12 hybrid, 0/8 controls linked when written)."""
+    with _memory(tmp_path, mode == "hybrid") as memory:
+        changes, controls = _totals(_run(memory, TUNING3, "ku-tuning3"))
+    assert changes.now >= 11 and changes.linked >= 11, (mode, changes)
+    assert changes.as_of == changes.total, (mode, changes)
+    assert controls.linked == 0 and controls.as_of == controls.total, (mode, controls)
 
 
 @pytest.fixture

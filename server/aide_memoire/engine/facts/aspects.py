@@ -19,7 +19,7 @@ from functools import cached_property, lru_cache
 
 from ..text import STOP_WORDS, tokens
 from .entities import Mention
-from .scope import ADDS, CONTINUES, EXTENDS, Marked, marked, reaches
+from .scope import ADDS, CONTINUES, EXTENDS, Marked, main_clause, marked, reaches
 
 __all__ = ["Signature", "bounded_signature", "pair_features", "signature", "stem"]
 
@@ -39,6 +39,7 @@ _STRONG = frozenset(
         "gone", "ended", "scrapped", "phased", "decommissioned", "discontinued",
         "deprecated", "sunset", "reassigned", "transitioned", "graduated", "traded",
         "resigned", "demoted", "downgraded", "reverted", "moves", "switches", "replaces",
+        "updated",
     ]
 )
 _WEAK = frozenset(
@@ -68,7 +69,7 @@ _BEFORE = re.compile(r"([^\W\d_][\w'’]*)\s+$")
 _VOCATIVE = re.compile(
     r"(?:^|(?<=[,!.?]\s)|\b(?i:hey|hi|hello|thanks|thank you|wow|congrats|sorry|dear|yes|"
     r"oh|ok|okay|great|cool|awesome|nice|morning|evening|woohoo)\s*,?\s*)"
-    r"([A-Z][\w'’-]+)(?=\s*[!,.?])",
+    r"([A-Z][\w'’-]+)(?=\s*[!,.?])(?!,\s*(?:who|which|whose|whom|where)\b)",
 )
 # "a new X", "got new X": the word called new.
 _INTRODUCED = re.compile(r"\bnew(?:ly)?\s+([^\W\d_][\w'’-]*)", re.I)
@@ -78,11 +79,6 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _DIGIT = re.compile(r"\d")
 # A subordinate or participle clause opening a sentence, up to its comma.
-_OPENING = re.compile(
-    r"^\s*(?:(?:since|after|when|because|although|though|while|once|as|before|until|if|"
-    r"now that|ever since)\b|[A-Za-z]+ing\b)[^,;.!?]{0,80}[,;]\s*",
-    re.I,
-)
 _SUFFIXES = ("ing", "ies", "ers", "ed", "es", "s")
 
 
@@ -120,7 +116,7 @@ class Signature:
     @cached_property
     def lead(self) -> frozenset[str]:
         """Values among the first content tokens: who or what it is about."""
-        return frozenset(_lead(self.text, self.values))
+        return frozenset(_lead(_main(self.text), self.values))
 
     @cached_property
     def introduced(self) -> frozenset[str]:
@@ -160,6 +156,26 @@ def bounded_signature(
     text: str, mentions: list[Mention], *, speaker: str | None, limit: int | None
 ) -> Signature | None:
     """The signature, or None when it would hold more than ``limit`` words and values.
+
+    A text over the limit whose sentence opens ahead of its main clause or carries an
+    aside ("Because the Mac mini kept falling asleep during releases, mobile builds are
+    signed in Codemagic now") is read as that main clause, if it fits.
+    """
+    found = _bounded(text, mentions, speaker=speaker, limit=limit)
+    if found is not None or limit is None or "," not in text:
+        return found
+    main = _main(text)
+    if main == text:
+        return None
+    folded = main.casefold()
+    kept = [m for m in mentions if m.text.casefold() in folded]
+    return _bounded(main, kept, speaker=speaker, limit=limit)
+
+
+def _bounded(
+    text: str, mentions: list[Mention], *, speaker: str | None, limit: int | None
+) -> Signature | None:
+    """The signature of ``text`` as a whole, or None when over ``limit``.
 
     Its distinct content stems are a lower bound of its size, known before the names,
     values and cues are read: most long texts stop there, for little work.
@@ -213,19 +229,28 @@ def _has_cue(clause: str) -> bool:
     return bool(_PHRASES.search(clause)) or any(w in CUES for w in tokens(clause))
 
 
+def _content(text: str) -> list[str]:
+    return [stem(w) for w in tokens(text)
+            if w not in STOP_WORDS and w not in CUES and len(w) > 2 and not _DIGIT.search(w)]
+
+
 def _head(text: str, stems: list[str]) -> list[str]:
     """The first two content stems of the main clause: where a sentence names its topic.
 
-    A clause that opens the sentence ahead of it ("Since Dr Patel retired, Grandpa Joe
-    sees Dr Okafor", "Having left the Navy, Ingrid ...") is skipped when one follows.
+    What opens the sentence ahead of it ("Since Dr Patel retired, Grandpa Joe sees Dr
+    Okafor", "After two outages, a post-mortem and a budget fight, the invoices ...") and
+    inserted asides ("Mariusz, who has a bad knee, now coaches ...") are skipped.
     """
-    opening = _OPENING.match(text)
-    if opening:
-        rest = [stem(w) for w in tokens(text[opening.end():])
-                if w not in STOP_WORDS and w not in CUES and len(w) > 2 and not _DIGIT.search(w)]
+    main = _main(text)
+    if main != text:
+        rest = _content(main)
         if rest:
             return rest[:2]
     return stems[:2]
+
+
+def _main(text: str) -> str:
+    return main_clause(text, lambda part: len(_content(part)))
 
 
 def _labels(text: str, names: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:

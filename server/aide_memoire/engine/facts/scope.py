@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..text import STOP_WORDS, tokens
 
-__all__ = ["ADDS", "CONTINUES", "EXTENDS", "Marked", "marked", "reaches"]
+__all__ = ["ADDS", "CONTINUES", "EXTENDS", "Marked", "main_clause", "marked", "reaches"]
 
 ADDS = re.compile(r"\b(?:also|too|as well|additionally|another|in addition)\b", re.I)
 # The same without "too" inside a clause, as often "too slow" (a reason to change) as
@@ -40,6 +40,19 @@ _CLAUSE = re.compile(
     re.I,
 )
 _NUMBER = re.compile(r"\d[\w.:/,-]*\w|\d")
+# An inserted relative clause (", who has a bad knee,", ", which is cheaper."): an aside.
+_INSERT = re.compile(
+    r",\s*(?:who|which|whose|whom|where)\b[^;.!?]*?(?:,\s*|(?=[.;!?]|$))", re.I)
+# What opens a sentence ahead of its main clause: a subordinate clause, a prepositional
+# phrase or a participle ("Since the museum reopened ...,", "At the offsite, between the
+# workshops ...,", "Following the advisory ...,").
+_OPENER = re.compile(
+    r"^\s*(?:since|after|when|because|although|though|while|once|as|before|until|if|"
+    r"now that|ever since|following|during|between|with|without|despite|at|in|on|for|"
+    r"given|thanks to|[A-Za-z]+ing)\b",
+    re.I,
+)
+_SENTENCE_END = re.compile(r"[.!?;](?:\s|$)")
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,10 @@ def marked(
     has_cue: Callable[[str], bool],
 ) -> Marked | None:
     """None when ``marker`` is not said; else where it reaches."""
+    # What an aside says ("Eberhard, who moved flat last month, also teaches bass";
+    # "Mariusz, who still referees, now coaches ...") is about the aside: its marker
+    # does not speak for the text, and its change word does not narrow one outside it.
+    text = _INSERT.sub(" , ", text) if "," in text else text
     if not marker.search(text):
         return None
     inside: list[str] = []
@@ -79,6 +96,27 @@ def reaches(found: Marked | None, older: frozenset[str]) -> bool:
     if found is None:
         return False
     return found.whole or 2 * len(found.words & older) >= len(older) > 0
+
+
+def main_clause(text: str, content: Callable[[str], int]) -> str:
+    """The first sentence's main clause, with inserted relative clauses and what opens
+    the sentence ahead of it left out; ``text`` itself when there is nothing to leave out.
+
+    An opening may hold a list ("After the fire drill, the audit and two weeks of
+    arguing, the scanners sync ..."): it ends at the last comma that still leaves a
+    clause of at least three content words (``content`` counts them) after it, so an
+    apposition at the end ("... sees Dr Okafor, his new GP") stays in the main clause.
+    """
+    out = _INSERT.sub(" ", text) if "," in text else text
+    if not _OPENER.match(out):
+        return out
+    end = _SENTENCE_END.search(out)
+    first = out[: end.start()] if end else out
+    commas = [i for i, c in enumerate(first) if c == ","]
+    for at in reversed(commas):
+        if content(first[at + 1:]) >= 3:
+            return out[at + 1:].strip()
+    return out[commas[0] + 1:].strip() if commas else out
 
 
 def _clauses(text: str) -> list[str]:
