@@ -44,7 +44,7 @@ _NUMBER = re.compile(r"\d[\w.:/,-]*\w|\d")
 _INSERT = re.compile(
     r",\s*(?:who|which|whose|whom|where)\b[^;.!?]*?(?:,\s*|(?=[.;!?]|$))", re.I)
 # What opens a sentence ahead of its main clause: a subordinate clause, a prepositional
-# phrase or a participle ("Since the museum reopened ...,", "At the offsite, between the
+# phrase or a participle ("When the basement flooded ...,", "At the offsite, between the
 # workshops ...,", "Following the advisory ...,").
 _OPENER = re.compile(
     r"^\s*(?:since|after|when|because|although|though|while|once|as|before|until|if|"
@@ -102,8 +102,8 @@ def main_clause(text: str, content: Callable[[str], int]) -> str:
     """The first sentence's main clause, with inserted relative clauses and what opens
     the sentence ahead of it left out; ``text`` itself when there is nothing to leave out.
 
-    An opening may hold a list ("After the fire drill, the audit and two weeks of
-    arguing, the scanners sync ..."): it ends at the last comma that still leaves a
+    An opening may hold a list ("After two outages, a post-mortem and a budget fight,
+    the invoices are ..."): it ends at the last comma that still leaves a
     clause of at least three content words (``content`` counts them) after it, so an
     apposition at the end ("... sees Dr Okafor, his new GP") stays in the main clause.
     """
