@@ -447,6 +447,10 @@ from .adopt import register as _register_project  # noqa: E402 - project show / 
 
 _register_project(cli, open_memory)
 
+from .migrate import register as _register_migrate  # noqa: E402 - migrate-store
+
+_register_migrate(cli)
+
 
 def main() -> None:
     cli(prog_name="aide-memoire")

@@ -38,7 +38,7 @@ from ..protocol import Connection
 from ..rows import indexed
 from .catalogue import KEYWORD_TABLE, MEMORIES, Plan, Step, plan, read_catalogue, row_filter
 from .digest import TableDigest
-from .endpoints import Source, Target, open_source, open_target, quote, stream, write_rows
+from .endpoints import Source, Target, is_url, open_source, open_target, quote, stream, write_rows
 from .models import TableResult, TransferReport
 
 __all__ = ["Progress", "migrate_store"]
@@ -66,7 +66,7 @@ def migrate_store(source_spec: str, target_spec: str, *, driver: Driver,
     SQLite path or a postgresql:// URL). ``home``: the data home whose audit anchor
     names a server target. A mismatch is reported (``ok`` False), never committed."""
     if source_spec == target_spec or (
-            not source_spec.startswith("postgres") and not target_spec.startswith("postgres")
+            not is_url(source_spec) and not is_url(target_spec)
             and Path(source_spec).expanduser().resolve()
             == Path(target_spec).expanduser().resolve()):
         raise InvalidInput("--from and --to name the same store; copy into another one")

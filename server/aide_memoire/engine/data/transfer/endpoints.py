@@ -34,7 +34,13 @@ _BATCH = 1000
 
 
 def is_url(spec: str) -> bool:
-    return spec.startswith(("postgresql://", "postgres://"))
+    """A server store's URL; any other scheme is refused rather than read as a path."""
+    if spec.startswith(("postgresql://", "postgres://")):
+        return True
+    if "://" in spec:
+        raise InvalidInput(f"not a store this copier knows: {spec.split('://')[0]}://...; "
+                           "name a postgresql://user@host/database URL or a SQLite file")
+    return False
 
 
 def quote(name: str) -> str:
