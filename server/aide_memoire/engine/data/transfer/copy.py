@@ -25,8 +25,6 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ...compose import fts_document
 from ...driver import Driver
 from ...embed import EmbeddingSpace
@@ -45,7 +43,7 @@ __all__ = ["Progress", "migrate_store"]
 
 # (what is being done, rows done, rows in all): the CLI draws it as a bar.
 Progress = Callable[[str, int, int], None]
-_BATCH = 500
+_BATCH = 500  # memories read per query while rebuilding the keyword index
 
 
 class _Mismatch(Exception):
@@ -249,22 +247,13 @@ class _Copy:
 
     def _pg_vectors(self, table: str, rows: Iterator[tuple[Any, ...]]) -> Iterator[int]:
         from ..postgres.connection import PgConnection
-        from ..postgres.vectors import insert_vectors
+        from .pg_vectors import load_vectors
 
         assert isinstance(self.tx, PgConnection)
-        batch: list[tuple[int, str, Any]] = []
-        done = 0
-        for rowid, namespace, blob in rows:
-            batch.append((int(rowid), str(namespace), np.frombuffer(blob, dtype=np.float32)))
-            if len(batch) == _BATCH:
-                insert_vectors(self.tx, table, batch)
-                done += len(batch)
-                batch.clear()
-                yield done
-        if batch:
-            insert_vectors(self.tx, table, batch)
-            done += len(batch)
-        yield done
+        firsts = [(int(r), str(ns), bytes(b)) for r, ns, b in self.source.conn.execute(
+            f"SELECT rowid, namespace, embedding FROM {quote(table)} WHERE rowid IN "
+            f"(SELECT min(rowid) FROM {quote(table)} GROUP BY namespace)")]
+        return load_vectors(self.tx, table, firsts, rows)
 
     def _keywords(self, step: Step) -> TableResult:
         """Every memory's document written by the target's keyword index, turns with their
