@@ -51,8 +51,8 @@ def build(home: Path, count: int, seed: int) -> None:
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         with memory.db.write() as tx:
             rows = tx.execute("SELECT rowid, namespace FROM memories ORDER BY rowid").fetchall()
-            items = [(int(r), str(ns), vectors[i]) for i, (r, ns) in enumerate(rows)]
-            memory.vector_tables.insert(tx, space, items, clock.format_time(clock.now()))
+            with_vectors = [(int(r), str(ns), vectors[i]) for i, (r, ns) in enumerate(rows)]
+            memory.vector_tables.insert(tx, space, with_vectors, clock.format_time(clock.now()))
 
 
 class Timer:
@@ -82,7 +82,8 @@ def main() -> None:
         warnings.simplefilter("ignore")
         import pgserver
     base = Path(tempfile.mkdtemp(prefix="aide-bench-migrate-"))
-    server = pgserver.get_server(base / "pgdata", cleanup_mode="delete")
+    server = pgserver.get_server(  # type: ignore[attr-defined]
+        base / "pgdata", cleanup_mode="delete")
     try:
         server.psql("CREATE DATABASE bench;")
         url = server.get_uri("bench")
