@@ -164,6 +164,12 @@ def test_a_round_trip_keeps_every_table_its_hash_and_recall(
     assert [hits[:1] for hits in on_server] == [
         hits[:1] for hits in _recall(reference, namespaces=some)]
     assert sum(map(len, on_server)) >= len(QUERIES)
+    # The server's own keys continue after the copied ones: a new memory gets a new rowid.
+    with Memory(settings=Settings.from_env(home=tmp_path / "pg-home", database_url=target_url,
+                                           extract_facts=False)) as memory:
+        fresh = memory.store("written after the copy", namespace="chat")
+        assert memory.get(fresh, namespace="chat") is not None
+        assert memory.audit_verify().intact
 
 
 def test_a_server_that_changes_rows_on_the_way_in_fails_the_copy_and_keeps_nothing(
