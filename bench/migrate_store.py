@@ -6,7 +6,7 @@ namespaces), then every memory gets a 384-d float32 vector in a real sqlite-vec 
 private PostgreSQL (pgserver) is the target; each direction is one ``migrate_store`` call,
 verified as always (counts and hashes), and timed per table from its progress reports.
 
-    .venv/bin/python bench/migrate_store.py --memories 100000 --json bench/results/migrate.json
+    .venv/bin/python bench/migrate_store.py --memories 100000 --json bench/results/migrate_store.json
 """
 
 from __future__ import annotations
