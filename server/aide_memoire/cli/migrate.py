@@ -12,9 +12,8 @@ from typing import Any
 
 import click
 
-from ..engine.errors import AideMemoireError, InvalidInput, PartMissing
 from ..engine.settings import Settings
-from .output import EXIT_ERROR, EXIT_MISSING_PART, EXIT_USAGE, emit, emit_failure, fail, plural
+from .output import EXIT_ERROR, emit, emit_failure, engine_errors, plural
 
 __all__ = ["register"]
 
@@ -75,19 +74,15 @@ def register(cli: click.Group) -> None:
 
         bars = _Bars()
         try:
-            settings = Settings.from_env(home=ctx.obj.get("home"))
-            if source is None:
-                url = settings.database_url
-                source = url.get_secret_value() if url is not None else str(settings.db_path)
-            report = copy_store(
-                source, target, driver=load_driver(settings.sqlite_driver), home=settings.home,
-                progress=(lambda *_: None) if quiet or not sys.stderr.isatty() else bars)
-        except InvalidInput as exc:
-            fail(str(exc), EXIT_USAGE)
-        except PartMissing as exc:
-            fail(str(exc), EXIT_MISSING_PART)
-        except AideMemoireError as exc:
-            fail(str(exc), EXIT_ERROR)
+            with engine_errors():
+                settings = Settings.from_env(home=ctx.obj.get("home"))
+                if source is None:
+                    url = settings.database_url
+                    source = url.get_secret_value() if url else str(settings.db_path)
+                report = copy_store(
+                    source, target, driver=load_driver(settings.sqlite_driver),
+                    home=settings.home,
+                    progress=(lambda *_: None) if quiet or not sys.stderr.isatty() else bars)
         finally:
             bars.close()
         if not report.ok:

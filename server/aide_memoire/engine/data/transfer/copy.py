@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ...compose import fts_document
 from ...driver import Driver
 from ...embed import EmbeddingSpace
 from ...errors import InvalidInput, StoreError
@@ -33,7 +32,6 @@ from ...migrations import SCHEMA_VERSION
 from ...trust import audit
 from ...trust.anchor import Anchor
 from ..protocol import Connection
-from ..rows import indexed
 from .catalogue import KEYWORD_TABLE, MEMORIES, Plan, Step, plan, read_catalogue, row_filter
 from .digest import TableDigest
 from .endpoints import Source, Target, is_url, open_source, open_target, quote, stream, write_rows
@@ -43,7 +41,6 @@ __all__ = ["Progress", "migrate_store"]
 
 # (what is being done, rows done, rows in all): the CLI draws it as a bar.
 Progress = Callable[[str, int, int], None]
-_BATCH = 500  # memories read per query while rebuilding the keyword index
 
 
 class _Mismatch(Exception):
@@ -257,27 +254,15 @@ class _Copy:
 
     def _keywords(self, step: Step) -> TableResult:
         """Every memory's document written by the target's keyword index, turns with their
-        neighbours (index_turns), as the write path and ``doctor`` make them."""
-        rows = self.target.rows
-        rowids = [int(r) for (r,) in self.tx.execute(f"SELECT rowid FROM {MEMORIES} "
-                                                     "ORDER BY rowid")]
-        sessions: dict[tuple[str, str], list[int]] = {}
-        for start in range(0, len(rowids), _BATCH):
-            for rowid, record in rows.records(self.tx, rowids[start:start + _BATCH]).items():
-                if record.session_id is not None and record.position is not None:
-                    sessions.setdefault((record.namespace, record.session_id), []).append(
-                        record.position)
-                else:
-                    rows.keywords.add(self.tx, rowid, fts_document(indexed(record)))
-            self.progress(KEYWORD_TABLE, min(start + _BATCH, len(rowids)), len(rowids))
-        for (namespace, session_id), positions in sessions.items():
-            rows.index_turns(self.tx, namespace, session_id, positions)
+        neighbours, as the write path and ``doctor`` make them."""
+        memories = self.target.rows.index_all(
+            self.tx, progress=lambda done, total: self.progress(KEYWORD_TABLE, done, total))
         documents = self._documents()
-        ok = documents == len(rowids)
+        ok = documents == memories
         return TableResult(
-            table=step.table, how="rebuilt", rows=len(rowids), target_rows=documents, ok=ok,
+            table=step.table, how="rebuilt", rows=memories, target_rows=documents, ok=ok,
             note="one document per memory, by the target's keyword index" if ok else
-            f"{documents} keyword documents for {len(rowids)} memories")
+            f"{documents} keyword documents for {memories} memories")
 
     def _documents(self) -> int:
         # FTS5's contentless table counts its documents in its docsize shadow table.
