@@ -6,13 +6,14 @@ namespaces), then every memory gets a 384-d float32 vector in a real sqlite-vec 
 private PostgreSQL (pgserver) is the target; each direction is one ``migrate_store`` call,
 verified as always (counts and hashes), and timed per table from its progress reports.
 
-    .venv/bin/python bench/migrate_store.py --memories 100000 --json bench/results/migrate_store.json
+    .venv/bin/python bench/migrate_store.py --memories 100000 --json bench/results/migrate.json
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -113,6 +114,7 @@ def main() -> None:
         write_json(args.json, {"bench": "migrate_store", "machine": machine(), **results})
     finally:
         server.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":
