@@ -188,6 +188,11 @@ def test_a_server_that_changes_rows_on_the_way_in_fails_the_copy_and_keeps_nothi
     bad = [t.table for t in report.tables if not t.ok]
     assert bad == ["audit_events"]
     assert _memories(target_url) == 0  # rolled back: the target holds nothing of it
+    # The command says so: exit 1, the report on stdout for scripts, the table on stderr.
+    done = _cli(source, "migrate-store", "--to", target_url, "--json")
+    assert done.returncode == 1 and "audit_events" in done.stderr
+    assert json.loads(done.stdout)["committed"] is False
+    assert _memories(target_url) == 0
 
 
 def test_a_target_holding_a_memory_is_refused_and_left_as_it_was(
