@@ -146,12 +146,10 @@ class _Copy:
             for result in results:
                 if result.how != "skipped":
                     self.tx.execute(f"ANALYZE {quote(result.table)}")  # plans for the new rows
-        source_audit = audit.verify(self.source.conn)
+        # With every table's hash equal, the chain verifies on the target exactly as it
+        # does on the source (a broken chain is copied as it is, and reported so).
         target_audit = audit.verify(self.tx)
         problem = next((f"{r.table}: {r.note}" for r in results if not r.ok), None)
-        if problem is None and (source_audit.intact, source_audit.head_hash) != (
-                target_audit.intact, target_audit.head_hash):
-            problem = f"audit_events: the chain differs on the target ({target_audit.problem})"
         seconds = time.perf_counter() - started
         return TransferReport(
             source=self.source.where, target=self.target.where, schema_version=SCHEMA_VERSION,
