@@ -30,6 +30,9 @@ from aide_memoire.engine.ops.doctor import rebuild_fts
 
 from .conftest import PgServer, new_database
 
+# Every test here opens the module's store made with the real model, or a server.
+pytestmark = pytest.mark.slow
+
 QUERIES = ("which indentation does Alice like?", "where did Ann go hiking?",
            "release checklist", "database connection timeouts", "Where does Dana work?")
 DRIVER = load_driver()
