@@ -265,6 +265,11 @@ def test_a_source_the_copier_cannot_fully_move_is_refused_naming_why(
         migrate_store(str(changed), target_url, driver=DRIVER)
     assert _digest(changed) == before
     assert _memories(target_url) == 0
+    # Into a new SQLite file: refused alike, and no empty file is left behind.
+    new_file = tmp_path / "new" / "memory.db"
+    with pytest.raises(error):
+        migrate_store(str(changed), str(new_file), driver=DRIVER)
+    assert not new_file.exists()
 
 
 def test_a_newer_server_schema_is_refused(source: Path, target_url: str) -> None:

@@ -81,6 +81,7 @@ def migrate_store(source_spec: str, target_spec: str, *, driver: Driver,
                         raise _Mismatch(report)
             except _Mismatch as failed:
                 return failed.report.model_copy(update={"committed": False})
+            target.committed = True
             _anchor(target, home)
             return report
 

@@ -73,6 +73,7 @@ class Target:
     db: TargetDatabase
     rows: SqliteMemoryRows  # the target's memories repository (and its two indexes)
     path: Path | None  # the SQLite file (its audit anchor lives beside it); None on a server
+    committed: bool = False  # set by the copier: a file made for a copy that failed goes
 
 
 def _older(where: str, version: int) -> StoreError:
@@ -195,11 +196,15 @@ def open_target(spec: str, driver: Driver) -> Iterator[Target]:
         raise InvalidInput(f"{path} is a folder: name the SQLite file to copy into "
                            "(e.g. memory.db)")
     db = Database(path, driver=driver)
+    rows = SqliteMemoryRows(SqliteVectorIndex(vec_available=db.vec_version is not None))
+    target = Target(str(path), "sqlite", db, rows, path)
     try:
-        rows = SqliteMemoryRows(SqliteVectorIndex(vec_available=db.vec_version is not None))
-        yield Target(str(path), "sqlite", db, rows, path)
+        yield target
     finally:
         db.close()
+        if db.created and not target.committed:  # refused or rolled back: no empty file left
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def stream(conn: Connection, dialect: Dialect, sql: str) -> Iterator[tuple[Any, ...]]:
