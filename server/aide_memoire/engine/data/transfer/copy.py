@@ -177,8 +177,11 @@ class _Copy:
 
     def _checked(self, step: Step, source: TableDigest, how: str, note: str = "") -> TableResult:
         mine = self._digest(step)
+        what = f"{step.table} (verify)"
         for row in stream(self.tx, self.target.dialect, self._select(step)):
             mine.add(row)
+            if mine.rows % 1000 == 0:
+                self.progress(what, mine.rows, source.rows)
         ok = (source.rows, source.hexdigest()) == (mine.rows, mine.hexdigest())
         if not ok:
             note = (f"{source.rows} rows in the source, {mine.rows} on the target"
