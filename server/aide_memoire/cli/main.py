@@ -14,17 +14,17 @@ import click
 
 from .._version import __version__
 from ..engine import domain
-from ..engine.errors import AideMemoireError, InvalidInput, NotFound, PartMissing
+from ..engine.errors import NotFound
 from ..engine.memory import Memory
 from ..engine.settings import Settings
 from ..logs import configure_logging
 from .facts import format_facts
 from .output import (
     EXIT_ERROR,
-    EXIT_MISSING_PART,
     EXIT_USAGE,
     emit,
     emit_failure,
+    engine_errors,
     fail,
     format_hit,
     format_record,
@@ -64,17 +64,11 @@ def namespace_option(fn: F) -> F:
 @contextmanager
 def open_memory(ctx: click.Context) -> Iterator[Memory]:
     """Open the store named by --home / AIDE_MEMOIRE_HOME; engine errors exit cleanly."""
-    try:
+    with engine_errors():
         settings = Settings.from_env(home=ctx.obj.get("home"))
         with Memory(settings=settings) as memory:
             memory.actor = "cli"  # named in the audit log
             yield memory
-    except InvalidInput as exc:
-        fail(str(exc), EXIT_USAGE)
-    except PartMissing as exc:
-        fail(str(exc), EXIT_MISSING_PART)
-    except AideMemoireError as exc:
-        fail(str(exc), EXIT_ERROR)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -446,6 +440,10 @@ _register_facts(cli, open_memory)
 from .adopt import register as _register_project  # noqa: E402 - project show / adopt
 
 _register_project(cli, open_memory)
+
+from .migrate import register as _register_migrate  # noqa: E402 - migrate-store
+
+_register_migrate(cli)
 
 
 def main() -> None:

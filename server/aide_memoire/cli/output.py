@@ -14,15 +14,17 @@ Rules every command follows (tests/cli/test_output_rules.py checks them):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 import click
 from pydantic import BaseModel
 
 from ..engine import parts
+from ..engine.errors import AideMemoireError, InvalidInput, PartMissing
 from ..engine.models import Hit, MemoryRecord
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "EXIT_USAGE",
     "emit",
     "emit_failure",
+    "engine_errors",
     "fail",
     "format_hit",
     "format_record",
@@ -88,6 +91,20 @@ def emit(value: Any, *, as_json: bool, text: str | None = None) -> None:
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
     click.echo(f"aide-memoire: error: {message}", err=True)
     sys.exit(code)
+
+
+@contextlib.contextmanager
+def engine_errors() -> Iterator[None]:
+    """Engine errors inside the block leave as one line on stderr and their kind's exit
+    code: bad input 2, a missing optional part 4, any other 1."""
+    try:
+        yield
+    except InvalidInput as exc:
+        fail(str(exc), EXIT_USAGE)
+    except PartMissing as exc:
+        fail(str(exc), EXIT_MISSING_PART)
+    except AideMemoireError as exc:
+        fail(str(exc), EXIT_ERROR)
 
 
 def emit_failure(value: Any, *, as_json: bool, message: str, code: int = EXIT_ERROR) -> NoReturn:

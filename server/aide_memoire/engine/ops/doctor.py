@@ -18,12 +18,11 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ..compose import fts_document
 from ..data.protocol import Connection
 from ..db import Database
 from ..embed import Embedder, EmbeddingSpace
 from ..migrations import APPLICATION_ID, SCHEMA_VERSION
-from ..store import Store, indexed
+from ..store import Store
 from ..trust import audit
 from ..trust.anchor import KEY_FILENAME, Anchor
 from ..vectors import VectorTables
@@ -209,19 +208,7 @@ def rebuild_fts(db: Database, store: Store, batch: int = 500) -> int:
     """Rebuild the whole keyword index from the rows, in one transaction; returns rows indexed."""
     with db.write() as tx:
         tx.execute("INSERT INTO memory_fts(memory_fts) VALUES ('delete-all')")
-        rowids = [int(r) for (r,) in tx.execute("SELECT rowid FROM memories ORDER BY rowid")]
-        sessions: dict[tuple[str, str], list[int]] = {}
-        for start in range(0, len(rowids), batch):
-            records = store.records(tx, rowids[start : start + batch])
-            for rowid, record in records.items():
-                if record.session_id is not None and record.position is not None:
-                    sessions.setdefault((record.namespace, record.session_id), []).append(
-                        record.position)
-                else:
-                    store._index(tx, rowid, fts_document(indexed(record)))
-        for (namespace, session_id), positions in sessions.items():
-            store.index_turns(tx, namespace, session_id, positions)
-    return len(rowids)
+        return store.index_all(tx, batch)
 
 
 def diagnose(checks: Checks, *, repair: bool, reembed: Any, actor: str) -> DoctorReport:

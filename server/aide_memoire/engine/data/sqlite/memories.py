@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -174,6 +174,28 @@ class SqliteMemoryRows(MemoryQueries):
             near = {o: lines[position + o] for o in (-3, -2, -1, 1, 2, 3) if position + o in lines}
             self.keywords.remove(tx, rowid)
             self._index(tx, rowid, fts_document(indexed(record), near))
+
+    def index_all(
+        self, tx: Connection, batch: int = 500,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> int:
+        """Write every memory's keyword document (into an index holding none of them:
+        doctor's rebuild, a copied store), turns with their neighbours; returns the count.
+        ``progress(done, total)`` after each batch of memories read."""
+        rowids = [int(r) for (r,) in tx.execute("SELECT rowid FROM memories ORDER BY rowid")]
+        sessions: dict[tuple[str, str], list[int]] = {}
+        for start in range(0, len(rowids), batch):
+            for rowid, record in self.records(tx, rowids[start : start + batch]).items():
+                if record.session_id is not None and record.position is not None:
+                    sessions.setdefault((record.namespace, record.session_id), []).append(
+                        record.position)
+                else:
+                    self._index(tx, rowid, fts_document(indexed(record)))
+            if progress is not None:
+                progress(min(start + batch, len(rowids)), len(rowids))
+        for (namespace, session_id), positions in sessions.items():
+            self.index_turns(tx, namespace, session_id, positions)
+        return len(rowids)
 
     def reindex(self, tx: Connection, rowid: int) -> None:
         record = self.get_by_rowid(tx, rowid)
