@@ -93,6 +93,16 @@ def test_float32_vectors_do_not_depend_on_how_a_batch_is_cut(cache: Path) -> Non
         assert float(np.abs(got - whole).max()) < 1e-5
 
 
+def test_texts_past_one_tokenising_window_keep_their_order(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoder = _encoder(cache, int8=False)
+    expected = encoder.encode(MIXED, batch_size=16)
+    monkeypatch.setattr("aide_memoire.engine.onnx_encoder._WINDOW", 3)
+    got = encoder.encode(MIXED, batch_size=16)
+    assert float(np.abs(got - expected).max()) < 1e-5
+
+
 def test_a_text_past_the_cut_is_truncated_as_sentence_transformers_does(cache: Path) -> None:
     long = [MIXED[-1], "a short one beside it"]
     expected = Embedder(PACKAGED_MODEL, backend="torch").encode(long)

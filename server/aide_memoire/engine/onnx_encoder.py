@@ -39,6 +39,7 @@ _EXPORT_VERSION = "2"
 # How much padding a batch may carry, as a share of its real tokens: measured on LOCOMO
 # turns in docs/benchmarks.md (ingest).
 PAD_SLACK = 1.15
+_WINDOW = 2048  # texts tokenised and sorted together
 
 
 @dataclass(frozen=True)
@@ -231,14 +232,16 @@ class OnnxEncoder:
         """One unit vector per text, in order. Texts are tokenised once, sorted by token
         count and run in groups of similar length (see :func:`length_groups`): padding
         is most of the work of a mixed batch of short turns."""
-        encodings = self.tokenizer.encode_batch(texts)
         out: np.ndarray | None = None
         size = 1 if self.per_text else batch_size
-        for chosen in length_groups([len(e.ids) for e in encodings], size):
-            vectors = self._batch([encodings[i] for i in chosen])
-            if out is None:
-                out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
-            out[chosen] = vectors
+        # Tokens of a window at a time: a 100k-row import must not hold 100k encodings.
+        for first in range(0, len(texts), _WINDOW):
+            encodings = self.tokenizer.encode_batch(texts[first : first + _WINDOW])
+            for chosen in length_groups([len(e.ids) for e in encodings], size):
+                vectors = self._batch([encodings[i] for i in chosen])
+                if out is None:
+                    out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+                out[[first + i for i in chosen]] = vectors
         return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
     def _batch(self, encodings: list[Any]) -> np.ndarray:
