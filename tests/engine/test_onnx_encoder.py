@@ -13,7 +13,7 @@ import pytest
 from aide_memoire import Memory, Settings
 from aide_memoire.engine.embed import PACKAGED_MODEL, Embedder, resolve_model
 from aide_memoire.engine.errors import ModelUnavailable
-from aide_memoire.engine.onnx_encoder import pooling_of
+from aide_memoire.engine.onnx_encoder import OnnxEncoder, cached_export, pooling_of
 
 TEXTS = [
     "On 8 May 2023, Caroline said: I went to a LGBTQ support group yesterday.",
@@ -60,6 +60,65 @@ def test_int8_is_its_own_space_and_close_to_float32(cache: Path) -> None:
     cosines = (a * b).sum(axis=1)
     assert float(cosines.min()) > 0.95
     assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+
+
+# Of many lengths, as a conversation's turns are, plus one past the 256-token cut.
+MIXED = [
+    *TEXTS,
+    "ok",
+    "Yes!",
+    "On 3 June 2023, Jon said: the dance studio finally opened, come by on Friday?",
+    "def parse(line: str) -> dict[str, int]:\n    return {k: int(v) for k, v in pairs(line)}",
+    "Nate told me he had been reading about turtles, gaming tournaments and a new "
+    "coconut milk ice cream recipe he wants to try with friends this summer. " * 3,
+    "word " * 400,
+]
+
+
+def _encoder(cache: Path, *, int8: bool) -> OnnxEncoder:
+    path = resolve_model(PACKAGED_MODEL)
+    pooling = pooling_of(path)
+    assert pooling is not None
+    onnx_path = cached_export(path, cache, int8=int8, name=PACKAGED_MODEL)
+    return OnnxEncoder(onnx_path, path, pooling, max_seq_length=256, per_text=int8)
+
+
+def test_float32_vectors_do_not_depend_on_how_a_batch_is_cut(cache: Path) -> None:
+    encoder = _encoder(cache, int8=False)
+    # The reference: the whole batch padded to its longest text in one run.
+    whole = encoder._batch(encoder.tokenizer.encode_batch(MIXED))
+    for batch_size in (1, 3, 16):
+        got = encoder.encode(MIXED, batch_size=batch_size)
+        assert got.shape == whole.shape == (len(MIXED), 384)
+        assert float(np.abs(got - whole).max()) < 1e-5
+
+
+def test_texts_past_one_tokenising_window_keep_their_order(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    encoder = _encoder(cache, int8=False)
+    expected = encoder.encode(MIXED, batch_size=16)
+    monkeypatch.setattr("aide_memoire.engine.onnx_encoder._WINDOW", 3)
+    got = encoder.encode(MIXED, batch_size=16)
+    assert float(np.abs(got - expected).max()) < 1e-5
+
+
+def test_a_text_past_the_cut_is_truncated_as_sentence_transformers_does(cache: Path) -> None:
+    long = [MIXED[-1], "a short one beside it"]
+    expected = Embedder(PACKAGED_MODEL, backend="torch").encode(long)
+    got = _encoder(cache, int8=False).encode(long, batch_size=16)
+    assert float(np.abs(got - expected).max()) < 1e-4
+
+
+def test_an_int8_vector_depends_on_its_text_alone(cache: Path) -> None:
+    encoder = _encoder(cache, int8=True)
+    together = encoder.encode(MIXED, batch_size=16)
+    for index, text in enumerate(MIXED):
+        alone = encoder.encode([text], batch_size=16)[0]
+        assert float(np.abs(together[index] - alone).max()) < 1e-6
+    # Through the Embedder too: a stored text and the same text as a query agree.
+    embedder = Embedder(PACKAGED_MODEL, int8=True, cache_dir=cache)
+    assert float(np.abs(embedder.encode(MIXED)[4] - embedder.encode([MIXED[4]])[0]).max()) < 1e-6
 
 
 def _copy_with_modules(tmp_path: Path, modules: list[dict[str, object]]) -> Path:

@@ -231,7 +231,8 @@ class Embedder:
                 onnx_path = cached_export(path, self.cache_dir, int8=self.int8, name=name,
                                           on_export=self._exporting)
                 return OnnxEncoder(
-                    onnx_path, path, pooling, max_seq_length=self.max_seq_length
+                    onnx_path, path, pooling, max_seq_length=self.max_seq_length,
+                    per_text=self.int8,
                 )
             except Exception as exc:  # noqa: BLE001 - export needs torch+onnx; say why, fall back
                 problem = f"export failed: {exc}"

@@ -30,12 +30,16 @@ import numpy as np
 
 from ..logs import get_logger
 
-__all__ = ["OnnxEncoder", "Pooling", "cached_export", "pooling_of"]
+__all__ = ["PAD_SLACK", "OnnxEncoder", "Pooling", "cached_export", "length_groups", "pooling_of"]
 
 log = get_logger(__name__)
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _EXPORT_VERSION = "2"
+# How much padding a batch may carry, as a share of its real tokens: measured on LOCOMO
+# turns in docs/benchmarks.md (ingest).
+PAD_SLACK = 1.15
+_WINDOW = 2048  # texts tokenised and sorted together
 
 
 @dataclass(frozen=True)
@@ -186,10 +190,17 @@ def _quantize(path: Path) -> None:
 
 
 class OnnxEncoder:
-    """Tokenise with ``tokenizers``, run the exported transformer, pool, normalise."""
+    """Tokenise with ``tokenizers``, run the exported transformer, pool, normalise.
+
+    ``per_text`` runs each text on its own: the int8 copy quantises its activations with
+    one scale per call, so in a batch a text's vector would depend on its neighbours and
+    their padding (cosine 0.975 between batchings); alone, a stored text gets the vector
+    its query twin gets, at the same speed on 2 cores (docs/benchmarks.md).
+    """
 
     def __init__(
-        self, onnx_path: Path, model_path: str | Path, pooling: Pooling, *, max_seq_length: int
+        self, onnx_path: Path, model_path: str | Path, pooling: Pooling, *,
+        max_seq_length: int, per_text: bool = False,
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -208,30 +219,41 @@ class OnnxEncoder:
         self.inputs = [i.name for i in self.session.get_inputs()]
         self.tokenizer = Tokenizer.from_file(str(Path(model_path) / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=max_seq_length)
-        pad = _pad_token(Path(model_path))
-        pad_id = self.tokenizer.token_to_id(pad)
-        self.tokenizer.enable_padding(pad_id=pad_id if pad_id is not None else 0, pad_token=pad)
+        # Padding is done per group in _batch: the file's own setting (all-MiniLM's pads
+        # every text to 128 tokens) would pad each text to that width.
+        self.tokenizer.no_padding()
+        pad_id = self.tokenizer.token_to_id(_pad_token(Path(model_path)))
+        self.pad_id = pad_id if pad_id is not None else 0
         self.pooling = pooling
+        self.per_text = per_text
         self.dim = int(self.encode(["dimension probe"], batch_size=1).shape[1])
 
     def encode(self, texts: list[str], *, batch_size: int) -> np.ndarray:
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        """One unit vector per text, in order. Texts are tokenised once, sorted by token
+        count and run in groups of similar length (see :func:`length_groups`): padding
+        is most of the work of a mixed batch of short turns."""
         out: np.ndarray | None = None
-        for start in range(0, len(order), batch_size):
-            chosen = order[start : start + batch_size]
-            vectors = self._batch([texts[i] for i in chosen])
-            if out is None:
-                out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
-            out[chosen] = vectors
+        size = 1 if self.per_text else batch_size
+        # Tokens of a window at a time: a 100k-row import must not hold 100k encodings.
+        for first in range(0, len(texts), _WINDOW):
+            encodings = self.tokenizer.encode_batch(texts[first : first + _WINDOW])
+            for chosen in length_groups([len(e.ids) for e in encodings], size):
+                vectors = self._batch([encodings[i] for i in chosen])
+                if out is None:
+                    out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+                out[[first + i for i in chosen]] = vectors
         return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
-    def _batch(self, texts: list[str]) -> np.ndarray:
-        encodings = self.tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        feed = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in self.inputs:
-            feed["token_type_ids"] = np.array([e.type_ids for e in encodings], dtype=np.int64)
+    def _batch(self, encodings: list[Any]) -> np.ndarray:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), width), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        types = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, e in enumerate(encodings):
+            ids[row, : len(e.ids)] = e.ids
+            mask[row, : len(e.ids)] = 1
+            types[row, : len(e.ids)] = e.type_ids
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
         if self.pooling.mode == "cls":
             pooled = hidden[:, 0, :]
@@ -241,6 +263,29 @@ class OnnxEncoder:
         if self.pooling.normalize:
             pooled = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return np.ascontiguousarray(pooled, dtype=np.float32)
+
+
+def length_groups(
+    lengths: list[int], batch_size: int, *, slack: float = PAD_SLACK
+) -> list[list[int]]:
+    """Indices of ``lengths`` in batches of at most ``batch_size``, shortest first, each
+    padded to at most ``slack`` times its real tokens (a longer text starts a new one)."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    groups: list[list[int]] = []
+    current: list[int] = []
+    real = 0
+    for i in order:
+        width = lengths[i]  # the longest so far: the order is ascending
+        if current and (
+            len(current) >= batch_size or width * (len(current) + 1) > slack * (real + width)
+        ):
+            groups.append(current)
+            current, real = [], 0
+        current.append(i)
+        real += width
+    if current:
+        groups.append(current)
+    return groups
 
 
 def _pad_token(model_path: Path) -> str:
