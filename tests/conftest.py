@@ -9,6 +9,9 @@ import pytest
 
 from aide_memoire import Memory
 
+# The one PostgreSQL server of a session, for every folder that runs on both backends.
+from .pg_fixtures import pg_server  # noqa: F401
+
 # The fast tier (`make test-fast`, `pytest -m "not slow"`) leaves out what spawns real
 # clients and servers (PostgreSQL included), loads models other than through the shared
 # keyword-only stores, or runs load and crash scenarios. `make test` still runs everything.
