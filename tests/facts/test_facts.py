@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aide_memoire import InvalidInput, Memory, NotFound, Settings
+from aide_memoire import InvalidInput, Memory, NotFound
 from aide_memoire.engine.facts.entities import normalise
 from aide_memoire.engine.facts.extract import extract
 from tests.clirun import Completed, invoke

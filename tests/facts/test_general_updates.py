@@ -11,6 +11,7 @@ second held-out set (see its "about"). Figures are in docs/facts.md.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterator
@@ -20,7 +21,9 @@ from typing import Any
 
 import pytest
 
-from aide_memoire import Memory, Settings
+from aide_memoire import Memory
+
+from .conftest import facts_settings
 
 HERE = Path(__file__).parent
 OLD_AT = "2024-01-15T10:00:00Z"
@@ -58,7 +61,13 @@ class Outcome:
         return float(getattr(self, field)) / self.total
 
 
-def _run(memory: Memory, items: list[dict[str, Any]], namespace: str) -> dict[str, Outcome]:
+# What one scenario or control gave: (its old text, now top-1 right, as_of top-1 right,
+# the older linked to the newer). The backends must give the same list.
+Detail = tuple[str, bool, bool, bool]
+
+
+def _run(memory: Memory, items: list[dict[str, Any]], namespace: str,
+         detail: list[Detail] | None = None) -> dict[str, Outcome]:
     ids: dict[tuple[int, str], str] = {}
     for phase, at in (("old", OLD_AT), ("new", NEW_AT)):
         for i, s in enumerate(items):
@@ -76,35 +85,64 @@ def _run(memory: Memory, items: list[dict[str, Any]], namespace: str) -> dict[st
         then = memory.recall(s["query"], namespace=namespace, limit=5, as_of=THEN)
         old = memory.get(ids[(i, "old")], namespace=namespace)
         o = out.setdefault(f"{half(s)}:{'control' if control else 'change'}", Outcome())
-        o.now += bool(now) and now[0].id == ids[(i, "old" if control else "new")]
-        o.as_of += bool(then) and then[0].id == ids[(i, "old")]
-        o.linked += old.superseded_by == ids[(i, "new")]
+        now_ok = bool(now) and now[0].id == ids[(i, "old" if control else "new")]
+        as_of_ok = bool(then) and then[0].id == ids[(i, "old")]
+        linked = old.superseded_by == ids[(i, "new")]
+        o.now += now_ok
+        o.as_of += as_of_ok
+        o.linked += linked
         o.total += 1
+        if detail is not None:
+            detail.append((s["old"], now_ok, as_of_ok, linked))
     return out
 
 
-def _memory(home: Path, dense: bool) -> Memory:
-    settings = Settings(home=home) if dense else Settings(home=home, embedding_model="none")
-    return Memory(settings=settings)
+@contextlib.contextmanager
+def _memory(request: pytest.FixtureRequest, backend: str, home: Path,
+            dense: bool) -> Iterator[Memory]:
+    extra: dict[str, object] = {} if dense else {"embedding_model": "none"}
+    with facts_settings(request, backend, home, **extra) as settings, \
+            Memory(settings=settings) as memory:
+        yield memory
+
+
+Run = tuple[dict[str, dict[str, Outcome]], list[Detail]]
+# (corpus, mode, backend) -> the run's outcomes by corpus and its details: each run once
+# a session, so that the comparison of the backends reads the runs the floors checked.
+_RUNS: dict[tuple[str, str, str], Run] = {}
+CORPORA = {"general": ((GENERAL, NAMESPACE), (FRESH, "ku-fresh")),
+           "heldout3": ((HELDOUT3, "ku-heldout3"),)}
+
+
+def _outcomes(request: pytest.FixtureRequest, factory: pytest.TempPathFactory, corpus: str,
+              mode: str, backend: str) -> Run:
+    key = (corpus, mode, backend)
+    if key not in _RUNS:
+        detail: list[Detail] = []
+        with _memory(request, backend, factory.mktemp(f"ku-{corpus}-{mode}-{backend}"),
+                     mode == "hybrid") as memory:
+            got = {ns: _run(memory, items, ns, detail) for items, ns in CORPORA[corpus]}
+        _RUNS[key] = (got, detail)
+    return _RUNS[key]
 
 
 @pytest.fixture(scope="module", params=["hybrid", "keyword"])
 def outcomes(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[str, dict[str, Outcome], dict[str, Outcome]]]:
+    request: pytest.FixtureRequest, facts_backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, dict[str, Outcome], dict[str, Outcome]]:
     mode = str(request.param)
-    with _memory(tmp_path_factory.mktemp(f"ku-{mode}"), mode == "hybrid") as memory:
-        yield mode, _run(memory, GENERAL, NAMESPACE), _run(memory, FRESH, "ku-fresh")
+    got, _ = _outcomes(request, tmp_path_factory, "general", mode, facts_backend)
+    return mode, got[NAMESPACE], got["ku-fresh"]
 
 
 @pytest.fixture(scope="module", params=["hybrid", "keyword"])
 def heldout3(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[str, Outcome, Outcome]]:
+    request: pytest.FixtureRequest, facts_backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Outcome, Outcome]:
     """The third held-out set in one namespace: (mode, changes, controls)."""
     mode = str(request.param)
-    with _memory(tmp_path_factory.mktemp(f"ku3-{mode}"), mode == "hybrid") as memory:
-        yield (mode, *_totals(_run(memory, HELDOUT3, "ku-heldout3")))
+    got, _ = _outcomes(request, tmp_path_factory, "heldout3", mode, facts_backend)
+    return (mode, *_totals(got["ku-heldout3"]))
 
 
 def _totals(got: dict[str, Outcome]) -> tuple[Outcome, Outcome]:
@@ -114,6 +152,20 @@ def _totals(got: dict[str, Outcome]) -> tuple[Outcome, Outcome]:
         for field in ("now", "as_of", "linked", "total"):
             setattr(into, field, getattr(into, field) + getattr(part, field))
     return changes, controls
+
+
+@pytest.mark.parametrize("corpus", ["general", "heldout3"])
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_postgres_gives_what_sqlite_gives(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, pg_server: object,
+    corpus: str, mode: str,
+) -> None:
+    """Every scenario and control, now, as_of and linked, the same on both backends."""
+    sqlite = _outcomes(request, tmp_path_factory, corpus, mode, "sqlite")[1]
+    postgres = _outcomes(request, tmp_path_factory, corpus, mode, "postgres")[1]
+    assert len(sqlite) == len(postgres)
+    differ = [(a, b) for a, b in zip(sqlite, postgres, strict=True) if a != b]
+    assert not differ, differ
 
 
 def test_suite_shape() -> None:
@@ -183,8 +235,9 @@ def test_third_held_out(heldout3: tuple[str, Outcome, Outcome]) -> None:
 
 
 @pytest.fixture
-def keyword(tmp_path: Path) -> Iterator[Memory]:
-    with _memory(tmp_path, dense=False) as memory:
+def keyword(request: pytest.FixtureRequest, facts_backend: str, tmp_path: Path
+            ) -> Iterator[Memory]:
+    with _memory(request, facts_backend, tmp_path, dense=False) as memory:
         yield memory
 
 

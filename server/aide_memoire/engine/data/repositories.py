@@ -169,42 +169,38 @@ class EntityGraph(Protocol):
     """Entities, their mentions by memories and the edges between them (the facts
     feature's graph; engine/facts/graph.py decides what to write)."""
 
-    @staticmethod
-    def add_entities(tx: Connection, rows: Sequence[tuple[str, str, str, str, str]]) -> None:
+    def add_entities(
+        self, tx: Connection, rows: Sequence[tuple[str, str, str, str, str]]
+    ) -> None:
         """(namespace, name, display, type, created_at) per entity; a known name is kept."""
         ...
 
-    @staticmethod
-    def add_mentions(tx: Connection, links: Sequence[tuple[int, int, str]]) -> None:
+    def add_mentions(self, tx: Connection, links: Sequence[tuple[int, int, str]]) -> None:
         """(memory rowid, entity id, source) per mention; a repeated mention is kept once."""
         ...
 
-    @staticmethod
     def add_similar_edges(
-        tx: Connection, edges: Sequence[tuple[str, int, int, str]], weight: float
+        self, tx: Connection, edges: Sequence[tuple[str, int, int, str]], weight: float
     ) -> None:
         """(namespace, a, b, used_at) 'similar' edges of ``weight``; a known edge is kept."""
         ...
 
-    @staticmethod
     def named_like(
-        conn: Connection, namespace: str, names: Sequence[str], prefix: str
+        self, conn: Connection, namespace: str, names: Sequence[str], prefix: str
     ) -> list[tuple[int, str]]:
         """(id, name) of a namespace's entities named one of ``names`` or starting with
         ``prefix`` (longer than it), compared code point by code point."""
         ...
 
-    @staticmethod
     def mentioning(
-        conn: Connection, entity_ids: Sequence[int], where: RowFilter, limit: int
+        self, conn: Connection, entity_ids: Sequence[int], where: RowFilter, limit: int
     ) -> list[tuple[str, str, list[int]]]:
         """(memory id, text, entity ids it mentions among ``entity_ids``) of memories passing
         ``where``, most mentions first, newest on ties."""
         ...
 
-    @staticmethod
     def entities_of_memory(
-        conn: Connection, memory_id: str, namespace: str
+        self, conn: Connection, memory_id: str, namespace: str
     ) -> list[tuple[int, str]]:
         """(entity id, name) of the entities a memory mentions."""
         ...
