@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import StoreError
 from ..protocol import Connection
-from ..sqlite.namespaces import merge_entities
+from ..sqlite.namespaces import finish_move, merge_entities
 from . import vectors as pgvectors
 from .connection import PgConnection
 
@@ -85,7 +86,8 @@ def move_namespace(tx: Connection, old: str, new: str, *, vectors: bool = True) 
     """Move every row of ``old`` into ``new`` in the caller's transaction (entities both
     know become one); returns the memories moved. ``vectors`` is accepted for SQLite's
     signature: pgvector is always there."""
-    assert isinstance(tx, PgConnection), "the PostgreSQL adoption needs its connection"
+    if not isinstance(tx, PgConnection):  # vectors.py quotes with the driver's connection
+        raise StoreError("the PostgreSQL adoption was handed a connection of another store")
     moved = int(tx.execute(
         "SELECT count(*) FROM memories WHERE namespace = ?", (old,)).fetchone()[0])
     if not moved:
@@ -94,15 +96,5 @@ def move_namespace(tx: Connection, old: str, new: str, *, vectors: bool = True) 
     merge_entities(tx, old, new)
     for table in _tables(tx):
         _move_rows(tx, table, old, new)
-    sizes = tx.execute("SELECT count, sum_log, sum_log_sq FROM namespace_sizes "
-                       "WHERE namespace = ?", (old,)).fetchone()
-    if sizes is not None:
-        tx.execute(
-            "INSERT INTO namespace_sizes (namespace, count, sum_log, sum_log_sq) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (namespace) DO UPDATE SET "
-            "count = namespace_sizes.count + excluded.count, "
-            "sum_log = namespace_sizes.sum_log + excluded.sum_log, "
-            "sum_log_sq = namespace_sizes.sum_log_sq + excluded.sum_log_sq", (new, *sizes))
-        tx.execute("DELETE FROM namespace_sizes WHERE namespace = ?", (old,))
-    tx.execute("UPDATE memories SET namespace = ? WHERE namespace = ?", (new, old))
+    finish_move(tx, old, new)
     return moved

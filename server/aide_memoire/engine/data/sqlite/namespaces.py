@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..protocol import Connection
 
-__all__ = ["merge_entities", "move_namespace"]
+__all__ = ["finish_move", "merge_entities", "move_namespace"]
 
 # Kept as written: history, not state. Entities are merged by name below.
 _SKIP = {"audit_events", "entities", "memories"}
@@ -83,14 +83,21 @@ def move_namespace(tx: Connection, old: str, new: str, *, vectors: bool) -> int:
         tx.execute(f"UPDATE OR IGNORE {table} SET namespace = ? WHERE namespace = ?",
                    (new, old))
         tx.execute(f"DELETE FROM {table} WHERE namespace = ?", (old,))
+    finish_move(tx, old, new)
+    return moved
+
+
+def finish_move(tx: Connection, old: str, new: str) -> None:
+    """The last step on either backend: ``old``'s size statistics added to ``new``'s,
+    then the memories themselves (portable SQL: the upsert names its table's columns)."""
     sizes = tx.execute("SELECT count, sum_log, sum_log_sq FROM namespace_sizes "
                        "WHERE namespace = ?", (old,)).fetchone()
     if sizes is not None:
         tx.execute(
             "INSERT INTO namespace_sizes (namespace, count, sum_log, sum_log_sq) "
             "VALUES (?, ?, ?, ?) ON CONFLICT (namespace) DO UPDATE SET "
-            "count = count + excluded.count, sum_log = sum_log + excluded.sum_log, "
-            "sum_log_sq = sum_log_sq + excluded.sum_log_sq", (new, *sizes))
+            "count = namespace_sizes.count + excluded.count, "
+            "sum_log = namespace_sizes.sum_log + excluded.sum_log, "
+            "sum_log_sq = namespace_sizes.sum_log_sq + excluded.sum_log_sq", (new, *sizes))
         tx.execute("DELETE FROM namespace_sizes WHERE namespace = ?", (old,))
     tx.execute("UPDATE memories SET namespace = ? WHERE namespace = ?", (new, old))
-    return moved
