@@ -28,7 +28,7 @@ SLOW_MODULES = {
     # Stores opened with the real model (first load exports it) or a writer process:
     "engine/test_bad_input.py", "engine/test_memory.py", "engine/test_conversation.py",
     "engine/test_pipeline.py", "ops/test_doctor.py", "ops/test_snapshot.py",
-    "ops/test_doctor_model.py",
+    "ops/test_doctor_model.py", "postgres/test_adopt_backends.py",
     # Real server processes: the tests are about the process's own stdio and stderr.
     "mcp/test_stdio_faults.py", "mcp/test_serve_messages.py",
     # The CLI and the server as processes in the second, keyword-only environment.

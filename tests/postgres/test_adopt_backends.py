@@ -8,18 +8,21 @@ from pathlib import Path
 
 import pytest
 
+from aide_memoire import Settings
 from aide_memoire.engine.ops.adopt import adopt_namespace
 
 from .conftest import open_memory
 
 OLD, NEW = "project:app", "project:app-1a2b3c"
+# The packaged model, even when the environment says keyword-only (the fast tier's).
+MODEL = Settings.model_fields["embedding_model"].default
 
 
 def test_adoption_moves_rows_facts_entities_and_vectors(
     backend_name: str, backend_url: str | None, tmp_path: Path
 ) -> None:
     home = tmp_path / "home"
-    with open_memory(backend_name, home, backend_url) as mem:  # the real model: vectors
+    with open_memory(backend_name, home, backend_url, embedding_model=MODEL) as mem:
         first = mem.store("Alice Martin works at Acme.", namespace=OLD,
                           observed_at="2024-01-01")
         mem.store("Alice Martin joined Globex.", namespace=OLD, observed_at="2024-06-01")
@@ -57,7 +60,7 @@ def test_reembed_gives_keyword_only_rows_vectors(
     with open_memory(backend_name, home, backend_url, embedding_model="none") as mem:
         ids = [mem.store(text, namespace="n") for text in (
             "The release train leaves on Thursdays.", "Grafana dashboards live in ops/.")]
-    with open_memory(backend_name, home, backend_url) as mem:
+    with open_memory(backend_name, home, backend_url, embedding_model=MODEL) as mem:
         report = mem.reembed(namespace)
         assert (report.encoded, report.remaining) == (2, 0)
         assert mem.reembed(namespace).encoded == 0  # resumable: nothing owed
