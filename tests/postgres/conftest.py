@@ -72,9 +72,8 @@ def backend_url(backend_name: str, request: pytest.FixtureRequest) -> Iterator[s
 @pytest.fixture
 def keyword_memory(backend_name: str, backend_url: str | None, tmp_path: Path,
                    ) -> Iterator[Memory]:
-    """``Memory``, keyword-only, on each backend in turn."""
-    mem = open_memory(backend_name, tmp_path / "home", backend_url, embedding_model="none",
-                      extract_facts=False)
+    """``Memory``, keyword-only, on each backend in turn (facts on, as by default)."""
+    mem = open_memory(backend_name, tmp_path / "home", backend_url, embedding_model="none")
     try:
         yield mem
     finally:
