@@ -158,8 +158,9 @@ def _totals(got: dict[str, Outcome]) -> tuple[Outcome, Outcome]:
 # side's calibration (engine/calibrate.py) divides a row's score by the FTS5 BM25 of an
 # ideal row; PostgreSQL's BM25-shaped full-text score (data/postgres/keyword.py) is on
 # another scale, so its keyword share is squashed and lifecycle terms and the entity
-# bridges reorder near ties. With min-max scaling on both backends, 5 of the 11
-# keyword-only differences go; the rest are the two rankers' own orders (docs/postgres.md).
+# bridges reorder near ties. With min-max scaling on both backends, or a reference score
+# of PostgreSQL's shape, 5 of the 11 keyword-only differences go; the rest are the two
+# rankers' own orders (docs/postgres.md).
 KEYWORD_CALIBRATION = ("PostgreSQL's keyword score is calibrated against FTS5's BM25 "
                        "(engine/calibrate.py): recall order differs near ties")
 
