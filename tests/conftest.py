@@ -9,6 +9,9 @@ import pytest
 
 from aide_memoire import Memory
 
+# The one PostgreSQL server of a session, for every folder that runs on both backends.
+from .pg_fixtures import pg_server  # noqa: F401
+
 # The fast tier (`make test-fast`, `pytest -m "not slow"`) leaves out what spawns real
 # clients and servers (PostgreSQL included), loads models other than through the shared
 # keyword-only stores, or runs load and crash scenarios. `make test` still runs everything.
@@ -25,7 +28,7 @@ SLOW_MODULES = {
     # Stores opened with the real model (first load exports it) or a writer process:
     "engine/test_bad_input.py", "engine/test_memory.py", "engine/test_conversation.py",
     "engine/test_pipeline.py", "ops/test_doctor.py", "ops/test_snapshot.py",
-    "ops/test_doctor_model.py",
+    "ops/test_doctor_model.py", "postgres/test_adopt_backends.py",
     # Real server processes: the tests are about the process's own stdio and stderr.
     "mcp/test_stdio_faults.py", "mcp/test_serve_messages.py",
     # The CLI and the server as processes in the second, keyword-only environment.

@@ -9,16 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from aide_memoire import InvalidInput, Memory, NotFound, Settings
+from aide_memoire import InvalidInput, Memory, NotFound
 from aide_memoire.engine.facts.entities import normalise
 from aide_memoire.engine.facts.extract import extract
 from tests.clirun import Completed, invoke
 from tests.mcp.conftest import connect
 
+from .conftest import facts_settings
+
 
 @pytest.fixture
-def mem(tmp_path: Path) -> Iterator[Memory]:
-    with Memory(settings=Settings(home=tmp_path, embedding_model="none")) as m:
+def mem(request: pytest.FixtureRequest, facts_backend: str, tmp_path: Path) -> Iterator[Memory]:
+    """A keyword-only store on each backend in turn."""
+    with facts_settings(request, facts_backend, tmp_path, embedding_model="none") as settings, \
+            Memory(settings=settings) as m:
         yield m
 
 
@@ -158,9 +162,11 @@ def test_similar_names_are_linked(mem: Memory) -> None:
     assert "postgresql" in names
 
 
-def test_extraction_can_be_switched_off(tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path, embedding_model="none", extract_facts=False)
-    with Memory(settings=settings) as m:
+def test_extraction_can_be_switched_off(
+    request: pytest.FixtureRequest, facts_backend: str, tmp_path: Path
+) -> None:
+    with facts_settings(request, facts_backend, tmp_path, embedding_model="none",
+                        extract_facts=False) as settings, Memory(settings=settings) as m:
         m.store("Alice works at Acme.", namespace="n")
         assert m.facts("alice", namespace="n") == []
         stage = next(s for s in m.status().stages if s.name == "extraction")
@@ -219,20 +225,26 @@ def test_cli_facts_related_and_as_of(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "depth" in bad.stderr
 
 
-async def test_async_memory_has_facts_and_related(tmp_path: Path) -> None:
+async def test_async_memory_has_facts_and_related(
+    request: pytest.FixtureRequest, facts_backend: str, tmp_path: Path
+) -> None:
     from aide_memoire import AsyncMemory
 
-    async with AsyncMemory(settings=Settings(home=tmp_path, embedding_model="none")) as m:
-        await m.store("Hana works at Acme.", namespace="n", observed_at="2024-01-01")
-        new = await m.store("Hana joined Globex.", namespace="n", observed_at="2024-05-01")
-        assert [f.memory_id for f in await m.facts("hana", namespace="n")] == [new]
-        assert {e.name for e in (await m.related("hana", namespace="n")).entities} >= {"globex"}
+    with facts_settings(request, facts_backend, tmp_path, embedding_model="none") as settings:
+        async with AsyncMemory(settings=settings) as m:
+            await m.store("Hana works at Acme.", namespace="n", observed_at="2024-01-01")
+            new = await m.store("Hana joined Globex.", namespace="n", observed_at="2024-05-01")
+            assert [f.memory_id for f in await m.facts("hana", namespace="n")] == [new]
+            related = await m.related("hana", namespace="n")
+            assert {e.name for e in related.entities} >= {"globex"}
 
 
-def test_a_missing_gliner_model_leaves_rules_only(tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path, embedding_model="none",
-                        gliner_model=str(tmp_path / "no-such-model"))
-    with Memory(settings=settings) as memory:
+def test_a_missing_gliner_model_leaves_rules_only(
+    request: pytest.FixtureRequest, facts_backend: str, tmp_path: Path
+) -> None:
+    with facts_settings(request, facts_backend, tmp_path, embedding_model="none",
+                        gliner_model=str(tmp_path / "no-such-model")) as settings, \
+            Memory(settings=settings) as memory:
         stage = next(s for s in memory.status().stages if s.name == "extraction")
         assert stage.live and stage.detail.startswith("rules only")
         assert "no-such-model" in stage.detail

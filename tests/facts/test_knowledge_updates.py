@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from aide_memoire import Memory, Settings
+from aide_memoire import Memory
+
+from .conftest import facts_settings
 
 OLD_AT = "2024-01-15T10:00:00Z"
 NEW_AT = "2024-06-15T10:00:00Z"
@@ -147,9 +149,12 @@ SCENARIOS = [
 
 
 @pytest.fixture(scope="module")
-def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    home: Path = tmp_path_factory.mktemp("ku")
-    with Memory(settings=Settings(home=home)) as m:
+def memory(
+    request: pytest.FixtureRequest, facts_backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Memory]:
+    """One store with the real model per backend; every scenario has its namespace."""
+    home: Path = tmp_path_factory.mktemp(f"ku-{facts_backend}")
+    with facts_settings(request, facts_backend, home) as settings, Memory(settings=settings) as m:
         yield m
 
 

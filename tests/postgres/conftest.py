@@ -2,73 +2,26 @@
 
 One server for the session, in a fresh temporary data directory (no system service,
 nothing listening on TCP: a Unix socket in that directory), stopped and deleted at the
-end. Each test gets a database of its own, dropped after it.
+end; the ``pg_server`` fixture is tests/pg_fixtures.py's, shared with the other folders
+that run on both backends. Each test gets a database of its own, dropped after it.
 """
 
 from __future__ import annotations
 
-import contextlib
-import shutil
-import tempfile
-import uuid
-import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import quote, urlsplit
 
-import psycopg
 import pytest
 
 from aide_memoire import Memory, Settings
 
+from ..pg_fixtures import PgServer, new_database
+
+__all__ = ["PgServer", "new_database", "open_memory"]
+
 if TYPE_CHECKING:
     from .backends import Backend
-
-
-@dataclass(frozen=True)
-class PgServer:
-    admin_url: str
-    socket_dir: str
-    data_dir: Path
-
-    def url(self, database: str, user: str = "postgres") -> str:
-        return f"postgresql://{quote(user)}@/{database}?host={quote(self.socket_dir)}"
-
-
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[PgServer]:
-    with warnings.catch_warnings():
-        # platformdirs warns, at pgserver's import, that XDG_RUNTIME_DIR is unset (CI).
-        warnings.simplefilter("ignore")
-        import pgserver
-    # Not under pytest's 0700 base folder: run as root, pgserver starts postgres as its
-    # own system user and opens every parent of the data directory to it.
-    base = Path(tempfile.mkdtemp(prefix="aide-pg-"))
-    server = pgserver.get_server(base / "pgdata", cleanup_mode="delete")
-    try:
-        admin = server.get_uri()
-        socket_dir = dict(
-            part.split("=", 1) for part in urlsplit(admin).query.split("&") if "=" in part
-        )["host"]
-        yield PgServer(admin_url=admin, socket_dir=socket_dir, data_dir=base / "pgdata")
-    finally:
-        server.cleanup()
-        shutil.rmtree(base, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def new_database(server: PgServer) -> Iterator[str]:
-    """A new, empty database of the server, as the superuser's URL; dropped after."""
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(server.admin_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
-        yield server.url(name)
-    finally:
-        with psycopg.connect(server.admin_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 @pytest.fixture
@@ -119,9 +72,8 @@ def backend_url(backend_name: str, request: pytest.FixtureRequest) -> Iterator[s
 @pytest.fixture
 def keyword_memory(backend_name: str, backend_url: str | None, tmp_path: Path,
                    ) -> Iterator[Memory]:
-    """``Memory``, keyword-only, on each backend in turn."""
-    mem = open_memory(backend_name, tmp_path / "home", backend_url, embedding_model="none",
-                      extract_facts=False)
+    """``Memory``, keyword-only, on each backend in turn (facts on, as by default)."""
+    mem = open_memory(backend_name, tmp_path / "home", backend_url, embedding_model="none")
     try:
         yield mem
     finally:

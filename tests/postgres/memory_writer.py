@@ -18,16 +18,18 @@ from aide_memoire import Memory, Settings
 
 def main() -> None:
     url, home, worker, count = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    settings = Settings.from_env(home=home, database_url=url, embedding_model="none",
-                                 extract_facts=False)
+    # Facts on, as by default: the processes also race on entities, facts and terms.
+    settings = Settings.from_env(home=home, database_url=url, embedding_model="none")
     ids: list[str] = []
     found = 0
     mem = Memory(settings=settings)
     try:
         first = time.time()
         for i in range(count):
-            memory_id = mem.store(f"worker{worker} wrote entry{i} in the shared ledger",
-                                  namespace="project:shared", tags=[f"w{worker}"])
+            # Names every process mentions: they race on the same entities and edges.
+            memory_id = mem.store(
+                f"worker{worker} wrote entry{i} in the shared ledger for Alice Martin at Acme",
+                namespace="project:shared", tags=[f"w{worker}"])
             ids.append(memory_id)
             hits = mem.recall(f"worker{worker} entry{i} ledger", namespace="project:shared",
                               limit=5)

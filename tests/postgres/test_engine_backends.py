@@ -102,7 +102,7 @@ def test_recall_with_the_model(backend_name: str, backend_url: str | None,
                                tmp_path: Path) -> None:
     """Dense recall (the packaged model, vectors in sqlite-vec or pgvector, read through
     the mirror) finds a paraphrase no keyword shares, and forget removes its vector."""
-    mem = open_memory(backend_name, tmp_path / "home", backend_url, extract_facts=False,
+    mem = open_memory(backend_name, tmp_path / "home", backend_url,
                       embedding_model=Settings.model_fields["embedding_model"].default)
     try:
         assert mem.embedder.wait(), mem.embedder.error

@@ -45,9 +45,13 @@ def test_restore_refuses_a_postgres_home(pg_url: str, tmp_path: Path) -> None:
         Memory.restore(tmp_path / "snap.db", settings=settings)
 
 
-def test_facts_on_postgres_are_refused_naming_the_setting(pg_url: str, tmp_path: Path) -> None:
-    with pytest.raises(StoreError, match="AIDE_MEMOIRE_EXTRACT_FACTS=false"):
-        open_memory("postgres", tmp_path, pg_url, embedding_model="none", extract_facts=True)
+def test_facts_are_on_by_default_on_postgres(pg_url: str, tmp_path: Path) -> None:
+    """No longer refused (tests/facts runs the facts suites on both backends)."""
+    with open_memory("postgres", tmp_path, pg_url, embedding_model="none") as mem:
+        memory_id = mem.store("Ines works at Acme.", namespace="n")
+        assert [f.object for f in mem.memory_facts(memory_id, namespace="n")] == ["acme"]
+        stage = next(s for s in mem.status().stages if s.name == "extraction")
+        assert stage.live
 
 
 def test_a_url_of_another_database_names_the_setting(tmp_path: Path) -> None:

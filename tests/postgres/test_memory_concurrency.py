@@ -43,8 +43,7 @@ def test_eight_memory_processes_lose_nothing(pg_url: str, tmp_path: Path) -> Non
     assert len(written) == PROCESSES * WRITES
     # They wrote at the same time (else this proves nothing about concurrency).
     assert max(r["first"] for r in reports) < min(r["last"] for r in reports)
-    mem = open_memory("postgres", tmp_path / "reader", pg_url, embedding_model="none",
-                      extract_facts=False)
+    mem = open_memory("postgres", tmp_path / "reader", pg_url, embedding_model="none")
     try:
         stored = mem.search(namespace="project:shared", limit=1000)
         assert {r.id for r in stored} == written
@@ -52,6 +51,12 @@ def test_eight_memory_processes_lose_nothing(pg_url: str, tmp_path: Path) -> Non
             assert len(mem.search(namespace="project:shared", tags=[f"w{n}"], limit=100)) \
                 == WRITES
         assert mem.status().memories == PROCESSES * WRITES
+        # One entity per shared name, every mention counted (no duplicate, none lost).
+        names = mem.db.conn().execute(
+            "SELECT name, mentions FROM entities WHERE name IN ('alice martin', 'acme') "
+            "ORDER BY name").fetchall()
+        assert [tuple(n) for n in names] == [("acme", PROCESSES * WRITES),
+                                             ("alice martin", PROCESSES * WRITES)]
         report = mem.audit_verify()
         assert report.intact and report.events >= PROCESSES * WRITES, report
     finally:

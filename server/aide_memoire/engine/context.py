@@ -176,14 +176,6 @@ def _open_store(settings: Settings) -> tuple[Database, VectorTables, Store, Repo
     """The store the settings name (a PostgreSQL URL, or the home's SQLite file), its
     vector tables, its memories repository and the backend's repositories."""
     if settings.database_url is not None:
-        if settings.extract_facts:
-            # The facts tables' SQL (engine/facts/) is SQLite's still: refused at open,
-            # naming the settings, rather than failing on the first write.
-            raise StoreError(
-                "facts and entities are not built on PostgreSQL yet: set "
-                "AIDE_MEMOIRE_EXTRACT_FACTS=false to use AIDE_MEMOIRE_DATABASE_URL "
-                "(docs/postgres.md says what works there)"
-            )
         from .data.postgres import postgres_repositories  # the extra: only when asked
         from .data.postgres.parts import PostgresStore, open_postgres
 

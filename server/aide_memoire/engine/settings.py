@@ -51,8 +51,8 @@ class Settings(BaseSettings):
         default=None,
         description="A PostgreSQL + pgvector store (postgresql://user@host:port/database) "
         "instead of the SQLite file in the home, for a team sharing one memory; kept secret "
-        "in logs, reprs and errors (it may hold a password). Needs the postgres extra and "
-        "AIDE_MEMOIRE_EXTRACT_FACTS=false for now; docs/postgres.md says what works there.",
+        "in logs, reprs and errors (it may hold a password). Needs the postgres extra; "
+        "docs/postgres.md says what works there.",
     )
     max_content_bytes: int = Field(
         default=domain.CONTENT_MAX_BYTES,

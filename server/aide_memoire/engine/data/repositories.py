@@ -26,7 +26,8 @@ from .protocol import Connection
 from .rows import NewRow, RowFilter, StoredTurn
 
 __all__ = [
-    "KeywordIndex", "MemoryLinks", "MemoryRows", "Repositories", "ReviewLookups", "VectorIndex",
+    "EntityGraph", "KeywordIndex", "MemoryLinks", "MemoryRows", "Repositories", "ReviewLookups",
+    "VectorIndex",
 ]
 
 
@@ -160,6 +161,48 @@ class MemoryLinks(Protocol):
         conn: Connection, namespace: str, kind: str
     ) -> list[tuple[str, str, float | None]]:
         """(source, target, score) of a namespace's ``kind`` links between active memories."""
+        ...
+
+
+@runtime_checkable
+class EntityGraph(Protocol):
+    """Entities, their mentions by memories and the edges between them (the facts
+    feature's graph; engine/facts/graph.py decides what to write)."""
+
+    def add_entities(
+        self, tx: Connection, rows: Sequence[tuple[str, str, str, str, str]]
+    ) -> None:
+        """(namespace, name, display, type, created_at) per entity; a known name is kept."""
+        ...
+
+    def add_mentions(self, tx: Connection, links: Sequence[tuple[int, int, str]]) -> None:
+        """(memory rowid, entity id, source) per mention; a repeated mention is kept once."""
+        ...
+
+    def add_similar_edges(
+        self, tx: Connection, edges: Sequence[tuple[str, int, int, str]], weight: float
+    ) -> None:
+        """(namespace, a, b, used_at) 'similar' edges of ``weight``; a known edge is kept."""
+        ...
+
+    def named_like(
+        self, conn: Connection, namespace: str, names: Sequence[str], prefix: str
+    ) -> list[tuple[int, str]]:
+        """(id, name) of a namespace's entities named one of ``names`` or starting with
+        ``prefix`` (longer than it), compared code point by code point."""
+        ...
+
+    def mentioning(
+        self, conn: Connection, entity_ids: Sequence[int], where: RowFilter, limit: int
+    ) -> list[tuple[str, str, list[int]]]:
+        """(memory id, text, entity ids it mentions among ``entity_ids``) of memories passing
+        ``where``, most mentions first, newest on ties."""
+        ...
+
+    def entities_of_memory(
+        self, conn: Connection, memory_id: str, namespace: str
+    ) -> list[tuple[int, str]]:
+        """(entity id, name) of the entities a memory mentions."""
         ...
 
 
@@ -460,3 +503,4 @@ class Repositories:
     vectors: VectorIndex
     links: MemoryLinks
     review: ReviewLookups
+    entities: EntityGraph

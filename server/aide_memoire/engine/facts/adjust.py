@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..data.protocol import Connection
 from ..recall import RecallRequest
-from ..store import passing
 
 if TYPE_CHECKING:
     from ..data.repositories import MemoryRows
@@ -56,7 +55,7 @@ def _supersession(
     old = rows.replacements(conn, top)
     if not old:
         return fused
-    allowed = passing(conn, [r for _, r in old], request.where)
+    allowed = rows.passing(conn, [r for _, r in old], request.where)
     out = dict(fused)
     # Oldest replacement first, so that chains (A <- B <- C) settle in order.
     for rowid, replacement in sorted(old, key=lambda x: x[1]):
@@ -124,7 +123,7 @@ def bridges(tuning: BridgeTuning, rows: MemoryRows) -> Any:
                 continue
             gain[rowid] = max(gain.get(rowid, 0.0), entity_weight[int(entity)])
         fresh = [r for r in gain if r not in fused]
-        allowed = passing(conn, fresh, request.where) if fresh else set()
+        allowed = rows.passing(conn, fresh, request.where) if fresh else set()
         out = dict(fused)
         for rowid, g in gain.items():
             if rowid in out:

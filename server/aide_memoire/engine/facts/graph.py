@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from .. import clock
+from ..data.filter import RowFilter
 from ..data.protocol import Connection
-from ..data.sqlite.entities import add_similar_edges, mentioning
+from ..data.repositories import EntityGraph
 from .models import RelatedEntity, RelatedMemory
 
 __all__ = ["HALF_LIFE_DAYS", "add_edges", "add_similar", "related"]
@@ -36,7 +36,7 @@ def add_edges(tx: Connection, per_memory: Sequence[tuple[str, list[int]]]) -> No
         tx.executemany(
             "INSERT INTO entity_edges (namespace, a, b, kind, weight, used_at) "
             "VALUES (?, ?, ?, 'cooccur', ?, ?) ON CONFLICT (a, b, kind) DO UPDATE SET "
-            "weight = weight + excluded.weight, used_at = excluded.used_at",
+            "weight = entity_edges.weight + excluded.weight, used_at = excluded.used_at",
             [(ns, a, b, n, stamp) for (ns, a, b), n in pairs.items()],
         )
 
@@ -51,7 +51,8 @@ def _similar(a: str, b: str) -> bool:
     return len(short) >= 5 and long_.startswith(short) and " " not in long_
 
 
-def add_similar(tx: Connection, new: Sequence[tuple[str, str, int]]) -> None:
+def add_similar(tx: Connection, entities: EntityGraph,
+                new: Sequence[tuple[str, str, int]]) -> None:
     """Similarity edges from each new entity to existing names it resembles."""
     stamp = clock.format_time(clock.now())
     edges: list[tuple[str, int, int, str]] = []
@@ -60,19 +61,12 @@ def add_similar(tx: Connection, new: Sequence[tuple[str, str, int]]) -> None:
         # it (5+ characters), or a name that starts with it. (A range on the first five
         # characters instead grew with the store: every "ops-0..." ticket matched.)
         exact = [*name.split(), *(name[:k] for k in range(5, len(name)))]
-        # Two indexed lookups on (namespace, name); as one OR, SQLite scanned them all.
-        candidates = tx.execute(
-            "SELECT id, name FROM entities WHERE namespace = ? AND "
-            f"name IN ({','.join('?' * len(exact))}) UNION "
-            "SELECT id, name FROM entities WHERE namespace = ? AND name > ? AND name < ?",
-            [namespace, *exact, namespace, name, name + "\uffff"],
-        ).fetchall()
-        for other_id, other in candidates:
+        for other_id, other in entities.named_like(tx, namespace, exact, name):
             if int(other_id) != entity_id and _similar(name, str(other)):
                 a, b = sorted((entity_id, int(other_id)))
                 edges.append((namespace, a, b, stamp))
     if edges:
-        add_similar_edges(tx, edges, SIMILAR_WEIGHT)
+        entities.add_similar_edges(tx, edges, SIMILAR_WEIGHT)
 
 
 def _decayed(weight: float, used_at: str, now: datetime) -> float:
@@ -144,13 +138,13 @@ def refresh(tx: Connection, edges: Sequence[tuple[int, int]]) -> None:
 
 
 def memories_of(
-    conn: Connection, namespace: str, entity_names: dict[int, str],
-    where_sql: tuple[str, list[Any]], limit: int,
+    conn: Connection, entities: EntityGraph, entity_names: dict[int, str], where: RowFilter,
+    limit: int,
 ) -> list[RelatedMemory]:
     """Memories (passing the filter) that mention the given entities, most mentions first."""
     if not entity_names:
         return []
     return [
         RelatedMemory(id=i, content=c, entities=sorted({entity_names[e] for e in found}))
-        for i, c, found in mentioning(conn, list(entity_names), where_sql, limit)
+        for i, c, found in entities.mentioning(conn, list(entity_names), where, limit)
     ]

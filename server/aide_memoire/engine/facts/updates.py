@@ -195,9 +195,9 @@ class GeneralUpdates:
             return []
         # One statement: the most recent memories of each term, each limited on its own.
         sql = " UNION ALL ".join(
-            "SELECT * FROM (SELECT memory_rowid FROM memory_terms WHERE namespace = ? AND "
-            "term = ? AND memory_rowid != ? ORDER BY memory_rowid DESC LIMIT ?)"
-            for _ in terms
+            f"SELECT * FROM (SELECT memory_rowid FROM memory_terms WHERE namespace = ? AND "
+            f"term = ? AND memory_rowid != ? ORDER BY memory_rowid DESC LIMIT ?) AS t{n}"
+            for n in range(len(terms))  # named: PostgreSQL before 16 requires it
         )
         params: list[Any] = []
         for term in terms:

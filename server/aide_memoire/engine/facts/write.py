@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from ..data.protocol import Connection
-from ..data.sqlite.entities import add_entities, add_mentions
 from ..store import NewRow, Written
 from .entities import Mention
 from .graph import add_edges, add_similar
@@ -19,7 +18,7 @@ from .taxonomy import is_single
 from .updates import GeneralUpdates, Item
 
 if TYPE_CHECKING:
-    from ..data.repositories import MemoryRows
+    from ..data.repositories import EntityGraph, MemoryRows
     from .extract import Extraction
 
 __all__ = ["FactWriter", "SpanFinder"]
@@ -39,10 +38,11 @@ class FactWriter:
     """Callable as a ``Memory.after_write`` hook."""
 
     def __init__(
-        self, rows: MemoryRows, *, actor: Callable[[], str], spans: SpanFinder | None = None,
-        general: GeneralUpdates | None = None,
+        self, rows: MemoryRows, entities: EntityGraph, *, actor: Callable[[], str],
+        spans: SpanFinder | None = None, general: GeneralUpdates | None = None,
     ) -> None:
         self.rows = rows  # the memories repository: supersession closes memories through it
+        self.entities = entities  # the backend's entity graph
         self.actor = actor
         self.spans = spans
         self.general = general
@@ -75,7 +75,7 @@ class FactWriter:
             _Pending(w, extract(w.row.content, speaker=w.row.speaker), spans)
             for w, spans in zip(rows, found, strict=True)
         ]
-        ids = _entity_ids(tx, pending)
+        ids = _entity_ids(tx, self.entities, pending)
         links: list[tuple[int, int, str]] = []
         per_memory: list[tuple[str, list[int]]] = []
         for item in pending:
@@ -90,7 +90,7 @@ class FactWriter:
                     links.append((item.written.rowid, entity, source))
             per_memory.append((ns, mine))
         if links:
-            add_mentions(tx, links)
+            self.entities.add_mentions(tx, links)
             counts: dict[int, int] = {}
             for _, entity, _ in links:
                 counts[entity] = counts.get(entity, 0) + 1
@@ -180,7 +180,9 @@ def _item(general: GeneralUpdates, pending: _Pending, vectors: Any) -> Item | No
     )
 
 
-def _entity_ids(tx: Connection, pending: list[_Pending]) -> dict[tuple[str, str], int]:
+def _entity_ids(
+    tx: Connection, entities: EntityGraph, pending: list[_Pending]
+) -> dict[tuple[str, str], int]:
     """Ids of every mentioned entity, inserting the new ones (three statements a batch)."""
     wanted: dict[tuple[str, str], Mention] = {}
     for item in pending:
@@ -191,10 +193,10 @@ def _entity_ids(tx: Connection, pending: list[_Pending]) -> dict[tuple[str, str]
     missing = [key for key in wanted if key not in ids]
     if missing:
         stamp = clock.format_time(clock.now())
-        add_entities(tx, [(ns, key, wanted[(ns, key)].text, wanted[(ns, key)].type, stamp)
+        entities.add_entities(tx, [(ns, key, wanted[(ns, key)].text, wanted[(ns, key)].type, stamp)
                           for ns, key in missing])
         ids.update(_lookup(tx, missing))
-        add_similar(tx, [(ns, key, ids[(ns, key)]) for ns, key in missing])
+        add_similar(tx, entities, [(ns, key, ids[(ns, key)]) for ns, key in missing])
     return ids
 
 

@@ -10,7 +10,7 @@ change (they are keyed by row, not by namespace).
 
 from __future__ import annotations
 
-from ..data.sqlite.namespaces import move_namespace
+from ..data.sqlite import namespaces as sqlite_namespaces
 from ..db import Database
 from ..trust import audit
 
@@ -21,8 +21,13 @@ HASH_CHARS = 6
 
 def adopt_namespace(db: Database, old: str, new: str, *, actor: str) -> int:
     """Move every memory of ``old`` into ``new``; returns how many memories moved."""
+    move = sqlite_namespaces.move_namespace
+    if db.dialect == "postgres":  # its catalogue and partitions are its own
+        from ..data.postgres import namespaces as postgres_namespaces
+
+        move = postgres_namespaces.move_namespace
     with db.write() as tx:
-        moved = move_namespace(tx, old, new, vectors=db.vec_version is not None)
+        moved = move(tx, old, new, vectors=db.vec_version is not None)
         if not moved:
             return 0
         audit.append_event(tx, actor=actor, action="adopt", namespace=new,

@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from .. import clock
 from .. import validate as v
-from ..data.sqlite.entities import entities_of_memory
-from ..data.sqlite.filters import where_sql
 from ..errors import InvalidInput, NotFound
 from ..facts import graph
 from ..facts.adjust import BridgeTuning, bridges, supersession
@@ -78,8 +76,8 @@ class FactsService:
                 tuning=UpdateTuning(), actor=lambda: ctx.actor, vector_table=self._update_table
             )
             ctx.pipeline.add_hook(
-                "facts", FactWriter(ctx.repos.rows, actor=lambda: ctx.actor, spans=spans,
-                                    general=general)
+                "facts", FactWriter(ctx.repos.rows, ctx.repos.entities, actor=lambda: ctx.actor,
+                                    spans=spans, general=general)
             )
         ctx.recaller.add_adjuster("supersession", supersession(ctx.repos.rows))
         if self.settings.entity_bridges:
@@ -175,7 +173,7 @@ class FactsService:
                 graph.refresh(tx, walked)
         names = {eid: name for eid, name in self._entity_ids(conn, found, namespace).items()}
         where = RowFilter(namespaces=[namespace])
-        mentions = graph.memories_of(conn, namespace, names, where_sql(where, "m"), limit) \
+        mentions = graph.memories_of(conn, self.ctx.repos.entities, names, where, limit) \
             if memories else []
         return RelatedResult(
             namespace=namespace, start=sorted(start.values()), entities=found,
@@ -185,7 +183,7 @@ class FactsService:
     def _start_entities(
         self, conn: Connection, namespace: str, entity_or_id: str
     ) -> dict[int, str]:
-        rows: list[tuple[int, str]] = entities_of_memory(conn, entity_or_id, namespace)
+        rows = self.ctx.repos.entities.entities_of_memory(conn, entity_or_id, namespace)
         if not rows:
             rows = conn.execute(
                 "SELECT id, name FROM entities WHERE namespace = ? AND name = ?",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..repositories import Repositories
+from .entities import SqliteEntityGraph
 from .links import SqliteLinks
 from .memories import SqliteMemoryRows
 from .review import SqliteReviewLookups
@@ -22,4 +23,5 @@ def sqlite_repositories(
     return Repositories(
         dialect="sqlite", rows=rows, keywords=rows.keywords, vectors=vectors,
         links=SqliteLinks(), review=SqliteReviewLookups(),
+        entities=SqliteEntityGraph(),
     )

@@ -1,13 +1,10 @@
 """Links between memories (``memory_links``) and a memory's entity mentions, on SQLite.
 
-The link statements are portable (``ON CONFLICT DO NOTHING``: SQLite 3.24+ and
-PostgreSQL), so the PostgreSQL backend uses this class as it is; ``drop_mentions``'s
-``json_each`` is SQLite's.
+Every statement is portable (``ON CONFLICT DO NOTHING``: SQLite 3.24+ and PostgreSQL),
+so the PostgreSQL backend uses this module as it is.
 """
 
 from __future__ import annotations
-
-import json
 
 from ..protocol import Connection
 
@@ -72,8 +69,9 @@ def drop_mentions(tx: Connection, rowid: int) -> None:
         "AND NOT EXISTS (SELECT 1 FROM memory_entities o WHERE o.entity_id = me.entity_id "
         "AND o.memory_rowid != me.memory_rowid)", (rowid,))]
     tx.execute("DELETE FROM memory_entities WHERE memory_rowid = ?", (rowid,))
-    if orphans:
-        ids = json.dumps(orphans)
-        tx.execute("DELETE FROM entity_edges WHERE a IN (SELECT value FROM json_each(?)) "
-                   "OR b IN (SELECT value FROM json_each(?))", (ids, ids))
-        tx.execute("DELETE FROM entities WHERE id IN (SELECT value FROM json_each(?))", (ids,))
+    for start in range(0, len(orphans), 500):  # bound the placeholders per statement
+        ids = orphans[start : start + 500]
+        marks = ",".join("?" * len(ids))
+        tx.execute(f"DELETE FROM entity_edges WHERE a IN ({marks}) OR b IN ({marks})",
+                   [*ids, *ids])
+        tx.execute(f"DELETE FROM entities WHERE id IN ({marks})", ids)

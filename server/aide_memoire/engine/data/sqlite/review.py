@@ -1,6 +1,14 @@
-"""Review-queue lookups that read inside an item's JSON evidence (``json_extract``)."""
+"""Review-queue lookups that read inside an item's JSON evidence.
+
+``has_item_for_fact`` reads the few items of one memory and parses their evidence here,
+so its SQL is portable and the facts feature calls it on either backend;
+``has_open_proposal`` searches a namespace's queue with ``json_extract`` (PostgreSQL's
+twin: data/postgres/review.py).
+"""
 
 from __future__ import annotations
+
+import json
 
 from ..protocol import Connection
 
@@ -10,12 +18,16 @@ __all__ = ["SqliteReviewLookups", "has_item_for_fact", "has_open_proposal"]
 def has_item_for_fact(conn: Connection, kind: str, memory_id: str, fact_id: int) -> bool:
     """Whether an item of ``kind`` about ``memory_id`` already names ``fact_id`` as the
     fact it kept (any status: a decided conflict is not raised again)."""
-    found = conn.execute(
-        "SELECT 1 FROM review_items WHERE kind = ? AND memory_id = ? "
-        "AND json_extract(evidence, '$.kept.fact') = ?",
-        (kind, memory_id, fact_id),
-    ).fetchone()
-    return found is not None
+    for (evidence,) in conn.execute(
+        "SELECT evidence FROM review_items WHERE kind = ? AND memory_id = ?", (kind, memory_id)
+    ):
+        try:
+            kept = json.loads(evidence).get("kept")
+        except (TypeError, ValueError, AttributeError):
+            continue  # evidence that is not an object names no fact
+        if isinstance(kept, dict) and kept.get("fact") == fact_id:
+            return True
+    return False
 
 
 def has_open_proposal(conn: Connection, namespace: str, kind: str, key: str) -> bool:

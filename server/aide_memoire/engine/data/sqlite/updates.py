@@ -1,9 +1,11 @@
-"""The general-update detector's reads and writes on the owned tables, on SQLite.
+"""The general-update detector's reads and writes on the owned tables, on either backend.
 
 engine/facts/updates.py decides which newer memory updates which older one; the rows,
-vectors and term index it reads and the link it writes are here: ``INSERT OR IGNORE``
-and vec0 point lookups by ``rowid`` are SQLite's. Its own tables (memory_updates) keep
-their portable SQL in the feature.
+vectors and term index it reads and the link it writes are here. The SQL is portable
+(``ON CONFLICT DO NOTHING``; point lookups by ``rowid``, which sqlite-vec's vec0 answers
+and pgvector's tables hold as a column, read back as float32 bytes on both), so the
+PostgreSQL backend runs it as written. Its own tables (memory_updates) keep their
+portable SQL in the feature.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ __all__ = ["add_terms", "embeddings_by_rowid", "mark_updated_by", "update_rows"]
 def add_terms(tx: Connection, rows: Sequence[tuple[str, str, int]]) -> None:
     """(namespace, term, memory rowid) per signature term; a repeat is kept once."""
     tx.executemany(
-        "INSERT OR IGNORE INTO memory_terms (namespace, term, memory_rowid) VALUES (?, ?, ?)",
+        "INSERT INTO memory_terms (namespace, term, memory_rowid) VALUES (?, ?, ?) "
+        "ON CONFLICT DO NOTHING",
         rows,
     )
 
