@@ -13,6 +13,7 @@ from ... import clock
 from ...errors import ForeignDatabase, NewerSchema, StoreError
 from ...migrations import MIGRATIONS
 from . import security
+from .keyword_backfill import backfill_keywords
 from .connection import PgConnection
 from .schema import STEPS
 
@@ -69,6 +70,8 @@ def migrate(tx: PgConnection, schema: str) -> list[int]:
             _ensure_vector_extension(tx)
         if STEPS[step]:
             tx.executescript(STEPS[step])
+        if step == 11 and version is not None:
+            backfill_keywords(tx)
         tx.execute(
             "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
             (step, _NAMES[step], clock.format_time(clock.now())),
