@@ -11,8 +11,10 @@ FTS5's bm25 in one statement (fts5_aux.c, fts5Bm25Function):
 with k1 = 1.2, b = 0.75, F_i the phrase's occurrences in the row weighted by their
 column's weight, D the row's tokens over all columns, avgD the index's tokens per row,
 and idf_i = ln((N - n_i + 0.5) / (n_i + 0.5)) (1e-6 at or below zero) over the whole
-index, every namespace and status, as FTS5 counts N (rows) and n_i (rows holding the
-phrase). Each quoted term of the query is one phrase, counted once per appearance; a
+index, every namespace and status, as FTS5 counts n_i (rows holding the phrase) and N and
+the tokens behind avgD (every document ever written: SQLite's contentless-delete table
+never takes a deleted or rewritten document out of its totals, and neither does
+keyword_totals). Each quoted term of the query is one phrase, counted once per appearance; a
 phrase in an AND group counts in a row only when the whole group is there, as in FTS5.
 Scores are FTS5's (higher is better here: -bm25), so fusion's calibration against the
 ideal score (calibrate.py) means the same on both backends.

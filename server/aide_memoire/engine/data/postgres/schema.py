@@ -329,9 +329,12 @@ CREATE INDEX memories_ns_status ON memories (namespace, status) WHERE status != 
 # The keyword index as FTS5 keeps it, so that PostgreSQL scores exactly SQLite's bm25
 # (keyword.py): a row per indexed memory with its length in tokens, a row per (term,
 # memory) with its frequency per column and its places (for phrases), and the index's
-# totals (rows, tokens: bm25's N and average length) kept by a trigger as one row per
-# server process, so concurrent writers never wait on one counter row. The rows are
-# filled by keyword_backfill.py from the memories, in the migrating transaction.
+# totals (bm25's N and average length) kept by a trigger as one row per server process,
+# so concurrent writers never wait on one counter row. The totals count every document
+# ever written, as SQLite's contentless-delete FTS5 table does (a delete, or a rewrite,
+# leaves its averages record alone: measured, tests/postgres/test_keyword_parity.py).
+# The rows are filled by keyword_backfill.py from the memories, in the migrating
+# transaction.
 _V11 = """
 DROP TABLE memory_fts;
 DROP TEXT SEARCH CONFIGURATION memory_text;
@@ -358,19 +361,13 @@ CREATE TABLE keyword_totals (
 CREATE FUNCTION keyword_docs_totals() RETURNS trigger LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $body$
 BEGIN
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO keyword_totals AS t (backend, docs, tokens)
-            VALUES (pg_backend_pid(), 1, NEW.length)
-            ON CONFLICT (backend) DO UPDATE SET docs = t.docs + 1, tokens = t.tokens + NEW.length;
-        RETURN NEW;
-    END IF;
     INSERT INTO keyword_totals AS t (backend, docs, tokens)
-        VALUES (pg_backend_pid(), -1, -OLD.length)
-        ON CONFLICT (backend) DO UPDATE SET docs = t.docs - 1, tokens = t.tokens - OLD.length;
-    RETURN OLD;
+        VALUES (pg_backend_pid(), 1, NEW.length)
+        ON CONFLICT (backend) DO UPDATE SET docs = t.docs + 1, tokens = t.tokens + NEW.length;
+    RETURN NEW;
 END
 $body$;
-CREATE TRIGGER keyword_docs_totals AFTER INSERT OR DELETE ON keyword_docs
+CREATE TRIGGER keyword_docs_totals AFTER INSERT ON keyword_docs
     FOR EACH ROW EXECUTE FUNCTION keyword_docs_totals();
 """
 
