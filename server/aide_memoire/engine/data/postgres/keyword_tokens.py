@@ -46,7 +46,10 @@ def _tokenizer() -> Any:
     if conn is None:
         conn = load_driver().connect(":memory:", check_same_thread=True)
         columns = ", ".join(FTS_COLUMNS)
-        conn.execute(f"CREATE VIRTUAL TABLE doc USING fts5({columns}, tokenize='{TOKENIZE}')")
+        # Contentless: nothing but the index is kept, and 'delete-all' empties it at once.
+        conn.execute(
+            f"CREATE VIRTUAL TABLE doc USING fts5({columns}, content='', tokenize='{TOKENIZE}')"
+        )
         conn.execute("CREATE VIRTUAL TABLE doc_tokens USING fts5vocab(doc, 'instance')")
         _local.conn = conn
     return conn
@@ -62,7 +65,7 @@ def _instances(columns: Sequence[str]) -> list[tuple[str, int, int]]:
         conn.execute(f"INSERT INTO doc (rowid, {names}) VALUES (1, {marks})", tuple(columns))
         rows = conn.execute("SELECT term, col, offset FROM doc_tokens").fetchall()
     finally:
-        conn.execute("DELETE FROM doc")
+        conn.execute("INSERT INTO doc (doc) VALUES ('delete-all')")
     return [(str(term), index[str(col)], int(offset)) for term, col, offset in rows]
 
 

@@ -333,6 +333,8 @@ CREATE INDEX memories_ns_status ON memories (namespace, status) WHERE status != 
 # so concurrent writers never wait on one counter row. The totals count every document
 # ever written, as SQLite's contentless-delete FTS5 table does (a delete, or a rewrite,
 # leaves its averages record alone: measured, tests/postgres/test_keyword_parity.py).
+# A document's postings go with it by a trigger (one DELETE by rowid), not a foreign
+# key, whose check would lock the document's row once per posting written.
 # The rows are filled by keyword_backfill.py from the memories, in the migrating
 # transaction.
 _V11 = """
@@ -347,7 +349,7 @@ CREATE TABLE keyword_docs (
 CREATE TABLE keyword_postings (
     term TEXT NOT NULL,
     namespace TEXT NOT NULL,
-    rowid BIGINT NOT NULL REFERENCES keyword_docs (rowid) ON DELETE CASCADE,
+    rowid BIGINT NOT NULL,
     freqs INTEGER[] NOT NULL,
     places INTEGER[] NOT NULL,
     PRIMARY KEY (term, namespace, rowid)
@@ -369,6 +371,15 @@ END
 $body$;
 CREATE TRIGGER keyword_docs_totals AFTER INSERT ON keyword_docs
     FOR EACH ROW EXECUTE FUNCTION keyword_docs_totals();
+CREATE FUNCTION keyword_docs_postings() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $body$
+BEGIN
+    DELETE FROM keyword_postings WHERE rowid = OLD.rowid;
+    RETURN OLD;
+END
+$body$;
+CREATE TRIGGER keyword_docs_postings AFTER DELETE ON keyword_docs
+    FOR EACH ROW EXECUTE FUNCTION keyword_docs_postings();
 """
 
 # The SQL of each step by version; names come from engine/migrations.py (one history
