@@ -25,7 +25,8 @@ def temporary_server(database: str = "bench") -> Iterator[str]:
     import psycopg
 
     base = Path(tempfile.mkdtemp(prefix="aide-pg-bench-"))
-    server = pgserver.get_server(base / "pgdata", cleanup_mode="delete")
+    server = pgserver.get_server(  # type: ignore[attr-defined]  # untyped re-export
+        base / "pgdata", cleanup_mode="delete")
     try:
         admin = server.get_uri()
         query = dict(p.split("=", 1) for p in urlsplit(admin).query.split("&") if "=" in p)

@@ -30,6 +30,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from pydantic import SecretStr  # noqa: E402
+
 from _common import machine, percentile, progress, table, write_json  # noqa: E402
 from _postgres import temporary_server  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
@@ -110,7 +112,7 @@ def run(
         lifecycle_scoring=lifecycle,
         extract_facts=extract,
         entity_bridges=bridges,
-        database_url=database_url,
+        database_url=SecretStr(database_url) if database_url else None,
     )
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []

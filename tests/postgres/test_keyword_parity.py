@@ -17,6 +17,12 @@ from pathlib import Path
 import pytest
 
 from aide_memoire.engine.data.filter import RowFilter
+from aide_memoire.engine.data.postgres import (
+    PostgresDatabase,
+    postgres_repositories,
+    schema,
+    security,
+)
 from aide_memoire.engine.data.rows import NewRow
 from aide_memoire.engine.fusion import KEYWORD_WEIGHTS
 from aide_memoire.engine.migrations import FTS_COLUMNS
@@ -178,3 +184,33 @@ def test_document_counts_and_edits_follow_sqlite(
     where = RowFilter(namespaces=[NS, OTHER])
     for match in _queries(rows, seed=7):
         _same(_ranked(lite, lite_ids, match, where), _ranked(pg, pg_ids, match, where))
+
+
+def test_step_11_indexes_what_a_step_10_store_holds(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store made before the postings (its documents were tsvectors) gets every row's
+    document composed again by the migration, turns with their neighbours."""
+    rows = _rows(3)
+    # The code of a step-10 store: no step 11, its tables not yet under the policy.
+    monkeypatch.delitem(schema.STEPS, 11)
+    monkeypatch.setattr(security, "_BY_NAMESPACE", (*(
+        t for t in security._BY_NAMESPACE if not t.startswith("keyword_")), "memory_fts"))
+    with PostgresDatabase(pg_url) as old:
+        assert old.schema_version() == 10
+        store = postgres_repositories().rows
+        with old.write() as tx:
+            written = {store.insert(tx, row, index=False)[0]: place
+                       for place, row in enumerate(rows)}
+    monkeypatch.undo()
+    with open_backend("sqlite", home=tmp_path, pg_url=None) as lite, \
+            open_backend("postgres", home=tmp_path, pg_url=pg_url) as pg:
+        assert pg.db.applied == [11]
+        lite_ids = _write(lite, rows)
+        where = RowFilter(namespaces=[NS, OTHER], statuses=("active", "quarantined"))
+        found = 0
+        for match in _queries(rows, seed=11):
+            expected = _ranked(lite, lite_ids, match, where)
+            _same(expected, _ranked(pg, written, match, where))
+            found += bool(expected)
+        assert found >= 20

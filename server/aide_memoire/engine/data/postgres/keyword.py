@@ -82,7 +82,8 @@ def _phrase_rows(
         params.append(token)
     column = f"{weights}[(o >> {COLUMN_SHIFT}) + 1]"
     if len(tokens) == 1:
-        freq = " + ".join(f"p0.freqs[{c + 1}] * {weights}[{c + 1}]" for c in range(len(FTS_COLUMNS)))
+        columns = range(1, len(FTS_COLUMNS) + 1)
+        freq = " + ".join(f"p0.freqs[{c}] * {weights}[{c}]" for c in columns)
         lateral = f" CROSS JOIN LATERAL (SELECT {freq} AS f, 1 AS n) x"
     else:
         # A phrase starts at o when its k-th token is at o + k, in the same column (the
@@ -152,8 +153,8 @@ def ranked_search(
             keys.setdefault(tuple(tokens), len(keys))
     args: list[object] = []
     counts = []
-    for tokens, key in keys.items():
-        rows, rows_params = _phrase_rows(tokens, weight_sql, namespaced=False)
+    for phrase, key in keys.items():
+        rows, rows_params = _phrase_rows(phrase, weight_sql, namespaced=False)
         counts.append(f"({key}, (SELECT count(*) FROM {rows}))")
         args += rows_params
     hits = []

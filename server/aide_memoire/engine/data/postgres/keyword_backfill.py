@@ -7,9 +7,9 @@ path composes them (engine/compose.py), a session's turns with their neighbours.
 
 from __future__ import annotations
 
+from ...compose import fts_document
 from ..protocol import Connection
 from ..rows import indexed
-from ...compose import fts_document
 from .memories import PostgresMemoryRows
 
 __all__ = ["backfill_keywords"]

@@ -13,8 +13,8 @@ from ... import clock
 from ...errors import ForeignDatabase, NewerSchema, StoreError
 from ...migrations import MIGRATIONS
 from . import security
-from .keyword_backfill import backfill_keywords
 from .connection import PgConnection
+from .keyword_backfill import backfill_keywords
 from .schema import STEPS
 
 __all__ = ["LATEST", "migrate", "stored_version"]
