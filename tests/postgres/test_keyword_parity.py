@@ -125,10 +125,10 @@ def _queries(rows: list[NewRow], seed: int) -> list[str]:
     return [q for q in out if q]
 
 
-def _ranked(backend: Backend, ids: dict[int, int], match: str, where: RowFilter) -> list[
-        tuple[int, float]]:
+def _ranked(backend: Backend, ids: dict[int, int], match: str, where: RowFilter,
+            weights: list[float] = WEIGHTS) -> list[tuple[int, float]]:
     with backend.read() as conn:
-        found = backend.repos.keywords.search(conn, match, where, None, WEIGHTS)
+        found = backend.repos.keywords.search(conn, match, where, None, weights)
     return [(ids[rowid], score) for rowid, score in found]
 
 
@@ -214,3 +214,19 @@ def test_step_11_indexes_what_a_step_10_store_holds(
             _same(expected, _ranked(pg, written, match, where))
             found += bool(expected)
         assert found >= 20
+
+
+@pytest.mark.parametrize("weights", [
+    [1.0, 0.0, 0.0, 0.0, 0.0],  # forget's: fewer weights than columns (the rest weigh 1.0)
+    [0.2, 3.0, 1.0, 0.0, 2.5, 0.7, 1.1, 9.0],  # more (the extra is ignored)
+    [2.0, 0.5, 0.25, 1.5, 0.1, 0.0, 4.0],
+], ids=["short", "long", "other"])
+def test_column_weights_apply_as_in_sqlite(
+    pair: tuple[Backend, Backend, dict[int, int], dict[int, int], list[NewRow]],
+    weights: list[float],
+) -> None:
+    lite, pg, lite_ids, pg_ids, rows = pair
+    where = RowFilter(namespaces=[NS, OTHER])
+    for match in _queries(rows, seed=5):
+        _same(_ranked(lite, lite_ids, match, where, weights),
+              _ranked(pg, pg_ids, match, where, weights))

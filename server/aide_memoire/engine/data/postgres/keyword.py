@@ -64,9 +64,10 @@ def unindex(tx: Connection, rowid: int) -> None:
 
 
 def _weights_sql(weights: Sequence[float]) -> str:
-    if len(weights) != len(FTS_COLUMNS):
-        raise ValueError(f"bm25 takes {len(FTS_COLUMNS)} column weights, not {len(weights)}")
-    return "(ARRAY[" + ", ".join(repr(float(w)) for w in weights) + "]::float8[])"
+    """bm25()'s column weights as an SQL array: as FTS5, a column without one weighs 1.0
+    and weights past the last column are ignored."""
+    padded = [*weights[: len(FTS_COLUMNS)], *[1.0] * (len(FTS_COLUMNS) - len(weights))]
+    return "(ARRAY[" + ", ".join(repr(float(w)) for w in padded) + "]::float8[])"
 
 
 def _phrase_rows(
