@@ -71,18 +71,21 @@ def _weights_sql(weights: Sequence[float]) -> str:
 
 
 def _phrase_rows(
-    tokens: Sequence[str], weights: str, namespaced: bool
+    tokens: Sequence[str], weights: str | None, namespaced: bool
 ) -> tuple[str, list[object]]:
-    """FROM ... WHERE ... of the rows holding the phrase, with ``p0.rowid`` and ``f`` (its
-    weighted occurrences) in scope; ``namespaced``: only rows of the ``?`` namespaces."""
+    """FROM ... WHERE ... of the rows holding the phrase, with ``p0.rowid`` and, given
+    ``weights``, ``x.f`` (its weighted occurrences) in scope; ``namespaced``: only rows
+    of the ``?`` namespaces. Unweighted, a word's rows are read from the index alone."""
     params: list[object] = []
     joins = ""
     for k, token in enumerate(tokens[1:], start=1):
         joins += (f" JOIN keyword_postings p{k} ON p{k}.term = ? AND p{k}.namespace = "
                   f"p0.namespace AND p{k}.rowid = p0.rowid")
         params.append(token)
-    column = f"{weights}[(o >> {COLUMN_SHIFT}) + 1]"
-    if len(tokens) == 1:
+    column = f"{weights}[(o >> {COLUMN_SHIFT}) + 1]" if weights else "1.0"
+    if len(tokens) == 1 and weights is None:
+        lateral = " CROSS JOIN LATERAL (SELECT 1 AS n) x"
+    elif len(tokens) == 1:
         columns = range(1, len(FTS_COLUMNS) + 1)
         freq = " + ".join(f"p0.freqs[{c}] * {weights}[{c}]" for c in columns)
         lateral = f" CROSS JOIN LATERAL (SELECT {freq} AS f, 1 AS n) x"
@@ -104,7 +107,7 @@ def phrase_count(conn: Connection, phrase: str, cap: int) -> int:
     tokens = phrase_tokens(phrase)
     if not tokens:
         return 0
-    rows, params = _phrase_rows(tokens, _weights_sql(DEFAULT_WEIGHTS), namespaced=False)
+    rows, params = _phrase_rows(tokens, None, namespaced=False)
     (count,) = conn.execute(
         f"SELECT count(*) FROM (SELECT 1 FROM {rows} LIMIT ?) AS hits", [*params, int(cap)]
     ).fetchone()
@@ -155,7 +158,7 @@ def ranked_search(
     args: list[object] = []
     counts = []
     for phrase, key in keys.items():
-        rows, rows_params = _phrase_rows(phrase, weight_sql, namespaced=False)
+        rows, rows_params = _phrase_rows(phrase, None, namespaced=False)
         counts.append(f"({key}, (SELECT count(*) FROM {rows}))")
         args += rows_params
     hits = []
