@@ -1,21 +1,28 @@
 """LOCOMO evidence retrieval, LLM-free: is a gold evidence turn among the top k recalled?
 
     python bench/locomo.py PATH/locomo-dev.json [--json bench/results/locomo.json]
+    python bench/locomo.py PATH/locomo-dev.json --backend postgres --extract off
 
 One namespace per conversation; turns stored with ``store_conversation`` (session dates
 from the file, photo captions appended to their turn's text); every question of
 categories 1-4 with evidence is recalled with limit 50. Prints hit@1/5/10/50,
 recall@10 and MRR overall and per category, ingest turns/s and recall p50/p95.
+
+``--backend postgres`` runs the same against a PostgreSQL + pgvector server the bench
+starts in a temporary directory (pgserver), or against ``--database-url URL``; facts on
+PostgreSQL need ``--extract off`` until the backend stores them.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -23,7 +30,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from pydantic import SecretStr  # noqa: E402
+
 from _common import machine, percentile, progress, table, write_json  # noqa: E402
+from _postgres import temporary_server  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
 
 KS = (1, 5, 10, 50)
@@ -94,7 +104,7 @@ def score(ranked: list[str], evidence: set[str]) -> dict[str, float]:
 
 def run(
     path: Path, home: Path, *, mode: str, lifecycle: bool = True, extract: bool = True,
-    bridges: bool = False,
+    bridges: bool = False, database_url: str | None = None,
 ) -> dict[str, Any]:
     samples = json.loads(path.read_text(encoding="utf-8"))
     settings = Settings(
@@ -102,6 +112,7 @@ def run(
         lifecycle_scoring=lifecycle,
         extract_facts=extract,
         entity_bridges=bridges,
+        database_url=SecretStr(database_url) if database_url else None,
     )
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
@@ -133,6 +144,7 @@ def run(
     result["lifecycle"] = "on" if lifecycle else "off"
     result["extract"] = "on" if extract else "off"
     result["bridges"] = "on" if bridges else "off"
+    result["backend"] = "sqlite" if database_url is None else "postgres"
     return result
 
 
@@ -183,11 +195,21 @@ def main() -> None:
         help="lifecycle scoring at its default weights (on) or pure relevance (off); the "
         "bench's own recalls leave access history, as a user's would",
     )
+    parser.add_argument(
+        "--backend", choices=["sqlite", "postgres"], default="sqlite",
+        help="the store: a SQLite file in the home, or PostgreSQL (a server the bench starts "
+        "in a temp dir unless --database-url is given)",
+    )
+    parser.add_argument(
+        "--database-url", default=None,
+        help="an existing PostgreSQL store (implies --backend postgres); its namespaces "
+        "locomo:* should be empty",
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, _store_url(args) as url:
         result = run(
             args.path, args.home or Path(tmp), mode=args.mode, lifecycle=args.lifecycle == "on",
-            extract=args.extract == "on", bridges=args.bridges == "on",
+            extract=args.extract == "on", bridges=args.bridges == "on", database_url=url,
         )
     metrics = [f"hit@{k}" for k in KS] + ["recall@10", "mrr"]
     lines = [["overall", result["overall"]["n"], *(result["overall"][m] for m in metrics)]]
@@ -196,7 +218,8 @@ def main() -> None:
         for name, data in result["by_category"].items()
     ]
     print(
-        f"LOCOMO evidence retrieval ({result['mode']}, lifecycle {result['lifecycle']}, "
+        f"LOCOMO evidence retrieval ({result['backend']}, {result['mode']}, "
+        f"lifecycle {result['lifecycle']}, "
         f"extract {result['extract']}, bridges {result['bridges']})"
     )
     print(table(["split", "n", *metrics], lines))
@@ -206,6 +229,18 @@ def main() -> None:
     )
     print(json.dumps(result))
     write_json(args.json, result)
+
+
+@contextlib.contextmanager
+def _store_url(args: argparse.Namespace) -> Iterator[str | None]:
+    """None for SQLite; else the given URL, or one of a server started for the run."""
+    if args.database_url:
+        yield args.database_url
+    elif args.backend == "postgres":
+        with temporary_server("locomo") as url:
+            yield url
+    else:
+        yield None
 
 
 if __name__ == "__main__":

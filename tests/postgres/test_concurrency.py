@@ -38,7 +38,7 @@ def test_eight_writer_processes_lose_nothing_and_raise_nothing(pg_url: str) -> N
     total = PROCESSES * WRITES
     with PostgresDatabase(pg_url) as db, db.read() as conn:
         assert conn.execute("SELECT count(*) FROM memories").fetchone() == (total,)
-        assert conn.execute("SELECT count(*) FROM memory_fts").fetchone() == (total,)
+        assert conn.execute("SELECT count(*) FROM keyword_docs").fetchone() == (total,)
         assert conn.execute(
             "SELECT count FROM namespace_sizes WHERE namespace = 'project:shared'"
         ).fetchone() == (total,)

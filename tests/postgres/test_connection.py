@@ -102,7 +102,7 @@ def test_a_failed_write_leaves_nothing_and_says_why(db: PostgresDatabase) -> Non
         raise RuntimeError("caller failed")
     with db.read() as conn:
         assert _count(conn) == 1
-        assert conn.execute("SELECT count(*) FROM memory_fts").fetchone() == (1,)
+        assert conn.execute("SELECT count(*) FROM keyword_docs").fetchone() == (1,)
 
 
 def test_a_vector_of_the_wrong_size_is_invalid_input(db: PostgresDatabase) -> None:
@@ -133,7 +133,7 @@ def test_deleting_a_memory_takes_its_index_rows_and_derived_rows(db: PostgresDat
     with db.write() as tx:
         tx.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
     with db.read() as conn:
-        for table_name in ("memory_fts", table, "facts", "memory_terms"):
+        for table_name in ("keyword_docs", "keyword_postings", table, "facts", "memory_terms"):
             assert conn.execute(f"SELECT count(*) FROM {table_name}").fetchone() == (0,)
 
 

@@ -67,7 +67,8 @@ def test_status_counts_what_is_stored(keyword_memory: Memory) -> None:
     assert status.schema_version >= 10
     keyword = {s.name: s.detail for s in status.stages}["keyword"]
     on_postgres = mem.context.repos.dialect == "postgres"
-    assert ("PostgreSQL full-text search" if on_postgres else "FTS5") in keyword
+    assert "FTS5 BM25" in keyword
+    assert ("computed by PostgreSQL" in keyword) == on_postgres
 
 
 def test_an_injection_is_quarantined_and_approvable(keyword_memory: Memory) -> None:

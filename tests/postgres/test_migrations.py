@@ -82,10 +82,12 @@ def test_the_tables_are_those_of_a_new_sqlite_store(pg_url: str, tmp_path: Path)
     PostgresDatabase(pg_url).close()
     sqlite_columns, sqlite_indexes = _sqlite_schema(tmp_path)
     pg_columns, pg_indexes = _pg_schema(pg_url)
-    # PostgreSQL's own: row-level security (security.py); memory_fts is a plain table
-    # here (a tsvector per row) where SQLite has an FTS5 virtual table.
+    # PostgreSQL's own: row-level security (security.py); FTS5's postings as plain
+    # tables here (schema step 11) where SQLite has an FTS5 virtual table.
     assert pg_columns.pop("namespace_roles") == ["namespace", "role"]
-    assert pg_columns.pop("memory_fts") == ["rowid", "namespace", "document"]
+    assert pg_columns.pop("keyword_docs") == ["rowid", "namespace", "length"]
+    assert pg_columns.pop("keyword_postings") == ["term", "namespace", "rowid", "freqs", "places"]
+    assert pg_columns.pop("keyword_totals") == ["backend", "docs", "tokens"]
     sqlite_columns.pop("memory_fts")
     assert pg_columns == sqlite_columns
     assert sqlite_indexes <= pg_indexes

@@ -15,7 +15,7 @@ from aide_memoire.engine.errors import InvalidInput, StoreError
 from .conftest import PgServer
 from .rows import insert_memory
 
-_TABLES = ["memories", "memory_fts", "memory_vec_test_2"]
+_TABLES = ["memories", "keyword_docs", "keyword_postings", "memory_vec_test_2"]
 
 
 def _files_holding(data_dir: Path, word: bytes) -> list[Path]:
@@ -68,7 +68,7 @@ def test_vacuum_full_leaves_no_table_file_holding_forgotten_text(
 def test_plain_vacuum_says_freed_space_may_still_hold_it(pg_url: str) -> None:
     with PostgresDatabase(pg_url) as db:
         _forgotten(db, "plainvacuumword")
-        report = purge(db, ["memories", "memory_fts"])
+        report = purge(db, ["memories", "keyword_docs", "keyword_postings"])
     assert not report.full
     assert report.remaining[0].startswith("freed space")
 

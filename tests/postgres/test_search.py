@@ -1,4 +1,4 @@
-"""Keyword search (full-text, BM25-shaped) and dense k-NN (pgvector HNSW) on real data.
+"""Keyword search (FTS5's bm25 on PostgreSQL) and dense k-NN (pgvector HNSW) on real data.
 
 Corpora are generated: made-up words from a seeded generator, so no test is written
 around a word the ranking happens to like.

@@ -82,7 +82,8 @@ def test_the_restricted_namespace_is_invisible_to_another_role(team: Team) -> No
     private, shared = team.rows[PRIVATE], team.rows[SHARED]
     with team.bob.read() as conn:
         assert _visible(conn, "memories") == [shared]
-        assert _visible(conn, "memory_fts") == [shared]
+        assert _visible(conn, "keyword_docs") == [shared]
+        assert {r for (r,) in conn.execute("SELECT rowid FROM keyword_postings")} == {shared}
         assert _visible(conn, team.vectors) == [shared]
         assert keyword_search(conn, ["notes"], [PRIVATE, SHARED]) == [
             (shared, pytest.approx(keyword_search(conn, ["notes"], [SHARED])[0][1]))

@@ -130,6 +130,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     # least), though most never index code: a store without a root loses them, and
     # engine/code/ makes them on its first write (issue #20, small stores stay small).
     Migration(10, code_schema.MIGRATION_NAME, code_schema.drop_if_unused),
+    # PostgreSQL's keyword index becomes FTS5's postings, scored as FTS5's bm25
+    # (data/postgres/schema.py step 11); a SQLite store has them already in memory_fts.
+    Migration(11, "keyword postings", _run("")),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -37,7 +37,8 @@ __all__ = ["POINTER_FILENAME", "EngineDatabase", "ServerDriver"]
 log = get_logger(__name__)
 
 POINTER_FILENAME = "postgres.store"
-_PURGED = ("memories", "memory_fts")  # and every vector table (vector_spaces)
+# The tables that held a memory's text, and every vector table (vector_spaces).
+_PURGED = ("memories", "keyword_docs", "keyword_postings")
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,8 @@
 Recall and forget build their keyword query as an FTS5 MATCH expression (text.fts_query:
 quoted terms OR-ed and at most one "(a AND b ...)" group; forget.match_all: terms
 AND-ed). :func:`match_terms` reads that expression back into its alternatives, which
-keyword.py searches as plain words: no query syntax of either engine reaches the server.
-The column weights recall passes are the ones the documents were weighted with when
-written (keyword.py's classes), so the argument is compared, not applied per search.
+keyword.py searches as FTS5's phrases: no query syntax of either engine reaches the
+server. The column weights recall passes are applied per search, as bm25()'s arguments.
 """
 
 from __future__ import annotations
@@ -13,22 +12,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ....logs import get_logger
 from ...compose import FtsDoc
 from ...errors import InvalidInput
-from ...fusion import KEYWORD_WEIGHTS
-from ...migrations import FTS_COLUMNS
 from ..filter import RowFilter
 from ..protocol import Connection
 from .filters import where_pg
-from .keyword import TS_CONFIG, fold, index_document, ranked_search, unindex
+from .keyword import index_document, phrase_count, ranked_search, unindex
 
 __all__ = ["PostgresKeywordIndex", "match_terms"]
 
-log = get_logger(__name__)
-
 _TOKEN = re.compile(r'\s*(?:"((?:[^"]|"")*)"|(\()|(\))|(AND)\b|(OR)\b)')
-_WEIGHTS = [KEYWORD_WEIGHTS[c] for c in FTS_COLUMNS]
 
 
 def match_terms(match: str) -> list[list[str]]:
@@ -57,12 +50,9 @@ def match_terms(match: str) -> list[list[str]]:
 
 
 class PostgresKeywordIndex:
-    """One weighted ``tsvector`` per memory (``memory_fts``), ranked BM25's way."""
+    """FTS5's postings in b-tree tables (``keyword_postings``), scored as FTS5's bm25."""
 
-    ranking = "PostgreSQL full-text search, BM25-shaped, over every row of the namespace"
-
-    def __init__(self) -> None:
-        self._told = False
+    ranking = "FTS5 BM25 (FTS5's tokens, computed by PostgreSQL) over every row of the namespace"
 
     def add(self, tx: Connection, rowid: int, doc: FtsDoc) -> None:
         found = tx.execute("SELECT namespace FROM memories WHERE rowid = ?", (rowid,)).fetchone()
@@ -81,30 +71,18 @@ class PostgresKeywordIndex:
         limit: int | None,
         weights: Sequence[float],
     ) -> list[tuple[int, float]]:
-        """(rowid, score) best first; higher is better. No row cap."""
-        if [float(w) for w in weights] != _WEIGHTS and not self._told:
-            # The classes are fixed when a document is written (keyword.py); other
-            # weights would need a re-index, not a different search: said once.
-            self._told = True
-            log.warning("keyword_weights_fixed_at_write", asked=list(weights), used=_WEIGHTS)
+        """(rowid, score) best first; score = -bm25, higher is better. No row cap."""
         clause, params = where_pg(where, "m")
         return ranked_search(
-            conn, match_terms(match), where.namespaces, clause, params, limit=limit
+            conn, match_terms(match), where.namespaces, clause, params, limit=limit,
+            weights=weights,
         )
 
     def document_counts(self, conn: Connection, terms: Sequence[str], cap: int) -> dict[str, int]:
         """Memories holding each term (store-wide, stemmed as the search does), counted
-        up to ``cap``; a term the configuration reduces to nothing counts 0."""
-        out: dict[str, int] = {}
-        for term in terms:
-            (count,) = conn.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM memory_fts "
-                f"WHERE document @@ plainto_tsquery('{TS_CONFIG}', ?) LIMIT ?) AS hits",
-                (fold(term), cap),
-            ).fetchone()
-            out[term] = int(count)
-        return out
+        up to ``cap``; a term FTS5 reduces to no token counts 0."""
+        return {term: phrase_count(conn, term, cap) for term in terms}
 
     def optimize(self, tx: Connection) -> None:
-        """Nothing to merge: a GIN index drops a deleted document's entries itself; the
+        """Nothing to merge: b-trees drop a deleted document's entries themselves; the
         dead tuples go with VACUUM, which purge.py runs outside the transaction."""

@@ -14,6 +14,7 @@ from ...errors import ForeignDatabase, NewerSchema, StoreError
 from ...migrations import MIGRATIONS
 from . import security
 from .connection import PgConnection
+from .keyword_backfill import backfill_keywords
 from .schema import STEPS
 
 __all__ = ["LATEST", "migrate", "stored_version"]
@@ -69,6 +70,8 @@ def migrate(tx: PgConnection, schema: str) -> list[int]:
             _ensure_vector_extension(tx)
         if STEPS[step]:
             tx.executescript(STEPS[step])
+        if step == 11 and version is not None:
+            backfill_keywords(tx)
         tx.execute(
             "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
             (step, _NAMES[step], clock.format_time(clock.now())),

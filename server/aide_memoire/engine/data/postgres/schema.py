@@ -7,8 +7,10 @@ formats and compares them as text), tags and metadata stay JSON text (the engine
 encodes and decodes them itself). Where SQLite needs a virtual table, PostgreSQL gets
 its own kind of index:
 
-- ``memory_fts``: one ``tsvector`` per memory (its seven keyword columns, weighted, see
-  keyword.py) with a GIN index, in the memory's transaction, deleted with it (cascade).
+- the keyword index: until step 11, ``memory_fts``, one ``tsvector`` per memory with a
+  GIN index; from step 11, FTS5's own postings in b-tree tables (``keyword_docs``,
+  ``keyword_postings``, ``keyword_totals``; keyword.py), written in the memory's
+  transaction and deleted with it (cascade).
 - dense vectors: one table per embedding space, made when the space is first used
   (vectors.py), as in SQLite; step 2 makes the registry and loads pgvector.
 
@@ -324,8 +326,64 @@ _V9 = """
 CREATE INDEX memories_ns_status ON memories (namespace, status) WHERE status != 'active';
 """
 
+# The keyword index as FTS5 keeps it, so that PostgreSQL scores exactly SQLite's bm25
+# (keyword.py): a row per indexed memory with its length in tokens, a row per (term,
+# memory) with its frequency per column and its places (for phrases), and the index's
+# totals (bm25's N and average length) kept by a trigger as one row per server process,
+# so concurrent writers never wait on one counter row. The totals count every document
+# ever written, as SQLite's contentless-delete FTS5 table does (a delete, or a rewrite,
+# leaves its averages record alone: measured, tests/postgres/test_keyword_parity.py).
+# A document's postings go with it by a trigger (one DELETE by rowid), not a foreign
+# key, whose check would lock the document's row once per posting written.
+# The rows are filled by keyword_backfill.py from the memories, in the migrating
+# transaction.
+_V11 = """
+DROP TABLE memory_fts;
+DROP TEXT SEARCH CONFIGURATION memory_text;
+DROP TEXT SEARCH DICTIONARY memory_stem;
+CREATE TABLE keyword_docs (
+    rowid BIGINT PRIMARY KEY REFERENCES memories (rowid) ON DELETE CASCADE,
+    namespace TEXT NOT NULL,
+    length INTEGER NOT NULL
+);
+CREATE TABLE keyword_postings (
+    term TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    rowid BIGINT NOT NULL,
+    freqs INTEGER[] NOT NULL,
+    places INTEGER[] NOT NULL,
+    PRIMARY KEY (term, namespace, rowid)
+);
+CREATE INDEX keyword_postings_rowid ON keyword_postings (rowid);
+CREATE TABLE keyword_totals (
+    backend INTEGER PRIMARY KEY,
+    docs BIGINT NOT NULL,
+    tokens BIGINT NOT NULL
+);
+CREATE FUNCTION keyword_docs_totals() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $body$
+BEGIN
+    INSERT INTO keyword_totals AS t (backend, docs, tokens)
+        VALUES (pg_backend_pid(), 1, NEW.length)
+        ON CONFLICT (backend) DO UPDATE SET docs = t.docs + 1, tokens = t.tokens + NEW.length;
+    RETURN NEW;
+END
+$body$;
+CREATE TRIGGER keyword_docs_totals AFTER INSERT ON keyword_docs
+    FOR EACH ROW EXECUTE FUNCTION keyword_docs_totals();
+CREATE FUNCTION keyword_docs_postings() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $body$
+BEGIN
+    DELETE FROM keyword_postings WHERE rowid = OLD.rowid;
+    RETURN OLD;
+END
+$body$;
+CREATE TRIGGER keyword_docs_postings AFTER DELETE ON keyword_docs
+    FOR EACH ROW EXECUTE FUNCTION keyword_docs_postings();
+"""
+
 # The SQL of each step by version; names come from engine/migrations.py (one history
 # for both backends). An empty script records the step (see the module docstring).
 STEPS: dict[int, str] = {
-    1: _V1, 2: _V2, 3: _V3, 4: "", 5: "", 6: _V6, 7: _V7, 8: _V8, 9: _V9, 10: "",
+    1: _V1, 2: _V2, 3: _V3, 4: "", 5: "", 6: _V6, 7: _V7, 8: _V8, 9: _V9, 10: "", 11: _V11,
 }

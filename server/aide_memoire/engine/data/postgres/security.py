@@ -30,9 +30,9 @@ POLICY = "namespace_role"
 
 # Tables with a namespace column, and how tables keyed by a memory find theirs.
 _BY_NAMESPACE = (
-    "memories", "memory_fts", "vector_state", "review_items", "namespace_sizes", "entities",
-    "facts", "entity_edges", "memory_links", "maintenance_runs", "maintenance_leases",
-    "memory_terms", "memory_updates",
+    "memories", "keyword_docs", "keyword_postings", "vector_state", "review_items",
+    "namespace_sizes", "entities", "facts", "entity_edges", "memory_links",
+    "maintenance_runs", "maintenance_leases", "memory_terms", "memory_updates",
 )
 _BY_MEMORY = {
     "memory_findings": "EXISTS (SELECT 1 FROM memories m WHERE m.id = memory_id)",
