@@ -164,15 +164,9 @@ def _totals(got: dict[str, Outcome]) -> tuple[Outcome, Outcome]:
     return changes, controls
 
 
-# Why "now" and as_of can differ on PostgreSQL while the links do not: the keyword
-# side's calibration (engine/calibrate.py) divides a row's score by the FTS5 BM25 of an
-# ideal row; PostgreSQL's BM25-shaped full-text score (data/postgres/keyword.py) is on
-# another scale, so its keyword share is squashed and lifecycle terms and the entity
-# bridges reorder near ties. With min-max scaling on both backends, or a reference score
-# of PostgreSQL's shape, 5 of the 11 keyword-only differences go; the rest are the two
-# rankers' own orders (docs/postgres.md).
-KEYWORD_CALIBRATION = ("PostgreSQL's keyword score is calibrated against FTS5's BM25 "
-                       "(engine/calibrate.py): recall order differs near ties")
+# PostgreSQL's keyword side computes FTS5's own tokens and bm25 (data/postgres/keyword.py,
+# schema step 11), so the calibrated keyword share, and with it "now" and as_of, must come
+# out as on SQLite, not only the links.
 
 
 def _both(request: pytest.FixtureRequest, factory: pytest.TempPathFactory, corpus: str,
@@ -196,7 +190,6 @@ def test_postgres_links_what_sqlite_links(
     assert not differ, differ
 
 
-@pytest.mark.xfail(reason=KEYWORD_CALIBRATION, strict=False)
 @pytest.mark.parametrize("corpus", ["general", "heldout3", "heldout4"])
 @pytest.mark.parametrize("mode", ["hybrid", "keyword"])
 def test_postgres_ranks_what_sqlite_ranks(
@@ -238,12 +231,8 @@ FLOORS = {
 
 
 @pytest.mark.parametrize("part", ["tune", "test"])
-def test_now_and_as_of_top1(request: pytest.FixtureRequest, facts_backend: str,
-                            outcomes: tuple[str, dict[str, Outcome], Any], part: str) -> None:
+def test_now_and_as_of_top1(outcomes: tuple[str, dict[str, Outcome], Any], part: str) -> None:
     mode, general, _ = outcomes
-    if (facts_backend, mode) == ("postgres", "keyword"):
-        # Measured: the test half's "now" 46/63 (0.73) on PostgreSQL, 0.75+ on SQLite.
-        request.applymarker(pytest.mark.xfail(reason=KEYWORD_CALIBRATION, strict=False))
     got = general[f"{part}:change"]
     floor = FLOORS[(mode, part)]
     assert got.share("now") >= floor["now"], (mode, part, got)
