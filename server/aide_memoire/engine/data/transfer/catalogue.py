@@ -26,6 +26,11 @@ How = Literal["copied", "rebuilt", "vectors", "registry", "skipped"]
 
 MEMORIES = "memories"
 KEYWORD_TABLE = "memory_fts"  # rebuilt on the target by its own keyword index
+# Each backend's keyword index: SQLite's FTS5 table; PostgreSQL's postings (its schema step
+# 11: FTS5's tokens in b-tree tables). Whichever the source has is rebuilt once on the
+# target by the target's own index; the other tables of PostgreSQL's go with it.
+_KEYWORD_DOCUMENTS = {KEYWORD_TABLE, "keyword_docs"}
+_KEYWORD_PARTS = {"keyword_postings", "keyword_totals"}
 _REGISTRY = "vector_spaces"  # written by the target's VectorIndex.ensure_space
 _VERSIONS = "schema_migrations"  # compared before the copy, never copied
 # Rows a store's own schema makes (PostgreSQL's step 1 marks the schema as ours): neither
@@ -126,8 +131,11 @@ def plan(source: dict[str, Table], target: dict[str, Table], vector_tables: set[
         table = source[name]
         if name == _VERSIONS:
             continue
-        if name == KEYWORD_TABLE:
-            steps.append(Step(name, "rebuilt", why="by the target's keyword index"))
+        if name in _KEYWORD_DOCUMENTS:
+            steps.append(Step(KEYWORD_TABLE, "rebuilt", why="by the target's keyword index"))
+        elif name in _KEYWORD_PARTS:
+            steps.append(Step(name, "skipped",
+                              why="part of PostgreSQL's keyword index: rebuilt with it"))
         elif name in vector_tables:
             steps.append(Step(name, "vectors", ("rowid", "namespace", "embedding"), ("rowid",)))
         elif name in _SKIPPED or (name in _SERVER_ONLY and name not in target):

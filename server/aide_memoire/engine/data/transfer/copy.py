@@ -145,8 +145,11 @@ class _Copy:
                        for s in steps.of("skipped"))
         if self.target.dialect == "postgres":
             for result in results:
-                if result.how != "skipped":
-                    self.tx.execute(f"ANALYZE {quote(result.table)}")  # plans for the new rows
+                # plans for the new rows; PostgreSQL's keyword index is its step-11 tables
+                tables = (("keyword_docs", "keyword_postings") if result.how == "rebuilt"
+                          else () if result.how == "skipped" else (result.table,))
+                for table in tables:
+                    self.tx.execute(f"ANALYZE {quote(table)}")
         # With every table's hash equal, the chain verifies on the target exactly as it
         # does on the source (a broken chain is copied as it is, and reported so).
         target_audit = audit.verify(self.tx)
@@ -267,6 +270,7 @@ class _Copy:
             f"{documents} keyword documents for {memories} memories")
 
     def _documents(self) -> int:
-        # FTS5's contentless table counts its documents in its docsize shadow table.
-        table = "memory_fts_docsize" if self.target.dialect == "sqlite" else KEYWORD_TABLE
+        # FTS5's contentless table counts its documents in its docsize shadow table;
+        # PostgreSQL's index has one row a document in keyword_docs (its step 11).
+        table = "memory_fts_docsize" if self.target.dialect == "sqlite" else "keyword_docs"
         return int(self.tx.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
