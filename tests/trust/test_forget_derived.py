@@ -13,7 +13,7 @@ import pytest
 from aide_memoire import Memory
 from aide_memoire.engine import clock
 from aide_memoire.engine.errors import NotFound
-from aide_memoire.engine.lifecycle.summaries import write_summary
+from aide_memoire.engine.lifecycle.summaries import prepare_summary, write_summary
 from aide_memoire.engine.store import content_hash
 
 from .conftest import keyword_settings
@@ -41,8 +41,9 @@ def _summarise(memory: Memory, ids: list[str]) -> str:
         "pieces": [[r.id, 0, len(r.content), clock.format_time(r.created_at)] for r in records],
         "tags": [],
     }
+    prepared = prepare_summary(memory.context, NS, evidence)  # as an approval: before the lock
     with memory.db.write() as tx:
-        return write_summary(memory.context, tx, NS, evidence, reason="test")
+        return write_summary(memory.context, tx, NS, evidence, reason="test", prepared=prepared)
 
 
 def test_forgetting_a_source_forgets_the_summary_that_quotes_it(tmp_path: Path) -> None:

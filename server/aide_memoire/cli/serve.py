@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..engine import parts
-from ..engine.errors import AideMemoireError, InvalidInput
+from ..engine.errors import AideMemoireError, InvalidInput, StoreError
 from ..engine.settings import Settings
 from ..mcp.edge import ServeSettings
 from .output import EXIT_ERROR, EXIT_USAGE, fail
@@ -58,41 +58,77 @@ def serve(ctx: click.Context, http: bool, namespace: str | None, workers: int,
     from ..mcp.edge import LazyMemory
     from ..mcp.run import default_namespace, run_stdio
 
+    # A client (stdin not a terminal) may already have its handshake answered by the
+    # stdio front: exiting now would show it an EOF. It gets a server whose every call
+    # answers the problem instead; a person at a terminal gets the error and the exit.
+    client = not sys.stdin.isatty()
     try:
         settings = ServeSettings(default_namespace=default_namespace(namespace), workers=workers)
         store_settings = Settings.from_env(home=ctx.obj.get("home"))
-    except InvalidInput as exc:
-        fail(str(exc), EXIT_USAGE)
     except AideMemoireError as exc:
-        fail(str(exc), EXIT_ERROR)
+        if http or not client:
+            fail(str(exc), EXIT_USAGE if isinstance(exc, InvalidInput) else EXIT_ERROR)
+        _serve_unusable(exc)
+        return
     what = _what(store_settings, settings.default_namespace)
     if http:
         # The daemon opens the store at once: its hook route and web page need it.
         _serve_http(store_settings, settings, port, what)
         return
     waiting = ("; waiting for an MCP client on stdin (an MCP client starts this "
-               "command itself; Ctrl-D stops)" if sys.stdin.isatty() else "")
+               "command itself; Ctrl-D stops)" if not client else "")
     say(f"serving MCP over stdio; {what}{waiting}")
     # Over stdio the store opens on the first tool call (or once the client's handshake is
     # done): initialize and tools/list never wait for the engine, the store or the model.
-    # A folder that cannot hold the store fails now, not at the first call.
-    _check_home(store_settings)
-    memory = LazyMemory(lambda: _open(store_settings))
+    # A folder that cannot hold the store is reported now, not at the first call (and
+    # for a client, at every call until it is fixed).
+    home_error = _check_home(store_settings, exit_on_error=not client)
+    if home_error is not None:
+        say(f"the store cannot open: {home_error}")
+    memory = LazyMemory(lambda: _open_stdio(store_settings), where=_where(store_settings))
     try:
         run_stdio(memory, settings)
     finally:
         memory.close()
 
 
-def _check_home(settings: Settings) -> None:
+def _where(settings: Settings) -> str:
+    """The setting that places the store, for the error a failed open answers with."""
+    place = ("AIDE_MEMOIRE_DATABASE_URL" if settings.database_url is not None
+             else f"AIDE_MEMOIRE_HOME or --home ({settings.db_path})")
+    return f"the store is set by {place}; each call tries again, no restart needed"
+
+
+def _serve_unusable(error: AideMemoireError) -> None:
+    """Serve stdio with every call answering ``error`` (said on stderr first)."""
+    from ..mcp.edge import LazyMemory
+    from ..mcp.run import run_stdio
+
+    say(f"serving MCP over stdio, but no tool call can run: {error}")
+    fix = "restart the MCP server once it is fixed (reconnect it in the client)"
+    run_stdio(LazyMemory.failed(error, where=fix), ServeSettings())
+
+
+def _open_stdio(settings: Settings) -> Memory:
+    error = _check_home(settings, exit_on_error=False)
+    if error is not None:
+        raise error
+    return _open(settings)
+
+
+def _check_home(settings: Settings, *, exit_on_error: bool = True) -> StoreError | None:
     from .hook import make_home
 
     home = settings.home
     try:
         make_home(home)
     except OSError as exc:
-        fail(f"cannot create the store's folder {home}: {exc.strerror or exc}; point "
-             "AIDE_MEMOIRE_HOME or --home at a folder you can write", EXIT_ERROR)
+        error = StoreError(f"cannot create the store's folder {home}: {exc.strerror or exc}; "
+                           "point AIDE_MEMOIRE_HOME or --home at a folder you can write")
+        if exit_on_error:
+            fail(str(error), EXIT_ERROR)
+        return error
+    return None
 
 
 def _open(settings: Settings) -> Memory:

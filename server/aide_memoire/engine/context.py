@@ -39,6 +39,7 @@ __all__ = [
     "START_ORDER",
     "EngineContext",
     "ProposalHandler",
+    "ProposalPreparer",
     "ProposalRegistry",
     "open_context",
     "sqlite_only",
@@ -65,6 +66,9 @@ START_ORDER = (
 # Applies an approved (or rejected) proposal of one kind inside the deciding
 # transaction. Services register their kinds in EngineContext.proposals.
 ProposalHandler = Callable[["Connection", "ReviewItem", "EngineContext"], None]
+# A kind's model work done before that transaction (it must not hold the writer's lock
+# through a forward pass); returns the approve step to run inside it.
+ProposalPreparer = Callable[["ReviewItem", "EngineContext"], ProposalHandler]
 
 
 class ProposalRegistry:
@@ -72,13 +76,20 @@ class ProposalRegistry:
 
     def __init__(self) -> None:
         self._kinds: dict[str, tuple[ProposalHandler, ProposalHandler]] = {}
+        self._preparers: dict[str, ProposalPreparer] = {}
 
-    def register(self, kind: str, *, approve: ProposalHandler, reject: ProposalHandler) -> None:
+    def register(self, kind: str, *, approve: ProposalHandler, reject: ProposalHandler,
+                 prepare: ProposalPreparer | None = None) -> None:
         if not kind or kind == "quarantine":
             raise ValueError(f"{kind!r} cannot be registered as a proposal kind")
         if kind in self._kinds:  # two services claiming one kind is a wiring bug
             raise ValueError(f"proposal kind {kind!r} is registered already")
         self._kinds[kind] = (approve, reject)
+        if prepare is not None:
+            self._preparers[kind] = prepare
+
+    def preparer(self, kind: str) -> ProposalPreparer | None:
+        return self._preparers.get(kind)
 
     def handlers(self, kind: str) -> tuple[ProposalHandler, ProposalHandler] | None:
         return self._kinds.get(kind)

@@ -124,7 +124,8 @@ class Database:
             return StoreFull(f"the disk holding {self.path} is full ({exc.strerror}); no store "
                              "was created. Free disk space or point AIDE_MEMOIRE_HOME elsewhere")
         if isinstance(exc, OSError):
-            return StoreError(f"cannot open the store at {self.path}: {exc.strerror or exc}")
+            return StoreError(f"cannot open the store at {self.path}: {exc.strerror or exc}; "
+                              "point AIDE_MEMOIRE_HOME at a folder where it can be made")
         return self.translate(exc)
 
     # -- files -------------------------------------------------------------------------
@@ -163,6 +164,13 @@ class Database:
                 "(SELECT count(*) FROM sqlite_master WHERE type = 'table' "
                 "AND name IN ('memories', 'schema_migrations', 'audit_events'))"
             ).fetchone()
+        except MemoryError:
+            # SQLite answers some damaged schema pages with SQLITE_NOMEM (a length read
+            # from garbage); one small read-only query cannot exhaust memory otherwise.
+            raise ForeignDatabase(
+                f"{self.path} is corrupt (SQLite could not read its schema); it was left "
+                "untouched. Restore it from a snapshot or move it away"
+            ) from None
         except self.driver.DatabaseError as exc:
             known = self.translate(exc)
             if isinstance(known, StoreFull | StoreBusy):  # the file is fine; the disk or a lock

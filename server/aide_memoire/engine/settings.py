@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from . import domain
 from .code.bounds import DEFAULT_SECRET_FILES
+from .errors import InvalidInput
 
 __all__ = ["DB_FILENAME", "Settings", "default_home", "default_model_cache"]
 
@@ -273,9 +274,19 @@ class Settings(BaseSettings):
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
-        """Settings from the environment, with explicit overrides winning."""
+        """Settings from the environment, with explicit overrides winning; a value that
+        does not validate raises ``InvalidInput`` naming its variable (never its value:
+        AIDE_MEMOIRE_DATABASE_URL may hold a password)."""
         clean = {key: value for key, value in overrides.items() if value is not None}
-        return cls(**clean)  # type: ignore[arg-type]
+        try:
+            return cls(**clean)  # type: ignore[arg-type]
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"AIDE_MEMOIRE_{'_'.join(str(p) for p in error['loc']).upper()}: "
+                f"{error['msg']}" for error in exc.errors(include_input=False))
+            raise InvalidInput(
+                f"invalid setting {problems}. Fix or unset it (docs/configuration.md lists "
+                "every setting)") from None
 
     @property
     def db_path(self) -> Path:

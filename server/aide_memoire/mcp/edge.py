@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ValidationError
 
-from ..engine.errors import AideMemoireError
+from ..engine.errors import AideMemoireError, StoreError
 from ..logs import get_logger
 
 if TYPE_CHECKING:
@@ -76,18 +76,52 @@ def failure_text(spec: ToolSpec, exc: BaseException) -> str:
 
 class LazyMemory:
     """The store, opened on first use: by the first tool call, or by the warm-up once the
-    client has finished its handshake. ``initialize`` and ``tools/list`` never wait for it."""
+    client has finished its handshake. ``initialize`` and ``tools/list`` never wait for it.
 
-    def __init__(self, open_memory: Callable[[], Memory]) -> None:
+    When opening fails, that call fails with a ``StoreError`` saying why and ``where``
+    the store is set (the setting to fix), the reason is logged once, and the next call
+    tries again: the server stays up, and a store fixed meanwhile (a file moved away, a
+    database started) serves without a restart."""
+
+    def __init__(self, open_memory: Callable[[], Memory], *, where: str = "") -> None:
         self._open = open_memory
+        self._where = where
         self._memory: Memory | None = None
         self._lock = threading.Lock()
+        self._logged = ""
+
+    @classmethod
+    def failed(cls, error: AideMemoireError, *, where: str = "") -> LazyMemory:
+        """A store that cannot open at all in this process (its settings did not
+        validate): every call answers ``error``."""
+
+        def refuse() -> Memory:
+            raise error
+
+        return cls(refuse, where=where)
 
     def get(self) -> Memory:
         with self._lock:  # one store per server, however many calls arrive at once
             if self._memory is None:
-                self._memory = self._open()
+                try:
+                    self._memory = self._open()
+                except Exception as exc:  # noqa: BLE001 - every failure gets a clear answer
+                    raise self._unavailable(exc) from exc
             return self._memory
+
+    def _unavailable(self, exc: Exception) -> StoreError:
+        if isinstance(exc, AideMemoireError):
+            problem = str(exc)
+        else:  # a failure the engine did not name: the details go to the log only
+            log.error("store_open_failed",
+                      traceback="".join(traceback.format_exception(exc)).rstrip())
+            problem = (f"unexpected {type(exc).__name__} while opening it (the server "
+                       "logged the details)")
+        text = f"the store did not open: {problem}" + (f" [{self._where}]" if self._where else "")
+        if text != self._logged:  # once per distinct reason, not once per call
+            log.warning("store_unavailable", error=text)
+            self._logged = text
+        return StoreError(text)
 
     @property
     def opened(self) -> Memory | None:

@@ -68,12 +68,17 @@ async def _warm(server: MemoryServer) -> None:
     with anyio.move_on_after(WARM_AFTER_S):
         await server.tools_listed.wait()
     # Opening the store (migrations on a first run) is blocking work: off the event loop.
+    # A failure here must never end the session (an exception in this task would cancel
+    # the server's task group: the client would see EOF). A store that did not open was
+    # logged by LazyMemory, and each tool call answers with its reason.
     try:
         memory = await anyio.to_thread.run_sync(server.get_memory)
-    except AideMemoireError as exc:  # each tool call will answer with this same error
-        logging.getLogger(__name__).warning("the store did not open: %s", exc)
+    except AideMemoireError:
         return
-    memory.warm()
+    try:
+        memory.warm()
+    except Exception as exc:  # noqa: BLE001 - a recall loads the model itself, or says why
+        logging.getLogger(__name__).warning("warming the model failed: %s", exc)
 
 
 async def _stdio(memory: Memory | LazyMemory, settings: ServeSettings) -> None:

@@ -22,11 +22,13 @@ import anyio.to_thread
 import pydantic_core
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from mcp import types
 
 from .._version import __version__
+from ..engine.errors import AideMemoireError
 from . import edge
 from .edge import MCP_ACTOR, LazyMemory, ServeSettings
 from .prompts import load_prompts, render_prompt
@@ -176,7 +178,10 @@ class MemoryServer(Server[Any]):
                              params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         if str(params.uri) != STATUS_URI:
             raise ValueError(f"unknown resource {params.uri}; the one resource is {STATUS_URI}")
-        text = await anyio.to_thread.run_sync(self._status, limiter=self._limiter)
+        try:
+            text = await anyio.to_thread.run_sync(self._status, limiter=self._limiter)
+        except AideMemoireError as exc:  # a store that did not open: its reason, not a trace
+            raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(
             uri=STATUS_URI, mime_type="application/json", text=text)])
 

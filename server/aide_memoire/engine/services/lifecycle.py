@@ -28,7 +28,12 @@ from ..lifecycle.models import (
     SummaryPlan,
 )
 from ..lifecycle.scoring import OUTCOME_VALUES, Weights, estimate, utility_adjuster
-from ..lifecycle.summaries import approve_consolidate, summary_row, write_summary
+from ..lifecycle.summaries import (
+    approve_consolidate,
+    prepare_consolidate,
+    prepare_summary,
+    write_summary,
+)
 from ..models import Stage
 from ..trust import audit
 
@@ -59,7 +64,7 @@ class LifecycleService:
         self.pipeline.add_hook("near_duplicates", self.near_duplicates)
         ctx.proposals.register("merge", approve=runner.approve_merge, reject=runner.reject_noop)
         ctx.proposals.register("consolidate", approve=approve_consolidate,
-                               reject=runner.reject_noop)
+                               reject=runner.reject_noop, prepare=prepare_consolidate)
         ctx.proposals.register("demote", approve=runner.approve_demote,
                                reject=runner.reject_noop)
         self.background = Background(ctx) if self.settings.auto_maintenance else None
@@ -218,9 +223,7 @@ class LifecycleService:
                                text=cons.render(cluster.pieces, contents, len(cluster.ids)))
             if not dry_run:
                 evidence = cons.pieces_evidence(cluster)
-                with self.db.read() as conn:  # screen and encode before the lock
-                    row = summary_row(self.store, conn, namespace, evidence)
-                    prepared = self.pipeline.prepare([row])
+                prepared = prepare_summary(self.ctx, namespace, evidence)  # before the lock
                 with self.db.write() as tx:
                     plan.summary_id = write_summary(self.ctx, tx, namespace, evidence,
                                                     reason="consolidate", prepared=prepared)

@@ -13,7 +13,7 @@ from ..trust.models import AuditEvent, AuditReport, ForgetReport, ReviewDecision
 from ..trust.screen import refuse_secrets, screen_text
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
+    from ..context import EngineContext, ProposalHandler
     from ..data.protocol import Connection
 
 __all__ = ["TrustService"]
@@ -144,6 +144,9 @@ class TrustService:
             raise InvalidInput("text is only for the 'edit' decision")
         who = actor or self.actor
         purged = False
+        with self.trust.acting_as(who):
+            prepared = (None if decision == "reject"
+                        else self._prepare_approval(item_id, namespace))
         with self.trust.acting_as(who), self.db.write() as tx:
             item = review.get_item(tx, item_id)
             if item is None or (namespace is not None and item.namespace != namespace):
@@ -171,7 +174,7 @@ class TrustService:
                     decided_by=current.decided_by, decided_at=current.decided_at,
                     message=message,
                 )
-            purged = self._apply_decision(tx, item, decision, text)
+            purged = self._apply_decision(tx, item, decision, text, prepared)
             audit.append_event(
                 tx, actor=who, action=f"review.{decision}", namespace=item.namespace,
                 memory_id=item.memory_id, detail={"item": item_id, "kind": item.kind},
@@ -199,15 +202,36 @@ class TrustService:
             )
         return text
 
+    def _prepare_approval(self, item_id: str, namespace: str | None) -> ProposalHandler | None:
+        """The approve step of a pending item whose kind does model work, done now,
+        before the deciding transaction takes the writer's lock. None when there is
+        nothing to prepare, or nothing could be (the transaction then decides and says
+        why: not found, already decided, expired, a source changed)."""
+        with self.db.read() as conn:
+            item = review.get_item(conn, item_id)
+        if (item is None or item.status != "pending"
+                or (namespace is not None and item.namespace != namespace)):
+            return None
+        prepare = self.ctx.proposals.preparer(item.kind)
+        if prepare is None:
+            return None
+        try:
+            return prepare(item, self.ctx)
+        except NotFound:
+            return None
+
     def _apply_decision(
-        self, tx: Connection, item: ReviewItem, decision: str, text: str | None
+        self, tx: Connection, item: ReviewItem, decision: str, text: str | None,
+        prepared: ProposalHandler | None = None,
     ) -> bool:
-        """Carry out a decision in its transaction; True if a memory was deleted."""
+        """Carry out a decision in its transaction; True if a memory was deleted.
+        ``prepared`` replaces the kind's approve step (it re-checks what it prepared)."""
         if item.kind != "quarantine":
             handlers = self.ctx.proposals.handlers(item.kind)
             if handlers is not None:
                 approve, reject = handlers
-                (reject if decision == "reject" else approve)(tx, item, self.ctx)
+                step = reject if decision == "reject" else (prepared or approve)
+                step(tx, item, self.ctx)
             return False
         rowid = self.store.rowid_of(tx, item.memory_id or "", item.namespace)
         if rowid is None:
