@@ -15,20 +15,23 @@ from __future__ import annotations
 
 import functools
 import re
+import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import psycopg
 from psycopg.abc import Buffer
-from psycopg.adapt import Loader
+from psycopg.adapt import Dumper, Loader
+from psycopg.pq import Format
 from psycopg.types import TypeInfo
 
 from ..protocol import Connection, Dialect, Params
 from .errors import translate as translate_error
 
 __all__ = [
-    "IDENTITY_KEYS", "PgConnection", "PgCursor", "VectorLoader", "register_vector", "translate",
+    "IDENTITY_KEYS", "PgConnection", "PgCursor", "PgVector", "VectorDumper", "VectorLoader",
+    "register_vector", "translate",
 ]
 
 # Tables whose key PostgreSQL generates (SQLite's INTEGER PRIMARY KEY), by key column.
@@ -103,6 +106,7 @@ def _is_named_param(sql: str, i: int) -> bool:
     return before != ":" and after != ":" and (after.isalpha() or after == "_")
 
 
+@functools.lru_cache(maxsize=2048)
 def with_returning(sql: str) -> tuple[str, bool]:
     """The statement, with ``RETURNING key`` added where SQLite would set lastrowid."""
     match = _INSERT.match(sql)
@@ -123,13 +127,38 @@ class VectorLoader(Loader):
         return np.array(text.split(",") if text else [], dtype=np.float32).tobytes()
 
 
+class PgVector:
+    """A vector parameter, sent to pgvector in its binary form (``PgVector(array)``).
+
+    The text form costs a ``repr`` per float here and a parse per float on the server:
+    at 384 dimensions that was a fifth of a memory's write time on PostgreSQL."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Any) -> None:
+        self.values = np.ascontiguousarray(values, dtype=">f4").ravel()
+
+
+class VectorDumper(Dumper):
+    """pgvector's binary input (vector_recv): int16 dimensions, int16 zero, then the
+    float32 values, all big-endian."""
+
+    format = Format.BINARY
+
+    def dump(self, obj: PgVector) -> bytes:
+        return struct.pack(">HH", obj.values.size, 0) + obj.values.tobytes()
+
+
 def register_vector(raw: psycopg.Connection[Any]) -> bool:
-    """Read ``vector`` columns as bytes on this connection; False while the database
-    has no pgvector yet (a new store, before its schema step 2)."""
+    """Read ``vector`` columns as bytes and send :class:`PgVector` parameters as binary
+    ``vector`` values on this connection; False while the database has no pgvector yet
+    (a new store, before its schema step 2)."""
     info = TypeInfo.fetch(raw, "vector")
     if info is None:
         return False
     raw.adapters.register_loader(info.oid, VectorLoader)
+    dumper = type("VectorDumper", (VectorDumper,), {"oid": info.oid})
+    raw.adapters.register_dumper(PgVector, dumper)
     return True
 
 
