@@ -24,7 +24,6 @@ import psycopg
 from psycopg.abc import Buffer
 from psycopg.adapt import Dumper, Loader
 from psycopg.pq import Format
-from psycopg.types import TypeInfo
 
 from ..protocol import Connection, Dialect, Params
 from .errors import translate as translate_error
@@ -153,11 +152,15 @@ def register_vector(raw: psycopg.Connection[Any]) -> bool:
     """Read ``vector`` columns as bytes and send :class:`PgVector` parameters as binary
     ``vector`` values on this connection; False while the database has no pgvector yet
     (a new store, before its schema step 2)."""
-    info = TypeInfo.fetch(raw, "vector")
-    if info is None:
+    # One plain lookup: psycopg's TypeInfo.fetch costs a savepoint and a catalogue join,
+    # twice the time of opening the connection itself, and every process (each hook)
+    # pays it when it opens the store.
+    found = raw.execute("SELECT to_regtype('vector')::oid").fetchone()
+    if found is None or found[0] is None:
         return False
-    raw.adapters.register_loader(info.oid, VectorLoader)
-    dumper = type("VectorDumper", (VectorDumper,), {"oid": info.oid})
+    oid = int(found[0])
+    raw.adapters.register_loader(oid, VectorLoader)
+    dumper = type("VectorDumper", (VectorDumper,), {"oid": oid})
     raw.adapters.register_dumper(PgVector, dumper)
     return True
 
@@ -202,6 +205,7 @@ class PgConnection:
     def __init__(self, raw: psycopg.Connection[Any], where: str) -> None:
         self.raw = raw
         self.where = where
+        self.vectors = False  # pgvector's adapters registered (register_vector)
 
     @property
     def in_transaction(self) -> bool:

@@ -105,7 +105,9 @@ class PostgresDatabase:
             # each statement sees what that process committed.
             with self._transaction("BEGIN ISOLATION LEVEL READ COMMITTED") as tx:
                 self.applied = migrate(tx, schema)
-            register_vector(self.conn().raw)  # the migration may have loaded pgvector
+            conn = self.conn()
+            if not conn.vectors:  # pgvector came with the migration (this process's or not)
+                conn.vectors = register_vector(conn.raw)
         except BaseException:
             self.close()
             raise
@@ -127,11 +129,13 @@ class PostgresDatabase:
         except psycopg.Error as exc:
             raise translate(exc, self.where) from None
         try:
-            register_vector(raw)
+            vectors = register_vector(raw)
         except psycopg.Error as exc:
             raw.close()
             raise translate(exc, self.where) from None
-        return PgConnection(raw, self.where)
+        conn = PgConnection(raw, self.where)
+        conn.vectors = vectors
+        return conn
 
     def conn(self) -> PgConnection:
         """This thread's connection (autocommit; use :meth:`write` for transactions)."""
