@@ -13,6 +13,7 @@ same on both backends. Driver errors leave as errors of the project's tree.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import struct
@@ -168,12 +169,22 @@ def register_vector(raw: psycopg.Connection[Any]) -> bool:
 class PgCursor:
     """One statement's result, shaped as SQLite's cursor (no rows: ``fetchone`` is None)."""
 
-    def __init__(self, cursor: psycopg.Cursor[Any], lastrowid: int | None) -> None:
+    def __init__(
+        self, cursor: psycopg.Cursor[Any], lastrowid: int | None, conn: PgConnection
+    ) -> None:
         self._cursor = cursor
         self._lastrowid = lastrowid
+        self._conn = conn
+
+    def _ready(self) -> None:
+        # Pipelined (a write transaction): the result may still be on its way; ask for it
+        # only now, when the caller looks at it.
+        if self._cursor.pgresult is None:
+            self._conn.sync()
 
     @property
     def rowcount(self) -> int:
+        self._ready()
         return self._cursor.rowcount
 
     @property
@@ -181,6 +192,7 @@ class PgCursor:
         return self._lastrowid
 
     def _has_rows(self) -> bool:
+        self._ready()
         return self._cursor.description is not None
 
     def fetchone(self) -> Any:
@@ -206,6 +218,55 @@ class PgConnection:
         self.raw = raw
         self.where = where
         self.vectors = False  # pgvector's adapters registered (register_vector)
+        self._pipe: contextlib.AbstractContextManager[psycopg.Pipeline] | None = None
+        self._pipeline: psycopg.Pipeline | None = None
+
+    # -- pipeline mode ---------------------------------------------------------------
+    # A write sends several statements per memory whose results nobody reads (index
+    # rows, the audit event, counters). In pipeline mode they go without waiting for the
+    # server's answer; a statement whose result is read (a lookup, RETURNING) waits for
+    # everything before it. An error of an unread statement surfaces at the next read
+    # or at the end of the transaction, which then rolls back whole, as before.
+
+    @contextlib.contextmanager
+    def pipelined(self) -> Iterator[PgConnection]:
+        """Run the block's statements in pipeline mode (inside a transaction)."""
+        if self._pipe is not None:
+            yield self
+            return
+        self._enter_pipeline()
+        try:
+            yield self
+        except BaseException as exc:
+            self._leave_pipeline(exc)
+            raise
+        self._leave_pipeline(None)
+
+    def _enter_pipeline(self) -> None:
+        self._pipe = self.raw.pipeline()
+        self._pipeline = self._pipe.__enter__()
+
+    def _leave_pipeline(self, error: BaseException | None) -> None:
+        pipe, self._pipe, self._pipeline = self._pipe, None, None
+        if pipe is None:
+            return
+        if error is not None:  # the block failed: its error is the one to report
+            with contextlib.suppress(psycopg.Error):
+                pipe.__exit__(type(error), error, error.__traceback__)
+            return
+        try:
+            pipe.__exit__(None, None, None)  # a last sync: any unread error raises here
+        except psycopg.Error as exc:
+            raise translate_error(exc, self.where) from exc
+
+    def sync(self) -> None:
+        """Wait for every result sent so far (pipeline mode; otherwise nothing to do)."""
+        if self._pipeline is None:
+            return
+        try:
+            self._pipeline.sync()
+        except psycopg.Error as exc:
+            raise translate_error(exc, self.where) from exc
 
     @property
     def in_transaction(self) -> bool:
@@ -223,7 +284,7 @@ class PgConnection:
         if returning:
             row = cursor.fetchone()
             lastrowid = int(row[0]) if row else None
-        return PgCursor(cursor, lastrowid)
+        return PgCursor(cursor, lastrowid, self)
 
     def executemany(self, sql: str, parameters: Iterable[Params], /) -> PgCursor:
         batch = list(parameters)
@@ -233,14 +294,20 @@ class PgConnection:
             cursor.executemany(translate(sql, named), [_params(p) for p in batch])
         except psycopg.Error as exc:
             raise translate_error(exc, self.where) from exc
-        return PgCursor(cursor, None)
+        return PgCursor(cursor, None, self)
 
     def executescript(self, sql: str) -> None:
         """Several statements at once, with no parameters (schema steps, as SQLite's)."""
+        pipelined = self._pipe is not None
+        if pipelined:  # the simple protocol a script needs is not allowed in a pipeline
+            self._leave_pipeline(None)
         try:
             self.raw.execute(sql.encode())
         except psycopg.Error as exc:
             raise translate_error(exc, self.where) from exc
+        finally:
+            if pipelined:
+                self._enter_pipeline()
 
 
 def _params(parameters: Params) -> Sequence[Any] | Mapping[str, Any]:

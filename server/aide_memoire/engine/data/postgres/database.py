@@ -159,12 +159,13 @@ class PostgresDatabase:
         rows) leaves as StoreBusy; :meth:`transact` runs the transaction again instead.
         """
         if isolation == "serializable":
-            with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE") as tx:
+            with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE") as tx, tx.pipelined():
                 yield tx
             return
         with self._transaction("BEGIN ISOLATION LEVEL READ COMMITTED") as tx:
             tx.execute("SELECT 1 FROM meta WHERE key = 'application' FOR UPDATE")
-            yield tx
+            with tx.pipelined():  # statements whose results are not read go unawaited
+                yield tx
 
     @contextlib.contextmanager
     def read(self) -> Iterator[PgConnection]:
