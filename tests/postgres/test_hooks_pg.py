@@ -37,7 +37,10 @@ def pg_env(pg_url: str, home: Path) -> dict[str, str]:
     """The environment a hook process gets from Claude Code, with the store on the server."""
     env = {**os.environ, "AIDE_MEMOIRE_DATABASE_URL": pg_url,
            "AIDE_MEMOIRE_EXTRACT_FACTS": "false", "AIDE_MEMOIRE_EMBEDDING_MODEL": "none",
-           "AIDE_MEMOIRE_HOOK_DAEMON": "false"}
+           "AIDE_MEMOIRE_HOOK_DAEMON": "false",
+           # Behaviour, not speed: a loaded test machine must not turn recall into a
+           # fail-open timeout (bench/hooks.py measures the hooks' time).
+           "AIDE_MEMOIRE_HOOK_TIME_LIMIT_S": "60"}
     for name in ("CLAUDE_PROJECT_DIR", "AIDE_MEMOIRE_CAPTURE"):
         env.pop(name, None)
     return env
