@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,10 +23,15 @@ import pytest
 
 from aide_memoire.engine.projects import project_namespace
 
-from ..hooks.conftest import MAIN_SESSION, MAIN_TRANSCRIPT, git_project
+from ..hooks import conftest as hook_fixtures
+from ..hooks.conftest import MAIN_SESSION
 from ..hooks.test_daemon import _wait_for, messages
 
 pytestmark = pytest.mark.slow  # real server, real processes
+
+# The hook tests' own fixtures: a git project, a copy of the fixture session.
+project = hook_fixtures.project
+transcript = hook_fixtures.transcript
 
 ASK = "Which Postgres version does the staging database run now?"
 
@@ -44,19 +48,6 @@ def pg_env(pg_url: str, home: Path) -> dict[str, str]:
     for name in ("CLAUDE_PROJECT_DIR", "AIDE_MEMOIRE_CAPTURE"):
         env.pop(name, None)
     return env
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    return git_project(tmp_path / "work" / "app")
-
-
-@pytest.fixture
-def transcript(tmp_path: Path) -> Path:
-    target = tmp_path / "transcripts" / MAIN_TRANSCRIPT.name
-    target.parent.mkdir(parents=True)
-    shutil.copy(MAIN_TRANSCRIPT, target)
-    return target
 
 
 def hook(env: dict[str, str], home: Path, event: str, **payload: object) -> str:
