@@ -1,5 +1,6 @@
-"""Vectors travel to pgvector in its binary form and come back as the float32 bytes
-sqlite-vec returns: every value exact, whatever its size or sign."""
+"""Vectors travel to pgvector in its binary form and come back (binary for a vector
+read, text otherwise) as the float32 bytes sqlite-vec returns: every value exact,
+whatever its size or sign."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from aide_memoire.engine.data.postgres import PostgresDatabase, ensure_space, insert_vectors, knn
+from aide_memoire.engine.data.postgres.connection import reads_vectors
 
 from .rows import insert_memory
 
@@ -38,6 +40,12 @@ def test_vectors_round_trip_exactly_in_binary(db: PostgresDatabase) -> None:
         back = dict(conn.execute(f"SELECT rowid, embedding FROM {table}").fetchall())
     for rowid, vector in zip(rowids, vectors, strict=True):
         assert back[rowid] == np.asarray(vector, dtype=np.float32).tobytes()
+    # That read asked for binary results (a vector read); the text form gives the same.
+    assert reads_vectors(f"SELECT rowid, embedding FROM {table}")
+    text_sql = f"WITH t AS (SELECT rowid, embedding FROM {table}) SELECT * FROM t"
+    assert not reads_vectors(text_sql)
+    with db.read() as conn:
+        assert dict(conn.execute(text_sql).fetchall()) == back
 
 
 def test_a_query_vector_is_sent_in_binary_too(db: PostgresDatabase) -> None:

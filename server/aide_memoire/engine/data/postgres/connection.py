@@ -30,8 +30,8 @@ from ..protocol import Connection, Dialect, Params
 from .errors import translate as translate_error
 
 __all__ = [
-    "IDENTITY_KEYS", "PgConnection", "PgCursor", "PgVector", "VectorDumper", "VectorLoader",
-    "register_vector", "translate",
+    "IDENTITY_KEYS", "PgConnection", "PgCursor", "PgVector", "VectorBinaryLoader", "VectorDumper",
+    "VectorLoader", "reads_vectors", "register_vector", "translate",
 ]
 
 # Tables whose key PostgreSQL generates (SQLite's INTEGER PRIMARY KEY), by key column.
@@ -127,6 +127,28 @@ class VectorLoader(Loader):
         return np.array(text.split(",") if text else [], dtype=np.float32).tobytes()
 
 
+class VectorBinaryLoader(Loader):
+    """The same bytes from pgvector's binary output (vector_send: int16 dimensions,
+    int16 zero, big-endian float32s): no text to parse, which cost about 0.3 ms per
+    384-dimension vector, 30 s for a mirror's first load of 100k rows."""
+
+    format = Format.BINARY
+
+    def load(self, data: Buffer) -> bytes:
+        return np.frombuffer(bytes(data), dtype=">f4", offset=4).astype(np.float32).tobytes()
+
+
+# A statement reading vectors (the mirror's loads, de-duplication, one memory's vector)
+# asks for binary results; every column those read (integers, text, floats, vectors) has
+# a binary loader giving the same Python value as its text one.
+_VECTOR_READ = re.compile(r"^\s*SELECT\b.*\bembedding\b.*\bmemory_vec_", re.IGNORECASE | re.DOTALL)
+
+
+@functools.lru_cache(maxsize=2048)
+def reads_vectors(sql: str) -> bool:
+    return _VECTOR_READ.match(sql) is not None
+
+
 class PgVector:
     """A vector parameter, sent to pgvector in its binary form (``PgVector(array)``).
 
@@ -161,6 +183,7 @@ def register_vector(raw: psycopg.Connection[Any]) -> bool:
         return False
     oid = int(found[0])
     raw.adapters.register_loader(oid, VectorLoader)
+    raw.adapters.register_loader(oid, VectorBinaryLoader)
     dumper = type("VectorDumper", (VectorDumper,), {"oid": oid})
     raw.adapters.register_dumper(PgVector, dumper)
     return True
@@ -275,7 +298,7 @@ class PgConnection:
     def execute(self, sql: str, parameters: Params = (), /) -> PgCursor:
         named = isinstance(parameters, Mapping)
         statement, returning = with_returning(sql)
-        cursor = self.raw.cursor()
+        cursor = self.raw.cursor(binary=self.vectors and reads_vectors(statement))
         try:
             cursor.execute(translate(statement, named), _params(parameters))
         except psycopg.Error as exc:
