@@ -98,6 +98,7 @@ class PostgresDatabase:
         self.connect_timeout_s = connect_timeout_s
         self._local = threading.local()
         self._connections: list[PgConnection] = []
+        self._owners: dict[int, threading.Thread] = {}  # id(connection) -> its thread
         self._lock = threading.Lock()
         self._closed = False
         try:
@@ -143,11 +144,32 @@ class PostgresDatabase:
             raise StoreError(f"the store at {self.where} is closed; open it again")
         conn: PgConnection | None = getattr(self._local, "conn", None)
         if conn is None or conn.raw.closed:
-            conn = self._open()
+            conn = self._adopt() or self._open()
             self._local.conn = conn
             with self._lock:
                 self._connections.append(conn)
+                self._owners[id(conn)] = threading.current_thread()
         return conn
+
+    def _adopt(self) -> PgConnection | None:
+        """An idle connection of a thread that has ended, now this thread's; the others
+        such are closed. Servers run requests on pooled worker threads that come and go
+        (the daemon's): without this, each new worker opened a connection (tens of ms)
+        and every ended one left its connection open on the server until close()."""
+        found: PgConnection | None = None
+        with self._lock:
+            for conn in list(self._connections):
+                owner = self._owners.get(id(conn))
+                if owner is not None and owner.is_alive():
+                    continue
+                self._connections.remove(conn)
+                self._owners.pop(id(conn), None)
+                if found is None and not conn.raw.closed and not conn.in_transaction:
+                    found = conn
+                else:
+                    with contextlib.suppress(Exception):
+                        conn.raw.close()
+        return found
 
     # -- transactions ------------------------------------------------------------------
 
@@ -248,6 +270,7 @@ class PostgresDatabase:
                 with contextlib.suppress(Exception):
                     conn.raw.close()
             self._connections.clear()
+            self._owners.clear()
             self._closed = True
         self._local = threading.local()
 
