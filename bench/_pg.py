@@ -31,7 +31,7 @@ def server_url(url: str | None) -> Iterator[str]:
         import pgserver
     # Outside any 0700 folder: run as root, pgserver starts postgres as its own user.
     base = Path(tempfile.mkdtemp(prefix="aide-bench-pg-"))
-    server = pgserver.get_server(base / "pgdata", cleanup_mode="delete")
+    server = pgserver.get_server(base / "pgdata", cleanup_mode="delete")  # type: ignore[attr-defined]
     try:
         yield server.get_uri()
     finally:
