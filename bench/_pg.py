@@ -31,12 +31,14 @@ def server_url(url: str | None) -> Iterator[str]:
         import pgserver
     # Outside any 0700 folder: run as root, pgserver starts postgres as its own user.
     base = Path(tempfile.mkdtemp(prefix="aide-bench-pg-"))
-    server = pgserver.get_server(base / "pgdata", cleanup_mode="delete")  # type: ignore[attr-defined]
     try:
-        yield server.get_uri()
+        server = pgserver.get_server(base / "pgdata", cleanup_mode="delete")  # type: ignore[attr-defined]
+        try:
+            yield server.get_uri()
+        finally:
+            server.cleanup()
     finally:
-        server.cleanup()
-        shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(base, ignore_errors=True)  # also when the server did not start
 
 
 @contextlib.contextmanager
