@@ -9,11 +9,18 @@ each is distinct but they share vocabulary, as real notes do.
 
     .venv/bin/python bench/scale.py --sizes 1000,10000 --json bench/results/scale.json
     .venv/bin/python bench/scale.py --model none --sizes 1000,10000,100000
+    .venv/bin/python bench/scale.py --backend postgres --facts off --sizes 1000,100000
+
+``--backend postgres`` runs the same sizes, layouts and queries on PostgreSQL + pgvector:
+a server started from the pgserver wheel in a temporary data directory, or the server of
+``--database-url`` (a fresh database is made there for each layout and dropped after).
+The store's size is then its tables' bytes on the server; it has no WAL file of its own.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import resource
 import sys
@@ -25,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _pg  # noqa: E402
 from _common import machine, percentile, table, write_json  # noqa: E402
 from aide_memoire import Memory  # noqa: E402
 from aide_memoire.engine.fusion import KEYWORD_SCALES  # noqa: E402
@@ -132,20 +140,42 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def store_bytes(home: Path) -> tuple[int, int]:
+def store_bytes(home: Path, url: str | None) -> tuple[int, int]:
+    """(store bytes, WAL bytes): the SQLite file and its WAL, or the server's tables."""
+    if url is not None:
+        return _pg.store_bytes(url), 0
     db = home / "memory.db"
     wal = Path(f"{db}-wal")
     return db.stat().st_size, wal.stat().st_size if wal.exists() else 0
 
 
+def checkpoint(memory: Memory, url: str | None) -> None:
+    if url is None:  # PostgreSQL has no WAL file of the store's own to checkpoint
+        memory.db.conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+
 def run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: int,
-               seed: int, keyword_scale: str | None = None) -> list[dict[str, Any]]:
+               seed: int, keyword_scale: str | None = None, *, facts: bool | None = None,
+               admin_url: str | None = None) -> list[dict[str, Any]]:
+    """One layout's rows; on PostgreSQL (``admin_url``) in a fresh database of that server."""
+    with contextlib.ExitStack() as stack:
+        url = None if admin_url is None else stack.enter_context(_pg.fresh_database(admin_url))
+        return _run_layout(layout, sizes, model, queries, batch, seed, keyword_scale,
+                           facts=facts, url=url)
+
+
+def _run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: int,
+                seed: int, keyword_scale: str | None, *, facts: bool | None,
+                url: str | None) -> list[dict[str, Any]]:
     spaces = 1 if layout == "one" else 50
     rng = random.Random(seed)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="aide-scale-") as tmp:
         home = Path(tmp) / "home"
-        settings = Settings(home=home, embedding_model=model)
+        extra: dict[str, Any] = {} if facts is None else {"extract_facts": facts}
+        if url is not None:
+            extra["database_url"] = url
+        settings = Settings(home=home, embedding_model=model, **extra)
         with Memory(settings=settings) as memory:
             if keyword_scale is not None:
                 memory.recaller.tuning = replace(memory.recaller.tuning,
@@ -179,13 +209,15 @@ def run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: i
                     if memory_id in ranked:
                         hits += 1
                         rr += 1 / (ranked.index(memory_id) + 1)
-                wal_peak = store_bytes(home)[1]
-                memory.db.conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
-                db_bytes, wal_bytes = store_bytes(home)
+                wal_peak = store_bytes(home, url)[1]
+                checkpoint(memory, url)
+                db_bytes, wal_bytes = store_bytes(home, url)
                 row = {
+                    "backend": "sqlite" if url is None else "postgres",
                     "layout": layout, "namespaces": spaces, "size": size,
                     "ingest_per_s": added / ingest_s if ingest_s else 0.0,
                     "recall_p50_ms": percentile(times, 50), "recall_p95_ms": percentile(times, 95),
+                    "recall_p99_ms": percentile(times, 99),
                     "hit_at_10": hits / len(targets), "mrr": rr / len(targets),
                     "db_mb": db_bytes / 1e6,
                     "mb_per_1k": db_bytes / 1e6 / (size / 1000), "wal_mb": wal_peak / 1e6,
@@ -193,8 +225,8 @@ def run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: i
                 }
                 rows.append(row)
                 print(table(list(row), [list(row.values())]), file=sys.stderr, flush=True)
-            memory.db.conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
-            rows[-1]["wal_mb_after_checkpoint"] = store_bytes(home)[1] / 1e6
+            checkpoint(memory, url)
+            rows[-1]["wal_mb_after_checkpoint"] = store_bytes(home, url)[1] / 1e6
     return rows
 
 
@@ -209,25 +241,38 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keyword-scale", choices=KEYWORD_SCALES, default=None,
                         help="the keyword side's scale (default: the engine's)")
+    parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--database-url", default=None,
+                        help="postgres: an existing server (its role needs CREATEDB); by "
+                        "default one is started from the pgserver wheel")
+    parser.add_argument("--facts", choices=("on", "off"), default=None,
+                        help="fact and entity extraction on writes (default: the engine's)")
     parser.add_argument("--json", type=Path, default=None, dest="json_path")
     args = parser.parse_args()
+    if args.database_url is not None and args.backend != "postgres":
+        parser.error("--database-url needs --backend postgres")
     sizes = sorted(int(s) for s in args.sizes.split(","))
+    facts = None if args.facts is None else args.facts == "on"
     results: list[dict[str, Any]] = []
-    for layout in args.layouts.split(","):
-        results += run_layout(layout, sizes, args.model, args.queries, args.batch, args.seed,
-                              args.keyword_scale)
-    headers = ["layout", "size", "ingest/s", "p50 ms", "p95 ms", "hit@10", "MRR", "MB/1k",
-               "WAL MB", "peak RSS MB"]
+    with contextlib.ExitStack() as stack:
+        admin = (stack.enter_context(_pg.server_url(args.database_url))
+                 if args.backend == "postgres" else None)
+        for layout in args.layouts.split(","):
+            results += run_layout(layout, sizes, args.model, args.queries, args.batch,
+                                  args.seed, args.keyword_scale, facts=facts, admin_url=admin)
+    headers = ["layout", "size", "ingest/s", "p50 ms", "p95 ms", "p99 ms", "hit@10", "MRR",
+               "MB/1k", "WAL MB", "peak RSS MB"]
     print(table(headers, [[r["layout"], r["size"], r["ingest_per_s"], r["recall_p50_ms"],
-                           r["recall_p95_ms"], r["hit_at_10"], r["mrr"], r["mb_per_1k"],
-                           r["wal_mb"], r["peak_rss_mb"]] for r in results]))
+                           r["recall_p95_ms"], r["recall_p99_ms"], r["hit_at_10"], r["mrr"],
+                           r["mb_per_1k"], r["wal_mb"], r["peak_rss_mb"]] for r in results]))
     for layout in args.layouts.split(","):
         mine = [r for r in results if r["layout"] == layout]
         if len(mine) > 1:
             ratio = mine[-1]["recall_p50_ms"] / mine[0]["recall_p50_ms"]
             last, first = mine[-1]["size"], mine[0]["size"]
             print(f"{layout}: recall p50 at {last} / at {first} = {ratio:.2f}")
-    write_json(args.json_path, {"benchmark": "scale", "model": args.model, "sizes": sizes,
+    write_json(args.json_path, {"benchmark": "scale", "backend": args.backend,
+                                "model": args.model, "facts": args.facts, "sizes": sizes,
                                 "queries": args.queries, "machine": machine(),
                                 "results": results})
 

@@ -15,6 +15,9 @@ from pathlib import Path
 
 from aide_memoire import Memory, Settings
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.postgres.gate import wait_at_gate  # noqa: E402
+
 
 def main() -> None:
     url, home, worker, count = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -24,6 +27,7 @@ def main() -> None:
     found = 0
     mem = Memory(settings=settings)
     try:
+        wait_at_gate(mem.db.conn())
         first = time.time()
         for i in range(count):
             # Names every process mentions: they race on the same entities and edges.

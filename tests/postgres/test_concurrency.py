@@ -13,6 +13,8 @@ import pytest
 
 from aide_memoire.engine.data.postgres import PgConnection, PostgresDatabase
 
+from .gate import start_gate
+
 pytestmark = pytest.mark.slow
 
 _WRITER = Path(__file__).with_name("writer.py")
@@ -21,13 +23,15 @@ PROCESSES, WRITES = 8, 40
 
 def test_eight_writer_processes_lose_nothing_and_raise_nothing(pg_url: str) -> None:
     PostgresDatabase(pg_url).close()  # migrated once; the writers then race on rows only
-    workers = [
-        subprocess.Popen(
-            [sys.executable, str(_WRITER), pg_url, str(n), str(WRITES)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
-        )
-        for n in range(PROCESSES)
-    ]
+    with start_gate(pg_url) as release:
+        workers = [
+            subprocess.Popen(
+                [sys.executable, str(_WRITER), pg_url, str(n), str(WRITES)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+            )
+            for n in range(PROCESSES)
+        ]
+        release(workers)  # all at once, once every one has its store open
     reports = []
     for worker in workers:
         out, err = worker.communicate(timeout=300)

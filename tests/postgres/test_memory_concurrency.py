@@ -14,6 +14,7 @@ import pytest
 from aide_memoire.engine.data.postgres import PostgresDatabase
 
 from .conftest import open_memory
+from .gate import start_gate
 
 pytestmark = pytest.mark.slow
 
@@ -23,14 +24,16 @@ PROCESSES, WRITES = 8, 25
 
 def test_eight_memory_processes_lose_nothing(pg_url: str, tmp_path: Path) -> None:
     PostgresDatabase(pg_url).close()  # the schema made once; the processes race on rows
-    workers = [
-        subprocess.Popen(
-            [sys.executable, str(_WRITER), pg_url, str(tmp_path / f"home{n}"), str(n),
-             str(WRITES)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
-        )
-        for n in range(PROCESSES)
-    ]
+    with start_gate(pg_url) as release:
+        workers = [
+            subprocess.Popen(
+                [sys.executable, str(_WRITER), pg_url, str(tmp_path / f"home{n}"), str(n),
+                 str(WRITES)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+            )
+            for n in range(PROCESSES)
+        ]
+        release(workers)  # all at once, once every one has its store open
     reports = []
     for worker in workers:
         out, err = worker.communicate(timeout=600)

@@ -21,6 +21,7 @@ from aide_memoire.engine.data.postgres import (  # noqa: E402
     PostgresDatabase,
     keyword_search,
 )
+from tests.postgres.gate import wait_at_gate  # noqa: E402
 from tests.postgres.rows import insert_memory  # noqa: E402
 
 
@@ -29,6 +30,7 @@ def main() -> None:
     attempts = 0
     searches = 0
     with PostgresDatabase(url) as db:
+        wait_at_gate(db.conn())
         first = time.time()
         for i in range(count):
             def write(tx: PgConnection, i: int = i) -> None:

@@ -98,6 +98,7 @@ class PostgresDatabase:
         self.connect_timeout_s = connect_timeout_s
         self._local = threading.local()
         self._connections: list[PgConnection] = []
+        self._owners: dict[int, threading.Thread] = {}  # id(connection) -> its thread
         self._lock = threading.Lock()
         self._closed = False
         try:
@@ -105,7 +106,9 @@ class PostgresDatabase:
             # each statement sees what that process committed.
             with self._transaction("BEGIN ISOLATION LEVEL READ COMMITTED") as tx:
                 self.applied = migrate(tx, schema)
-            register_vector(self.conn().raw)  # the migration may have loaded pgvector
+            conn = self.conn()
+            if not conn.vectors:  # pgvector came with the migration (this process's or not)
+                conn.vectors = register_vector(conn.raw)
         except BaseException:
             self.close()
             raise
@@ -127,11 +130,13 @@ class PostgresDatabase:
         except psycopg.Error as exc:
             raise translate(exc, self.where) from None
         try:
-            register_vector(raw)
+            vectors = register_vector(raw)
         except psycopg.Error as exc:
             raw.close()
             raise translate(exc, self.where) from None
-        return PgConnection(raw, self.where)
+        conn = PgConnection(raw, self.where)
+        conn.vectors = vectors
+        return conn
 
     def conn(self) -> PgConnection:
         """This thread's connection (autocommit; use :meth:`write` for transactions)."""
@@ -139,11 +144,32 @@ class PostgresDatabase:
             raise StoreError(f"the store at {self.where} is closed; open it again")
         conn: PgConnection | None = getattr(self._local, "conn", None)
         if conn is None or conn.raw.closed:
-            conn = self._open()
+            conn = self._adopt() or self._open()
             self._local.conn = conn
             with self._lock:
                 self._connections.append(conn)
+                self._owners[id(conn)] = threading.current_thread()
         return conn
+
+    def _adopt(self) -> PgConnection | None:
+        """An idle connection of a thread that has ended, now this thread's; the others
+        such are closed. Servers run requests on pooled worker threads that come and go
+        (the daemon's): without this, each new worker opened a connection (tens of ms)
+        and every ended one left its connection open on the server until close()."""
+        found: PgConnection | None = None
+        with self._lock:
+            for conn in list(self._connections):
+                owner = self._owners.get(id(conn))
+                if owner is not None and owner.is_alive():
+                    continue
+                self._connections.remove(conn)
+                self._owners.pop(id(conn), None)
+                if found is None and not conn.raw.closed and not conn.in_transaction:
+                    found = conn
+                else:
+                    with contextlib.suppress(Exception):
+                        conn.raw.close()
+        return found
 
     # -- transactions ------------------------------------------------------------------
 
@@ -155,12 +181,13 @@ class PostgresDatabase:
         rows) leaves as StoreBusy; :meth:`transact` runs the transaction again instead.
         """
         if isolation == "serializable":
-            with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE") as tx:
+            with self._transaction("BEGIN ISOLATION LEVEL SERIALIZABLE") as tx, tx.pipelined():
                 yield tx
             return
         with self._transaction("BEGIN ISOLATION LEVEL READ COMMITTED") as tx:
             tx.execute("SELECT 1 FROM meta WHERE key = 'application' FOR UPDATE")
-            yield tx
+            with tx.pipelined():  # statements whose results are not read go unawaited
+                yield tx
 
     @contextlib.contextmanager
     def read(self) -> Iterator[PgConnection]:
@@ -243,6 +270,7 @@ class PostgresDatabase:
                 with contextlib.suppress(Exception):
                     conn.raw.close()
             self._connections.clear()
+            self._owners.clear()
             self._closed = True
         self._local = threading.local()
 

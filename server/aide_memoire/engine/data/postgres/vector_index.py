@@ -64,7 +64,7 @@ class PostgresVectorIndex(SqliteVectorIndex):
         }
         vectors.insert_vectors(
             _pg(tx), table,
-            [(rowid, ns, np.asarray(v, dtype=np.float32).tolist()) for rowid, ns, v in items],
+            [(rowid, ns, np.asarray(v, dtype=np.float32)) for rowid, ns, v in items],
         )
         for namespace in sorted({ns for _, ns, _ in items}):
             mine = [r for r, ns, _ in items if ns == namespace]

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from psycopg import sql
 
 from ...errors import InvalidInput
 from . import security
-from .connection import PgConnection
+from .connection import PgConnection, PgVector
 
 __all__ = [
     "delete_vectors", "ensure_space", "insert_vectors", "knn", "partition_name", "table_name",
@@ -42,10 +43,6 @@ def table_name(space_key: str) -> str:
 def partition_name(table: str, namespace: str) -> str:
     # Namespaces may hold ':' and '-': a digest gives every one a plain, short name.
     return f"{table}_{hashlib.sha256(namespace.encode()).hexdigest()[:16]}"
-
-
-def _vector_text(vector: Iterable[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
 def ensure_space(tx: PgConnection, key: str, model: str, dim: int, stamp: str) -> str:
@@ -100,16 +97,15 @@ def _ensure_partition(tx: PgConnection, table: str, namespace: str) -> None:
         security.protect(tx, part)
 
 
-def insert_vectors(
-    tx: PgConnection, table: str, items: Sequence[tuple[int, str, Sequence[float]]]
-) -> None:
-    """Add (rowid, namespace, vector) items; a row's vector in this space is replaced."""
+def insert_vectors(tx: PgConnection, table: str, items: Sequence[tuple[int, str, Any]]) -> None:
+    """Add (rowid, namespace, vector) items (a vector: any sequence of floats, or an
+    array); a row's vector in this space is replaced."""
     for namespace in sorted({ns for _, ns, _ in items}):
         _ensure_partition(tx, table, namespace)
     tx.executemany(
-        f"INSERT INTO {table} (rowid, namespace, embedding) VALUES (?, ?, ?::vector) "
+        f"INSERT INTO {table} (rowid, namespace, embedding) VALUES (?, ?, ?) "
         "ON CONFLICT (namespace, rowid) DO UPDATE SET embedding = excluded.embedding",
-        [(rowid, ns, _vector_text(vector)) for rowid, ns, vector in items],
+        [(rowid, ns, PgVector(vector)) for rowid, ns, vector in items],
     )
 
 
@@ -120,14 +116,14 @@ def delete_vectors(tx: PgConnection, table: str, rowids: Sequence[int]) -> int:
 def knn(
     conn: PgConnection,
     table: str,
-    vector: Sequence[float],
+    vector: Any,
     namespaces: Sequence[str],
     k: int,
 ) -> list[tuple[int, float]]:
     """The ``k`` nearest (rowid, cosine similarity) across ``namespaces``, best first."""
     if k <= 0 or not namespaces:
         return []
-    query = _vector_text(vector)
+    query = PgVector(vector)
     if conn.in_transaction:
         return _knn(conn, table, query, namespaces, k)
     # ef_search is set for this search only (SET LOCAL needs a transaction).
@@ -139,7 +135,7 @@ def knn(
 
 
 def _knn(
-    conn: PgConnection, table: str, query: str, namespaces: Sequence[str], k: int
+    conn: PgConnection, table: str, query: PgVector, namespaces: Sequence[str], k: int
 ) -> list[tuple[int, float]]:
     if k <= _EF_MAX:
         conn.execute("SELECT set_config('hnsw.ef_search', ?, true)", (str(max(k, 40)),))
@@ -150,8 +146,8 @@ def _knn(
         found.extend(
             (int(r), float(s))
             for r, s in conn.execute(
-                f"SELECT rowid, 1 - (embedding <=> ?::vector) AS score FROM {table} "
-                "WHERE namespace = ? ORDER BY embedding <=> ?::vector LIMIT ?",
+                f"SELECT rowid, 1 - (embedding <=> ?) AS score FROM {table} "
+                "WHERE namespace = ? ORDER BY embedding <=> ? LIMIT ?",
                 (query, namespace, query, k),
             )
         )
