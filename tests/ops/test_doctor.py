@@ -134,3 +134,21 @@ def test_a_process_that_has_not_loaded_the_model_knows_its_vectors(home: Path) -
         assert _bad(fresh) == set()
         lines = [line for line in fresh.export_lines("v", with_vectors=True) if '"id"' in line]
         assert lines and all('"vector"' in line for line in lines)
+
+
+def test_repair_leaves_the_mode_of_a_linked_path_alone(home: Path, tmp_path: Path) -> None:
+    """A store path that is a link (to a file elsewhere, or a device) is named, not
+    chmod-ed: chmod follows links, and 0600 on a shared file or device breaks it for others."""
+    with _none(home) as memory:
+        memory.store("x", namespace="d")
+    key = home / "audit.key"
+    outside = tmp_path / "audit.key"  # the same key, kept elsewhere and linked
+    outside.write_bytes(key.read_bytes())
+    os.chmod(outside, 0o644)
+    key.unlink()
+    key.symlink_to(outside)
+    with _none(home) as memory:
+        check = next(c for c in memory.doctor().checks if c.name == "files")
+        assert not check.ok and "audit.key" in check.detail and "link" in check.detail
+        memory.doctor(repair=True)
+    assert os.stat(outside).st_mode & 0o777 == 0o644

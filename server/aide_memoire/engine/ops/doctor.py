@@ -38,6 +38,15 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+def _ours(path: Path) -> bool:
+    """A plain file or folder itself (not a link, a device, a socket or a pipe)."""
+    try:
+        kind = path.lstat().st_mode
+    except FileNotFoundError:
+        return False
+    return stat.S_ISREG(kind) or stat.S_ISDIR(kind)
+
+
 class Checks:
     """Each check as a method returning a DoctorCheck; repairs beside the checks they fix."""
 
@@ -162,13 +171,24 @@ class Checks:
         if snaps.is_dir():
             wanted.append((snaps, 0o700))
             wanted += [(p, 0o600) for p in snaps.iterdir() if p.is_file()]
-        return [(p, m) for p, m in wanted if p.exists() and _mode(p) & ~m & 0o777]
+        return [(p, m) for p, m in wanted if _ours(p) and _mode(p) & ~m & 0o777]
+
+    def _odd_files(self) -> list[Path]:
+        """The store's paths that are a link or not a plain file or folder: the repair
+        never changes their mode (a chmod follows a link, and a store path pointed at a
+        device such as /dev/null would make that device private to one user)."""
+        sidecars = ("-wal", "-shm", ".anchor", ".purge-pending")
+        paths = [self.home, self.db.path, self.home / KEY_FILENAME,
+                 *(Path(f"{self.db.path}{s}") for s in sidecars)]
+        return [p for p in paths if (p.is_symlink() or p.exists()) and not _ours(p)]
 
     def files(self) -> DoctorCheck:
-        loose = self._loose_files()
-        detail = "home 0700, store and snapshots 0600" if not loose else "too open: " + ", ".join(
-            f"{p.name} {_mode(p):04o} (want {m:04o})" for p, m in loose)
-        return DoctorCheck(name="files", ok=not loose, detail=detail)
+        loose, odd = self._loose_files(), self._odd_files()
+        problems = [f"{p.name} {_mode(p):04o} (want {m:04o})" for p, m in loose]
+        problems += [f"{p} is a link or not a plain file (its mode is left alone)" for p in odd]
+        detail = "home 0700, store and snapshots 0600" if not problems else (
+            "too open: " + ", ".join(problems))
+        return DoctorCheck(name="files", ok=not problems, detail=detail)
 
     def audit_chain(self) -> DoctorCheck:
         anchor = Anchor(self.db.path)
