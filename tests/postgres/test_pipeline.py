@@ -60,7 +60,7 @@ def test_an_unread_failing_statement_fails_the_write_and_keeps_nothing(
             (memory_id,),
         )
         tx.execute("UPDATE memories SET importance = 0.9")
-    assert _count(db) == 1 and _count(db, "memory_fts") == 1
+    assert _count(db) == 1 and _count(db, "keyword_docs") == 1
     with db.read() as conn:
         assert conn.execute("SELECT importance FROM memories").fetchone()[0] != 0.9
     # The connection is usable again, in and out of pipeline mode.

@@ -319,18 +319,26 @@ class PgConnection:
             raise translate_error(exc, self.where) from exc
         return PgCursor(cursor, None, self)
 
-    def executescript(self, sql: str) -> None:
-        """Several statements at once, with no parameters (schema steps, as SQLite's)."""
+    @contextlib.contextmanager
+    def outside_pipeline(self) -> Iterator[psycopg.Connection[Any]]:
+        """The raw connection out of pipeline mode for the block (same transaction), for
+        what a pipeline does not allow: a script's simple protocol, COPY."""
         pipelined = self._pipe is not None
-        if pipelined:  # the simple protocol a script needs is not allowed in a pipeline
+        if pipelined:
             self._leave_pipeline(None)
         try:
-            self.raw.execute(sql.encode())
-        except psycopg.Error as exc:
-            raise translate_error(exc, self.where) from exc
+            yield self.raw
         finally:
             if pipelined:
                 self._enter_pipeline()
+
+    def executescript(self, sql: str) -> None:
+        """Several statements at once, with no parameters (schema steps, as SQLite's)."""
+        with self.outside_pipeline() as raw:
+            try:
+                raw.execute(sql.encode())
+            except psycopg.Error as exc:
+                raise translate_error(exc, self.where) from exc
 
 
 def _params(parameters: Params) -> Sequence[Any] | Mapping[str, Any]:

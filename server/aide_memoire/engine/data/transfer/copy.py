@@ -20,6 +20,8 @@ file; in the data home for a server store), so ``audit verify`` there holds.
 
 from __future__ import annotations
 
+import contextlib
+
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -72,7 +74,7 @@ def migrate_store(source_spec: str, target_spec: str, *, driver: Driver,
             if target.db.schema_version() != SCHEMA_VERSION:  # pragma: no cover - opening migrates
                 raise StoreError(f"{target.where} is not at schema {SCHEMA_VERSION}")
             try:
-                with target.db.write() as tx:
+                with target.db.write() as tx, _unpipelined(tx):
                     steps = plan(source_tables, read_catalogue(tx, target.dialect),
                                  {t for *_, t, _ in spaces})
                     _refuse_nonempty(tx, target, steps)
@@ -84,6 +86,14 @@ def migrate_store(source_spec: str, target_spec: str, *, driver: Driver,
             target.committed = True
             _anchor(target, home)
             return report
+
+
+def _unpipelined(tx: Connection) -> contextlib.AbstractContextManager[object]:
+    """The copy's transaction out of PostgreSQL's pipeline mode: COPY and the server-side
+    cursors that read the copied rows back are not allowed in a pipeline."""
+    from ..postgres.connection import PgConnection
+
+    return tx.outside_pipeline() if isinstance(tx, PgConnection) else contextlib.nullcontext()
 
 
 def _spaces(conn: Connection) -> list[tuple[str, str, int, str, str]]:
