@@ -28,9 +28,11 @@ def test_policies_merge_review_and_link(tmp_path: Path) -> None:
         (link,) = memory.links(again)
         assert link["kind"] == "merged_into" and link["target"] == first
         assert link["score"] >= memory.settings.near_duplicate_threshold
-        # Within one batch too: the later row merges into the earlier one.
+        # Within one batch too: the later row merges into the earlier one. (The pair
+        # "9:30" / "9.30" measured 0.9198 once int8 vectors stopped depending on their
+        # batch: a pair at the threshold tests the threshold, not the batch.)
         a, b = memory.store_many([{"content": "Standup moves to 9:30 from Monday."},
-                                  {"content": "Standup moves to 9.30 from Monday."}],
+                                  {"content": "The standup moves to 9:30 from Monday."}],
                                  namespace=NS)
         assert memory.get(b, namespace=NS).status == "archived"
         assert memory.get(a, namespace=NS).status == "active"

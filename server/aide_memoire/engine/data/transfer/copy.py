@@ -21,7 +21,6 @@ file; in the data home for a server store), so ``audit verify`` there holds.
 from __future__ import annotations
 
 import contextlib
-
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
