@@ -68,8 +68,9 @@ class Outcome:
 
 
 # What one scenario or control gave: (its old text, now top-1 right, as_of top-1 right,
-# the older linked to the newer). The backends must give the same list.
-Detail = tuple[str, bool, bool, bool]
+# the older linked to the newer, the smaller of the two recalls' gaps between their first
+# and second scores). The backends must give the same list.
+Detail = tuple[str, bool, bool, bool, float]
 
 
 def _run(memory: Memory, items: list[dict[str, Any]], namespace: str,
@@ -99,8 +100,12 @@ def _run(memory: Memory, items: list[dict[str, Any]], namespace: str,
         o.linked += linked
         o.total += 1
         if detail is not None:
-            detail.append((s["old"], now_ok, as_of_ok, linked))
+            detail.append((s["old"], now_ok, as_of_ok, linked, min(_gap(now), _gap(then))))
     return out
+
+
+def _gap(hits: list[Any]) -> float:
+    return hits[0].score - hits[1].score if len(hits) > 1 else float("inf")
 
 
 @contextlib.contextmanager
@@ -169,6 +174,9 @@ def _totals(got: dict[str, Outcome]) -> tuple[Outcome, Outcome]:
 # out as on SQLite, not only the links.
 
 
+TIE = 1e-6
+
+
 def _both(request: pytest.FixtureRequest, factory: pytest.TempPathFactory, corpus: str,
           mode: str) -> tuple[list[Detail], list[Detail]]:
     sqlite = _outcomes(request, factory, corpus, mode, "sqlite")[1]
@@ -198,7 +206,11 @@ def test_postgres_ranks_what_sqlite_ranks(
 ) -> None:
     """Every scenario and control: the same memory first now and as of the earlier date."""
     sqlite, postgres = _both(request, tmp_path_factory, corpus, mode)
-    differ = [(a, b) for a, b in zip(sqlite, postgres, strict=True) if a[1:3] != b[1:3]]
+    # Rows whose final scores differ by less than TIE may come in either order on either
+    # backend (the lifecycle's recency is read at each recall's own moment: measured,
+    # two SQLite runs disagree on such ties too); every other first place must agree.
+    differ = [(a, b) for a, b in zip(sqlite, postgres, strict=True)
+              if a[1:3] != b[1:3] and min(a[4], b[4]) >= TIE]
     assert not differ, differ
 
 
