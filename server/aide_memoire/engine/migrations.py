@@ -26,6 +26,9 @@ APPLICATION_ID = 0x41494D45
 
 # FTS5 columns, in order. bm25() weights in retrieval follow this order.
 FTS_COLUMNS = ("content", "speaker", "context", "after", "window", "tags", "dates")
+# The keyword index's tokenizer (step 1); PostgreSQL's index tokenises with it too
+# (data/postgres/keyword_tokens.py), so the two backends' tokens cannot drift apart.
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ CREATE INDEX memories_ns_speaker ON memories (namespace, speaker) WHERE speaker 
 CREATE VIRTUAL TABLE memory_fts USING fts5(
     content, speaker, context, after, window, tags, dates,
     content='', contentless_delete=1,
-    tokenize='porter unicode61 remove_diacritics 2'
+    tokenize='""" + FTS_TOKENIZE + """'
 )
 """
 

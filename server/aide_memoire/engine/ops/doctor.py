@@ -163,10 +163,7 @@ class Checks:
                            + ("available" if ok else str(self.embedder.error)))
 
     def _loose_files(self) -> list[tuple[Path, int]]:
-        wanted: list[tuple[Path, int]] = [(self.home, 0o700), (self.db.path, 0o600)]
-        wanted += [(Path(f"{self.db.path}{s}"), 0o600)
-                   for s in ("-wal", "-shm", ".anchor", ".purge-pending")]
-        wanted.append((self.home / KEY_FILENAME, 0o600))
+        wanted = self._store_paths()
         snaps = self.home / SNAPSHOT_DIR
         if snaps.is_dir():
             wanted.append((snaps, 0o700))
@@ -177,15 +174,21 @@ class Checks:
         """The store's paths that are a link or not a plain file or folder: the repair
         never changes their mode (a chmod follows a link, and a store path pointed at a
         device such as /dev/null would make that device private to one user)."""
-        sidecars = ("-wal", "-shm", ".anchor", ".purge-pending")
-        paths = [self.home, self.db.path, self.home / KEY_FILENAME,
-                 *(Path(f"{self.db.path}{s}") for s in sidecars)]
-        return [p for p in paths if (p.is_symlink() or p.exists()) and not _ours(p)]
+        return [p for p, _ in self._store_paths() if (p.is_symlink() or p.exists())
+                and not _ours(p)]
+
+    def _store_paths(self) -> list[tuple[Path, int]]:
+        """The home, the store, its side files and the audit key, with the mode each wants."""
+        paths = [(self.home, 0o700), (self.db.path, 0o600)]
+        paths += [(Path(f"{self.db.path}{s}"), 0o600)
+                  for s in ("-wal", "-shm", ".anchor", ".purge-pending")]
+        return [*paths, (self.home / KEY_FILENAME, 0o600)]
 
     def files(self) -> DoctorCheck:
         loose, odd = self._loose_files(), self._odd_files()
         problems = [f"{p.name} {_mode(p):04o} (want {m:04o})" for p, m in loose]
-        problems += [f"{p} is a link or not a plain file (its mode is left alone)" for p in odd]
+        problems += [f"{p} is a link or not a plain file: doctor leaves its mode alone (point the "
+                     "store at a plain file, or set the mode yourself)" for p in odd]
         detail = "home 0700, store and snapshots 0600" if not problems else (
             "too open: " + ", ".join(problems))
         return DoctorCheck(name="files", ok=not problems, detail=detail)

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...driver import load_driver
-from ...migrations import FTS_COLUMNS
+from ...migrations import FTS_COLUMNS, FTS_TOKENIZE
 
 __all__ = ["TOKENIZE", "Posting", "document_postings", "phrase_tokens"]
 
-TOKENIZE = "porter unicode61 remove_diacritics 2"  # as engine/migrations.py step 1
+TOKENIZE = FTS_TOKENIZE  # the SQLite store's own (engine/migrations.py step 1)
 
 # A token's place in a document: column << 24 | offset, so that one integer array holds
 # every column's offsets and "the next token" (offset + 1) never crosses into another
@@ -39,6 +39,7 @@ class Posting:
 
 
 _local = threading.local()
+_COLUMN_INDEX = {name: i for i, name in enumerate(FTS_COLUMNS)}
 
 
 def _tokenizer() -> Any:
@@ -60,13 +61,12 @@ def _instances(columns: Sequence[str]) -> list[tuple[str, int, int]]:
     conn = _tokenizer()
     names = ", ".join(FTS_COLUMNS[: len(columns)])
     marks = ", ".join("?" for _ in columns)
-    index = {name: i for i, name in enumerate(FTS_COLUMNS)}
     try:
         conn.execute(f"INSERT INTO doc (rowid, {names}) VALUES (1, {marks})", tuple(columns))
         rows = conn.execute("SELECT term, col, offset FROM doc_tokens").fetchall()
     finally:
         conn.execute("INSERT INTO doc (doc) VALUES ('delete-all')")
-    return [(str(term), index[str(col)], int(offset)) for term, col, offset in rows]
+    return [(str(term), _COLUMN_INDEX[str(col)], int(offset)) for term, col, offset in rows]
 
 
 def document_postings(doc: Sequence[str]) -> tuple[list[Posting], int]:

@@ -234,7 +234,7 @@ def write_rows(tx: Connection, dialect: Dialect, table: str, columns: tuple[str,
         from ..postgres.connection import PgConnection
 
         assert isinstance(tx, PgConnection)
-        with tx.outside_pipeline() as raw, raw.cursor() as cursor, cursor.copy(
+        with tx.raw.cursor() as cursor, cursor.copy(
                 f"COPY {quote(table)} ({names}) FROM STDIN".encode()) as copy:
             done = 0
             for row in rows:

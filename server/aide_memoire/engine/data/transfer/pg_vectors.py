@@ -54,7 +54,7 @@ def load_vectors(tx: PgConnection, table: str, firsts: list[tuple[int, str, byte
                                for r, ns, b in firsts])
     made = {r for r, _, _ in firsts}
     done = len(firsts)
-    with tx.outside_pipeline() as raw, raw.cursor() as cursor, cursor.copy(
+    with tx.raw.cursor() as cursor, cursor.copy(
             f'COPY "{table}" (rowid, namespace, embedding) FROM STDIN WITH (FORMAT binary)'
             .encode()) as copy:
         copy.write(_HEADER)
