@@ -11,7 +11,6 @@ this way, never item by item.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -23,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 from tests.facts import test_general_updates as suite  # noqa: E402
 
 from _common import table, write_json  # noqa: E402
+from aide_memoire import Memory, Settings  # noqa: E402
 
 SETS = {
     "general": suite.GENERAL, "fresh": suite.FRESH, "heldout3": suite.HELDOUT3,
@@ -37,10 +37,12 @@ def main() -> None:
     parser.add_argument("--mode", choices=["hybrid", "bm25"], default="hybrid")
     parser.add_argument("--json", type=Path, default=None, help="also write the result here")
     args = parser.parse_args()
-    if args.mode == "bm25":
-        os.environ["AIDE_MEMOIRE_EMBEDDING_MODEL"] = "none"
+    # A SQLite store as the suite's (its _memory takes pytest's request since the suite
+    # runs on both backends); bm25 is keyword-only, as the suite's "keyword" mode.
+    extra: dict[str, object] = {} if args.mode == "hybrid" else {"embedding_model": "none"}
     rows: list[list[object]] = []
-    with suite._memory(Path(tempfile.mkdtemp()), args.mode == "hybrid") as memory:
+    settings = Settings(home=Path(tempfile.mkdtemp()), **extra)  # type: ignore[arg-type]
+    with Memory(settings=settings) as memory:
         for name, items in SETS.items():
             got = suite._run(memory, items, f"ku-{name}")
             parts = {f"{name}-{h}": (got[f"{h}:change"], got[f"{h}:control"])
