@@ -26,7 +26,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:
     from .code.index import CodeIndex, Progress
-    from .code.models import CodeHit, CodeIndexReport, SymbolHit
+    from .code.models import CodeHit, CodeIndexReport, DocLink, SymbolHit
     from .data.protocol import Connection
     from .db import Database
     from .embed import Embedder
@@ -478,10 +478,19 @@ class Memory:
 
     def code_search(
         self, root: str | os.PathLike[str], query: str, *, language: str | None = None,
-        limit: int = 10,
+        limit: int = 10, kind: str | None = None,
     ) -> list[CodeHit]:
-        """The chunks of ``root``'s index most relevant to ``query``, best first."""
-        return self._services.code.code_search(root, query, language=language, limit=limit)
+        """The chunks of ``root``'s index most relevant to ``query``, best first
+        (``kind`` 'code' or 'docs': only source files or only prose pages)."""
+        return self._services.code.code_search(
+            root, query, language=language, limit=limit, kind=kind
+        )
+
+    def code_links(
+        self, root: str | os.PathLike[str], *, path: str | None = None
+    ) -> list[DocLink]:
+        """The links of ``root``'s indexed prose pages, each resolved (or missing)."""
+        return self._services.code.code_links(root, path=path)
 
     def code_symbol(
         self, root: str | os.PathLike[str], name: str, *, limit: int = 50

@@ -14,7 +14,7 @@ from .. import parts
 
 if TYPE_CHECKING:
     from ..code.index import CodeIndex, Progress
-    from ..code.models import CodeHit, CodeIndexReport, SymbolHit
+    from ..code.models import CodeHit, CodeIndexReport, DocLink, SymbolHit
     from ..context import EngineContext
 
 __all__ = ["CodeService"]
@@ -54,10 +54,18 @@ class CodeService:
 
     def code_search(
         self, root: str | os.PathLike[str], query: str, *, language: str | None = None,
-        limit: int = 10,
+        limit: int = 10, kind: str | None = None,
     ) -> list[CodeHit]:
         """The chunks of ``root``'s index most relevant to ``query``, best first."""
-        return self.index.search(os.fspath(root), query, language=language, limit=limit)
+        return self.index.search(
+            os.fspath(root), query, language=language, limit=limit, kind=kind
+        )
+
+    def code_links(
+        self, root: str | os.PathLike[str], *, path: str | None = None
+    ) -> list[DocLink]:
+        """The links of ``root``'s indexed prose pages, resolved against the index."""
+        return self.index.links(os.fspath(root), path)
 
     def code_symbol(
         self, root: str | os.PathLike[str], name: str, *, limit: int = 50
