@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from .store import Store
     from .trust.models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
     from .vectors import VectorMirror, VectorTables
+    from .wiki.models import WikiExportReport, WikiLintReport
 
 __all__ = ["Memory"]
 
@@ -497,3 +498,18 @@ class Memory:
     ) -> list[SymbolHit]:
         """Where ``name`` is defined in ``root``'s index, then where it is used."""
         return self._services.code.code_symbol(root, name, limit=limit)
+
+    # -- wiki --------------------------------------------------------------------------
+
+    def wiki_export(
+        self, folder: str | os.PathLike[str], *, namespace: str = "default",
+        reveal_pii: bool = False,
+    ) -> WikiExportReport:
+        """Write a namespace as linked Markdown pages (entities, decisions, an index)."""
+        return self._services.wiki.export(folder, namespace=namespace, reveal_pii=reveal_pii)
+
+    def wiki_lint(
+        self, folder: str | os.PathLike[str], *, namespace: str | None = None
+    ) -> WikiLintReport:
+        """Broken links, orphans, missing backlinks and provenance, stale current facts."""
+        return self._services.wiki.lint(folder, namespace=namespace)

@@ -6,7 +6,7 @@ permissions) and never reach the network; the index lives in the same store.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -36,6 +36,8 @@ class CodeSearchInput(ToolInput):
                        description="What the code does or is called, in words or identifiers.")
     language: str | None = Field(default=None, min_length=1, max_length=40,
                                  description="Only this language, e.g. 'python'.")
+    kind: Literal["code", "docs"] | None = Field(
+        default=None, description="docs: Markdown/RST pages by section; code: the rest.")
     limit: int = Field(default=10, ge=1, le=100, description="At most this many chunks.")
 
 
@@ -61,7 +63,8 @@ def code_index(memory: Memory, args: CodeIndexInput, namespace: str) -> CodeInde
 
 
 def code_search(memory: Memory, args: CodeSearchInput, namespace: str) -> CodeSearchOutput:
-    hits = memory.code_search(args.root, args.query, language=args.language, limit=args.limit)
+    hits = memory.code_search(args.root, args.query, language=args.language, limit=args.limit,
+                              kind=args.kind)
     return CodeSearchOutput(root=args.root, hits=hits)
 
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from .chunk import Chunk
 
 __all__ = [
-    "DOC_LANGUAGES", "DocLinkRef", "DocPage", "SECTION_LINES", "front_matter", "links_in",
+    "DOC_LANGUAGES", "DocLinkRef", "DocPage", "SECTION_LINES", "front_matter", "headings",
+    "is_external", "links_in",
     "parse_page", "slug",
 ]
 
@@ -139,7 +140,7 @@ def is_external(target: str) -> bool:
     return bool(_EXTERNAL.match(target)) and not re.match(r"^[a-zA-Z]:[\\/]", target)
 
 
-def _headings(lines: list[str], language: str, start: int) -> list[tuple[int, int, str]]:
+def headings(lines: list[str], language: str, start: int) -> list[tuple[int, int, str]]:
     """(line index, level, text) of each heading; fenced code is skipped."""
     out: list[tuple[int, int, str]] = []
     fence: str | None = None
@@ -176,7 +177,7 @@ def parse_page(text: str, language: str, rel: str) -> DocPage:
     """Sections, links, anchors and front matter of one Markdown or RST page."""
     lines = text.split("\n")
     meta, body_start = front_matter(lines) if language == "markdown" else ({}, 0)
-    heads = _headings(lines, language, body_start)
+    heads = headings(lines, language, body_start)
     stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     title = str(meta.get("title") or "") or next(
         (h for _, level, h in heads if level == 1), "") or (heads[0][2] if heads else stem)

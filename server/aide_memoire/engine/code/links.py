@@ -17,7 +17,7 @@ from ..data.protocol import Connection
 from .docs import is_external, slug
 from .models import DocLink, LinkStatus
 
-__all__ = ["page_links"]
+__all__ = ["page_links", "resolve_target"]
 
 _PAGE_SUFFIXES = (".md", ".markdown", ".rst")
 
@@ -37,10 +37,11 @@ def _pages(conn: Connection, root_id: int) -> tuple[dict[str, list[str]], dict[s
     return anchors, stems
 
 
-def _resolve(
+def resolve_target(
     page: str, target: str, style: str, root: Path, indexed: set[str],
     stems: dict[str, str],
 ) -> tuple[LinkStatus, str | None]:
+    """Where a link of ``page`` leads among the ``indexed`` paths (or on disk)."""
     if is_external(target):
         return "external", None
     if not target:
@@ -89,7 +90,7 @@ def page_links(conn: Connection, root_id: int, path: str | None) -> list[DocLink
         sql + " ORDER BY f.path, l.line, l.id", args
     ):
         status: LinkStatus
-        status, resolved = _resolve(str(page), str(target), str(style), root, indexed, stems)
+        status, resolved = resolve_target(str(page), str(target), str(style), root, indexed, stems)
         if status == "ok" and anchor and resolved in anchors \
                 and slug(str(anchor)) not in anchors[resolved] and anchor not in anchors[resolved]:
             status = "missing_anchor"
