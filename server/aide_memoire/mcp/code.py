@@ -22,7 +22,7 @@ __all__ = ["TOOLS"]
 Root = Annotated[
     str,
     Field(min_length=1, max_length=4096,
-          description="Absolute path of the source tree's top folder (the project root)."),
+          description="Absolute path of the project's top folder."),
 ]
 
 
@@ -36,16 +36,15 @@ class CodeSearchInput(ToolInput):
                        description="What the code does or is called, in words or identifiers.")
     language: str | None = Field(default=None, min_length=1, max_length=40,
                                  description="Only this language, e.g. 'python'.")
-    kind: Literal["code", "docs"] | None = Field(
-        default=None, description="docs: Markdown/RST pages by section; code: the rest.")
-    limit: int = Field(default=10, ge=1, le=100, description="At most this many chunks.")
+    kind: Literal["code", "docs"] | None = Field(default=None, description="Only code or docs.")
+    limit: int = Field(default=10, ge=1, le=100, description="Most hits.")
 
 
 class CodeSymbolInput(ToolInput):
     root: Root
     name: str = Field(min_length=1, max_length=200,
                       description="A function, class, method or variable name.")
-    limit: int = Field(default=50, ge=1, le=200, description="At most this many places.")
+    limit: int = Field(default=50, ge=1, le=200, description="Most places.")
 
 
 class CodeSearchOutput(BaseModel):
@@ -78,9 +77,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_index",
         title="Index a source tree",
         description=(
-            "Build or refresh (incrementally) the index of a source tree: chunks and "
-            "symbols, honouring .gitignore. Needed once before memory_code_search or "
-            "memory_code_symbol on that root."
+            "Build or refresh (incrementally) a project's index of code and Markdown/RST "
+            "docs, honouring .gitignore; needed before memory_code_search or "
+            "memory_code_symbol."
         ),
         input=CodeIndexInput,
         output=CodeIndexReport,
@@ -92,9 +91,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_search",
         title="Search indexed code",
         description=(
-            "Find the code chunks of an indexed tree most relevant to a description or "
-            "identifiers (e.g. 'retry with backoff'), best first, with path, lines and "
-            "signature. For one exact name use memory_code_symbol."
+            "Chunks of an indexed tree (code, Markdown/RST sections) most relevant to words "
+            "or identifiers, best first, with path and lines; for one exact name use "
+            "memory_code_symbol."
         ),
         input=CodeSearchInput,
         output=CodeSearchOutput,
@@ -106,9 +105,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_symbol",
         title="Find a symbol",
         description=(
-            "Where a name (function, class, method, variable) is defined, then where it is "
-            "referred to, in an indexed tree, with path, lines and a snippet; use it before "
-            "changing a symbol."
+            "Where a name (function, class, method, variable) is defined, then used, in an "
+            "indexed tree, with path, lines and a snippet; use it before changing a symbol."
         ),
         input=CodeSymbolInput,
         output=CodeSymbolOutput,

@@ -43,7 +43,9 @@ def _flat(node: Any) -> Any:
     if "$ref" in node or node.get("type") == "object":
         return {"type": "object"}
     if node.get("type") == "array":
-        return {**node, "items": _flat(node.get("items", {}))}
+        items = _flat(node.get("items", {}))
+        # A list of objects says no more than "array" once its objects are shapeless.
+        return {"type": "array"} if items == {"type": "object"} else {**node, "items": items}
     if "anyOf" in node:
         return {**node, "anyOf": [_flat(b) for b in node["anyOf"]]}
     return node

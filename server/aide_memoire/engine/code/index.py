@@ -92,13 +92,13 @@ def _parser_name(language: str) -> str:
 
 def _write_page(tx: Connection, root_id: int, file_id: int, page: DocPage) -> None:
     tx.execute(
-        "INSERT INTO doc_pages (file_id, root_id, title, front_matter, anchors) "
+        "INSERT INTO code_doc_pages (file_id, root_id, title, front_matter, anchors) "
         "VALUES (?, ?, ?, ?, ?)",
         (file_id, root_id, page.title, json.dumps(page.front_matter, sort_keys=True),
          json.dumps(page.anchors)),
     )
     tx.executemany(
-        "INSERT INTO doc_links (root_id, file_id, line, text, target, anchor, style) "
+        "INSERT INTO code_doc_links (root_id, file_id, line, text, target, anchor, style) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         [(root_id, file_id, ln.line, ln.text, ln.target, ln.anchor, ln.style)
          for ln in page.links],
@@ -237,7 +237,7 @@ class CodeIndex:
         found = present(conn) and conn.execute(
             "SELECT id FROM code_roots WHERE path = ?", (str(path),)
         ).fetchone()
-        if not create or (found and present(conn, "doc_pages")):
+        if not create or (found and present(conn, "code_doc_pages")):
             return int(found[0]) if found else None
         with self.db.write() as tx:  # also a store indexed before the doc tables existed
             ensure(tx)
@@ -252,8 +252,8 @@ class CodeIndex:
             self.dense.remove(tx, ids)
         # code_fts is contentless: its rows do not follow the cascade, delete them first.
         tx.executemany("DELETE FROM code_fts WHERE rowid = ?", [(i,) for i in ids])
-        tx.execute("DELETE FROM doc_links WHERE file_id = ?", (file_id,))
-        tx.execute("DELETE FROM doc_pages WHERE file_id = ?", (file_id,))
+        tx.execute("DELETE FROM code_doc_links WHERE file_id = ?", (file_id,))
+        tx.execute("DELETE FROM code_doc_pages WHERE file_id = ?", (file_id,))
         tx.execute("DELETE FROM code_symbols WHERE file_id = ?", (file_id,))
         tx.execute("DELETE FROM code_chunks WHERE file_id = ?", (file_id,))
         tx.execute("DELETE FROM code_files WHERE id = ?", (file_id,))

@@ -27,7 +27,7 @@ def _pages(conn: Connection, root_id: int) -> tuple[dict[str, list[str]], dict[s
     anchors: dict[str, list[str]] = {}
     stems: dict[str, str] = {}
     for path, raw in conn.execute(
-        "SELECT f.path, p.anchors FROM doc_pages p JOIN code_files f ON f.id = p.file_id "
+        "SELECT f.path, p.anchors FROM code_doc_pages p JOIN code_files f ON f.id = p.file_id "
         "WHERE p.root_id = ? ORDER BY length(f.path), f.path",
         (root_id,),
     ):
@@ -79,7 +79,7 @@ def page_links(conn: Connection, root_id: int, path: str | None) -> list[DocLink
     anchors, stems = _pages(conn, root_id)
     indexed = {str(p) for (p,) in conn.execute(
         "SELECT path FROM code_files WHERE root_id = ?", (root_id,))}
-    sql = ("SELECT f.path, l.line, l.text, l.target, l.anchor, l.style FROM doc_links l "
+    sql = ("SELECT f.path, l.line, l.text, l.target, l.anchor, l.style FROM code_doc_links l "
            "JOIN code_files f ON f.id = l.file_id WHERE l.root_id = ?")
     args: list[object] = [root_id]
     if path is not None:

@@ -18,8 +18,8 @@ import re
 from ..data.protocol import Connection
 
 __all__ = [
-    "DOCS_SQL", "FTS_COLUMNS", "MIGRATION_NAME", "SCHEMA_SQL", "TABLES", "VECTORS_SQL",
-    "drop_if_unused", "ensure", "present",
+    "DOCS_SQL", "DOC_TABLES", "FTS_COLUMNS", "MIGRATION_NAME", "SCHEMA_SQL", "TABLES",
+    "VECTORS_SQL", "drop_if_unused", "ensure", "present",
 ]
 
 MIGRATION_NAME = "code index tables made on first use"
@@ -98,14 +98,14 @@ CREATE INDEX code_vectors_root_space ON code_vectors (root_id, space)
 # anchors, and each link as written. Links are resolved when read (their targets come
 # and go with other files). Deleted explicitly with their file, like code_fts.
 DOCS_SQL = """
-CREATE TABLE doc_pages (
+CREATE TABLE code_doc_pages (
     file_id INTEGER PRIMARY KEY,
     root_id INTEGER NOT NULL,
     title TEXT NOT NULL,
     front_matter TEXT NOT NULL DEFAULT '{}',
     anchors TEXT NOT NULL DEFAULT '[]'
 );
-CREATE TABLE doc_links (
+CREATE TABLE code_doc_links (
     id INTEGER PRIMARY KEY,
     root_id INTEGER NOT NULL,
     file_id INTEGER NOT NULL,
@@ -115,12 +115,14 @@ CREATE TABLE doc_links (
     anchor TEXT NOT NULL,
     style TEXT NOT NULL
 );
-CREATE INDEX doc_links_file ON doc_links (file_id)
+CREATE INDEX doc_links_file ON code_doc_links (file_id)
 """
 
 # Children before parents, so that no foreign key names a table already gone.
+# The prose pages' tables came after migrations 4 and 5: a store of then has none.
+DOC_TABLES = ("code_doc_links", "code_doc_pages")
 TABLES = (
-    "doc_links", "doc_pages", "code_vectors", "code_fts", "code_symbols", "code_chunks",
+    *DOC_TABLES, "code_vectors", "code_fts", "code_symbols", "code_chunks",
     "code_files", "code_roots",
 )
 

@@ -59,6 +59,7 @@ class WikiService:
         store (in ``namespace``, else each page's own ``namespace`` front matter)."""
         if namespace is not None:
             namespace = v.validate_namespace(namespace)
+        self.ctx.db.conn()  # a closed store fails here, not half-way through the pages
         return lint_wiki(resolve_dir(folder, create=False), self._still_current, namespace)
 
     def _still_current(self, namespace: str, memory_id: str, predicate: str | None) -> str | None:

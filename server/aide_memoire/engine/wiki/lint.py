@@ -97,7 +97,8 @@ def _stems(pages: list[Page]) -> dict[str, str]:
 def lint_wiki(root: Path, check: StoreCheck | None = None,
               namespace: str | None = None) -> WikiLintReport:
     """Lint the pages under ``root``; ``check`` asks the store whether what a page lists
-    as current still is (in ``namespace``, else the page's own front matter)."""
+    as current still is, in the page's own namespace (front matter); with ``namespace``
+    only pages of that namespace (or of none) are checked."""
     pages, files = read_pages(root)
     by_rel = {p.rel: p for p in pages}
     stems = _stems(pages)
@@ -134,9 +135,7 @@ def lint_wiki(root: Path, check: StoreCheck | None = None,
         problems += _page_problems(page, inbound[page.rel], expecting[page.rel], by_rel, stems,
                                    root, files, check, namespace)
     problems.sort(key=lambda p: (p.page, p.line, PROBLEM_KINDS.index(p.kind), p.target))
-    counts = {kind: sum(1 for p in problems if p.kind == kind) for kind in PROBLEM_KINDS}
-    return WikiLintReport(dir=str(root), pages=len(pages), ok=not problems,
-                          counts={k: n for k, n in counts.items() if n}, problems=problems)
+    return WikiLintReport(pages=len(pages), ok=not problems, problems=problems)
 
 
 def _listed(page: Page, span: tuple[int, int], root: Path, files: set[str],
@@ -171,7 +170,10 @@ def _page_problems(
                 kind="missing_backlink", page=page.rel, line=span[0], target=source,
                 message=f"{source} links here but the {BACKLINKS} section does not list it",
             ))
-    scope = namespace or str(page.meta.get("namespace") or "")
+    # A page of another namespace than the one asked for is not checked: the caller may
+    # be scoped to its namespace (an MCP server), and must not probe another.
+    own_ns = str(page.meta.get("namespace") or "")
+    scope = "" if namespace and own_ns and own_ns != namespace else (own_ns or namespace or "")
     for heading in FACT_SECTIONS:
         where = page.section(heading)
         if where is None:

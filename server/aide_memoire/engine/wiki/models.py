@@ -44,10 +44,14 @@ class WikiProblem(BaseModel):
 
 
 class WikiLintReport(BaseModel):
-    """The lint of a folder of pages; ``ok`` when nothing is broken."""
+    """The lint of a folder of pages; ``ok`` when nothing is broken. (Kept to three
+    fields: it is the output schema of an MCP tool, paid for in every tools/list.)"""
 
-    dir: str
     pages: int
     ok: bool
-    counts: dict[str, int] = Field(default_factory=dict, description="Problems per kind.")
     problems: list[WikiProblem] = Field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """Problems per kind, in the order of ``PROBLEM_KINDS``, kinds found only."""
+        found = {kind: sum(1 for p in self.problems if p.kind == kind) for kind in PROBLEM_KINDS}
+        return {kind: n for kind, n in found.items() if n}
