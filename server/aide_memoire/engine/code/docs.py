@@ -169,7 +169,9 @@ def headings(lines: list[str], language: str, start: int) -> list[tuple[int, int
             style = ("o" if over else "u") + line.strip()[0]
             if style not in rst_levels:
                 rst_levels.append(style)
-            out.append((i - 1, rst_levels.index(style) + 1, lines[i - 1].strip()))
+            # An over-lined title's section starts at its over-line.
+            out.append((i - 2 if over else i - 1, rst_levels.index(style) + 1,
+                        lines[i - 1].strip()))
     return out
 
 
