@@ -9,7 +9,9 @@ exist), their facts, entities and the entity graph. ``render`` turns that into p
   mention the entity (current first, then superseded ones with their replacement), related
   entities as ``[[links]]`` and backlinks (every page that links here);
 - ``decisions/<date>-<words>-<hash>.md``: one per memory tagged as a decision or pinned;
-- ``index.md``: every entity and decision page.
+- ``index.md``: every entity and decision page;
+- ``unfiled.md``: the notes no entity page shows (current, then superseded), so that a
+  replaced note is in the wiki even when it names nobody.
 
 Nothing in a page depends on the time of the export, so an unchanged store renders the
 same bytes. The line shapes below are what lint.py reads back (provenance, supersession).
@@ -41,6 +43,8 @@ BACKLINKS = "Backlinks"
 FACT_SECTIONS = (CURRENT_FACTS, SUPERSEDED_FACTS, CURRENT_MEMORIES, SUPERSEDED_MEMORIES)
 QUOTE_CHARS = 400
 RELATED_MAX = 12
+MEMORIES_MAX = 50
+UNFILED = "unfiled.md"
 VISIBLE = ("active", "superseded")
 
 
@@ -178,13 +182,34 @@ def _fact_line(fact: FactRow, value: str, current: bool) -> str:
     return line + (f" · superseded by `{fact.ended_by}`" if fact.ended_by and not current else "")
 
 
-def _memory_line(record: MemoryRecord) -> str:
+def _memory_line(record: MemoryRecord, memories: dict[str, MemoryRecord]) -> str:
     if record.superseded_by:
-        when = f"{_day(_when(record))} to {_day(record.valid_to)}"
+        # A memory the general path linked stays valid (no valid_to): it held until the
+        # memory that replaced it became valid.
+        newer = memories.get(record.superseded_by)
+        end = record.valid_to or (_when(newer) if newer is not None else None)
+        when = f"{_day(_when(record))} to {_day(end)}"
         tail = f" · superseded by `{record.superseded_by}`"
     else:
         when, tail = _day(_when(record)), ""
     return f"- {when} · memory `{record.id}`{tail}: \"{_quote(record.content)}\""
+
+
+def _memory_sections(
+    records: list[MemoryRecord], memories: dict[str, MemoryRecord]
+) -> list[str]:
+    """Current memories, then superseded ones, newest first, at most ``MEMORIES_MAX`` each
+    (an entity named in thousands of turns would otherwise make a page nobody reads)."""
+    out: list[str] = []
+    for heading, group in ((CURRENT_MEMORIES, [r for r in records if not r.superseded_by]),
+                           (SUPERSEDED_MEMORIES, [r for r in records if r.superseded_by])):
+        if group:
+            out += ["", f"## {heading}", ""]
+            group.sort(key=lambda r: (str(_when(r)), r.id), reverse=True)
+            out += [_memory_line(r, memories) for r in group[:MEMORIES_MAX]]
+            if len(group) > MEMORIES_MAX:
+                out += ["", f"_{len(group) - MEMORIES_MAX} older ones not listed._"]
+    return out
 
 
 def _entity_page(snap: Snapshot, key: str, paths: dict[str, str]) -> tuple[list[str], list[str]]:
@@ -208,13 +233,8 @@ def _entity_page(snap: Snapshot, key: str, paths: dict[str, str]) -> tuple[list[
     if closed:
         out += ["", f"## {SUPERSEDED_FACTS}", ""]
         out += [_fact_line(f, value(f), False) for f in closed]
-    records = [snap.memories[m] for m in dict.fromkeys(entity.memories)]
-    for heading, group in ((CURRENT_MEMORIES, [r for r in records if not r.superseded_by]),
-                           (SUPERSEDED_MEMORIES, [r for r in records if r.superseded_by])):
-        if group:
-            out += ["", f"## {heading}", ""]
-            group.sort(key=lambda r: (str(_when(r)), r.id), reverse=True)
-            out += [_memory_line(r) for r in group]
+    out += _memory_sections([snap.memories[m] for m in dict.fromkeys(entity.memories)],
+                            snap.memories)
     related = sorted(
         ((w, b if a == key else a) for a, b, w in snap.edges if key in (a, b)),
         key=lambda item: (-item[0], item[1]),
@@ -270,5 +290,14 @@ def render(snap: Snapshot) -> dict[str, str]:
     index += ["", "## Decisions and pinned memories", ""]
     index += [f"- {_link(p, titles[p])}" for p in sorted(body) if p.startswith("decisions/")] \
         or ["- none"]
+    shown = {m for e in snap.entities.values() for m in e.memories}
+    loose = [r for r in snap.memories.values()
+             if r.id not in shown and r.kind != "turn" and not is_decision(r)]
+    if loose:
+        index += ["", "## Other memories", "", f"- {_link(UNFILED[:-3], 'Unfiled memories')}"]
+        pages[UNFILED] = "\n".join(
+            [*_front("unfiled", snap.namespace), "# Unfiled memories", "",
+             "Notes that name no entity (conversation turns are left out)."]
+            + _memory_sections(loose, snap.memories)) + "\n"
     pages["index.md"] = "\n".join(index) + "\n"
     return pages
