@@ -40,6 +40,8 @@ _WIKI_LINK = re.compile(r"(?<!!)\[\[([^\]|#\n]*)(?:#([^\]|\n]*))?(?:\|([^\]\n]*)
 _MD_REF = re.compile(r"^ {0,3}\[([^\]\n]+)\]:\s*<?(\S+?)>?(?:\s+.*)?$")
 _RST_LINK = re.compile(r"`([^`<\n]*?)\s*<([^>`\n]+)>`__?")
 _RST_DOC = re.compile(r":doc:`(?:[^`<]*<)?([^`>]+)>?`")
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+_RST_LITERAL = re.compile(r"``.*?``")
 _EXTERNAL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
@@ -114,6 +116,8 @@ def front_matter(lines: list[str]) -> tuple[dict[str, object], int]:
 def links_in(line: str, number: int, language: str) -> list[DocLinkRef]:
     """The links of one line of a page."""
     found: list[DocLinkRef] = []
+    # Inline code is no link: `[text](path)` in backticks documents the syntax.
+    line = (_RST_LITERAL if language == "rst" else _CODE_SPAN).sub(" ", line)
     if language == "rst":
         for m in _RST_LINK.finditer(line):
             target, _, anchor = m.group(2).strip().partition("#")
