@@ -56,7 +56,7 @@ def test_markdown_and_rst_pages_are_split_by_heading_with_title_and_trail(
     assert _sections(code, "README.md") == [
         ("intro", "Harbour > intro", 6, 8),
         ("section", "Harbour > Getting started", 9, 21),
-        ("section", "Harbour > Configuration", 22, 25),
+        ("section", "Harbour > Configuration", 22, 27),
     ]
     # Setext (underlined) Markdown headings; RST over- and underlined titles by level.
     assert [n for _, n, _, _ in _sections(code, "docs/guide/install.md")] == [
