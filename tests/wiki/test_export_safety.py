@@ -156,3 +156,17 @@ def test_bad_input_gets_a_clear_error(memory: Memory, tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(InvalidInput, match="is not a folder"):
         memory.wiki_export(tmp_path / "file", namespace=NS)
+
+
+def test_unfiled_notes_get_a_page_that_goes_when_they_do(memory: Memory, tmp_path: Path) -> None:
+    note = memory.store("the nightly backup runs at two in the morning.", namespace=NS)
+    memory.store("Ines works at Zalando.", namespace=NS)
+    wiki = tmp_path / "wiki"
+    memory.wiki_export(wiki, namespace=NS)
+    assert f"memory `{note}`" in (wiki / "unfiled.md").read_text()
+    assert "[[unfiled|Unfiled memories]]" in (wiki / "index.md").read_text()
+    assert memory.wiki_lint(wiki).ok
+    memory.forget(note, namespace=NS)
+    report = memory.wiki_export(wiki, namespace=NS)
+    assert report.removed == ["unfiled.md"] and not (wiki / "unfiled.md").exists()
+    assert memory.wiki_lint(wiki).ok

@@ -18,9 +18,10 @@ from .models import WikiExportReport
 from .names import safe_path, write_if_changed
 from .pages import MARKER
 
-__all__ = ["OWN_FOLDERS", "write_pages"]
+__all__ = ["OWN_FOLDERS", "OWN_PAGES", "write_pages"]
 
 OWN_FOLDERS = ("entities", "decisions")
+OWN_PAGES = ("unfiled.md",)  # top-level pages that an export may no longer make
 
 
 def _owner(path: Path) -> tuple[str, str] | None:
@@ -54,6 +55,12 @@ def write_pages(root: Path, namespace: str, pages: dict[str, str], *, entities: 
             )
     written = [rel for rel, path in sorted(targets.items()) if write_if_changed(path, pages[rel])]
     removed: list[str] = []
+    for rel in OWN_PAGES:
+        path = safe_path(root, rel)
+        if rel not in pages and path.is_file() and not path.is_symlink() \
+                and (_owner(path) or ("", ""))[1] == namespace:
+            path.unlink()
+            removed.append(rel)
     for folder in OWN_FOLDERS:
         base = safe_path(root, folder)
         if not base.is_dir():
