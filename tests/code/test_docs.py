@@ -1,6 +1,6 @@
 """Prose pages in the code index: sections, links, front matter, search, re-index, bounds.
 
-The fixture tree (fixtures/docs_tree) is copied to a temporary folder for each test, so a
+The fixture tree (docs_tree) is copied to a temporary folder for each test, so a
 test can edit it, add a secret file or a link, and index it into a real store file.
 """
 
@@ -18,7 +18,7 @@ from aide_memoire import Memory, Settings
 from aide_memoire.engine.code.index import CodeIndex
 from aide_memoire.engine.errors import InvalidInput
 
-FIXTURE = Path(__file__).parent / "fixtures" / "docs_tree"
+FIXTURE = Path(__file__).parent / "docs_tree"  # beside fixtures/, which other tests index whole
 REPO_DOCS = Path(__file__).parents[2] / "docs"
 
 
