@@ -48,7 +48,10 @@ def resolve_target(
         return "ok", page
     if style == "wiki":
         name = target.lower()
-        for candidate in (name, *(name + s for s in _PAGE_SUFFIXES)):
+        for exact in (target, *(target + s for s in _PAGE_SUFFIXES)):
+            if exact in indexed:
+                return "ok", exact
+        for candidate in (name, *(name + s for s in _PAGE_SUFFIXES)):  # any case (rare)
             hit = next((p for p in indexed if p.lower() == candidate), None)
             if hit:
                 return "ok", hit

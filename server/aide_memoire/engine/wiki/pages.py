@@ -19,6 +19,7 @@ same bytes. The line shapes below are what lint.py reads back (provenance, super
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,6 +77,30 @@ class Snapshot:
     facts: list[FactRow]
     edges: list[tuple[str, str, float]]
 
+    # Lookups by entity, made once: a page per entity must not scan every fact and edge.
+    @functools.cached_property
+    def facts_of(self) -> dict[str, list[FactRow]]:
+        out: dict[str, list[FactRow]] = {}
+        for fact in self.facts:
+            out.setdefault(fact.subject, []).append(fact)
+        return out
+
+    @functools.cached_property
+    def edges_of(self) -> dict[str, list[tuple[float, str]]]:
+        out: dict[str, list[tuple[float, str]]] = {}
+        for a, b, weight in self.edges:
+            out.setdefault(a, []).append((weight, b))
+            out.setdefault(b, []).append((weight, a))
+        return out
+
+    @functools.cached_property
+    def entities_of(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for key, entity in self.entities.items():
+            for memory_id in entity.memories:
+                out.setdefault(memory_id, []).append(key)
+        return out
+
 
 def collect(
     conn: Connection, page: Callable[[Connection, str, int, int], list[tuple[int, MemoryRecord]]],
@@ -132,8 +157,9 @@ def collect(
         )
         if int(a) in ids and int(b) in ids
     ]
+    subjects = {f.subject for f in facts}
     shown = {key: e for key, e in entities.items()
-             if e.memories or any(f.subject == key for f in facts)}
+             if e.memories or key in subjects}
     for key, entity in shown.items():
         entity.stem = page_stem(entity.display, key)
     return Snapshot(namespace, memories, shown, facts, edges)
@@ -215,7 +241,7 @@ def _memory_sections(
 def _entity_page(snap: Snapshot, key: str, paths: dict[str, str]) -> tuple[list[str], list[str]]:
     """An entity's page (without its backlinks) and the pages it links to."""
     entity = snap.entities[key]
-    mine = [f for f in snap.facts if f.subject == key]
+    mine = snap.facts_of.get(key, [])
     out = [*_front("entity", snap.namespace), f"# {entity.display}", ""]
     targets: list[str] = []
 
@@ -235,10 +261,7 @@ def _entity_page(snap: Snapshot, key: str, paths: dict[str, str]) -> tuple[list[
         out += [_fact_line(f, value(f), False) for f in closed]
     out += _memory_sections([snap.memories[m] for m in dict.fromkeys(entity.memories)],
                             snap.memories)
-    related = sorted(
-        ((w, b if a == key else a) for a, b, w in snap.edges if key in (a, b)),
-        key=lambda item: (-item[0], item[1]),
-    )
+    related = sorted(snap.edges_of.get(key, []), key=lambda item: (-item[0], item[1]))
     near = list(dict.fromkeys(o for _, o in related if o in paths and o != key))[:RELATED_MAX]
     if near:
         out += ["", "## Related", ""]
@@ -258,7 +281,7 @@ def render(snap: Snapshot) -> dict[str, str]:
         body[paths[key]], links[paths[key]] = _entity_page(snap, key, paths)
     for record in decisions:
         path = f"decisions/{_decision_stem(record)}"
-        mentioned = sorted(k for k, e in snap.entities.items() if record.id in e.memories)
+        mentioned = sorted(set(snap.entities_of.get(record.id, [])))
         title = _quote(record.content.split("\n", 1)[0])[:80]
         out = [*_front("decision", snap.namespace), f"# {title}", "",
                f"> {_quote(record.content)}", "",
