@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .chunk import Chunk
 
 __all__ = [
-    "DOC_LANGUAGES", "DocLinkRef", "DocPage", "SECTION_LINES", "front_matter", "headings",
-    "is_external", "links_in",
+    "DOC_LANGUAGES", "DocLinkRef", "DocPage", "SECTION_LINES", "all_links", "front_matter",
+    "headings", "is_external", "links_in", "prose_lines",
     "parse_page", "slug",
 ]
 
@@ -144,20 +145,30 @@ def is_external(target: str) -> bool:
     return bool(_EXTERNAL.match(target)) and not re.match(r"^[a-zA-Z]:[\\/]", target)
 
 
-def headings(lines: list[str], language: str, start: int) -> list[tuple[int, int, str]]:
-    """(line index, level, text) of each heading; fenced code is skipped."""
-    out: list[tuple[int, int, str]] = []
+def prose_lines(lines: list[str], start: int = 0) -> Iterator[int]:
+    """The indexes of the lines from ``start`` that are outside fenced code blocks."""
     fence: str | None = None
-    rst_levels: list[str] = []
     for i in range(start, len(lines)):
-        line = lines[i]
-        marker = _FENCE.match(line)
+        marker = _FENCE.match(lines[i])
         if marker:
             mark = marker.group(1)[0] * 3
             fence = None if fence == mark else (fence or mark)
             continue
-        if fence:
-            continue
+        if not fence:
+            yield i
+
+
+def all_links(lines: list[str], language: str, start: int = 0) -> list[DocLinkRef]:
+    """Every link of a page's lines from ``start`` (1-based line numbers), not in code."""
+    return [ref for i in prose_lines(lines, start) for ref in links_in(lines[i], i + 1, language)]
+
+
+def headings(lines: list[str], language: str, start: int) -> list[tuple[int, int, str]]:
+    """(line index, level, text) of each heading; fenced code is skipped."""
+    out: list[tuple[int, int, str]] = []
+    rst_levels: list[str] = []
+    for i in prose_lines(lines, start):
+        line = lines[i]
         if language == "markdown":
             m = _ATX.match(line)
             if m and m.group(2):
@@ -213,15 +224,5 @@ def parse_page(text: str, language: str, rel: str) -> DocPage:
                 kind, begin + part + 1, begin + part + len(piece), "\n".join(piece),
                 name=name or title, signature=heading if level else "", doc=doc,
             ))
-    links: list[DocLinkRef] = []
-    fence: str | None = None
-    for number, line in enumerate(lines, start=1):
-        marker = _FENCE.match(line)
-        if marker:
-            mark = marker.group(1)[0] * 3
-            fence = None if fence == mark else (fence or mark)
-            continue
-        if not fence and number > body_start:
-            links.extend(links_in(line, number, language))
     anchors = [slug(h) for _, _, h in heads]
-    return DocPage(title, meta, chunks, links, anchors)
+    return DocPage(title, meta, chunks, all_links(lines, language, body_start), anchors)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..code.docs import front_matter, headings, is_external, links_in, slug
+from ..code.docs import all_links, front_matter, headings, is_external, prose_lines, slug
 from ..code.links import resolve_target
 from .models import PROBLEM_KINDS, WikiLintReport, WikiProblem
 from .pages import BACKLINKS, CURRENT_FACTS, CURRENT_MEMORIES, FACT_SECTIONS, MARKER
@@ -108,29 +108,31 @@ def lint_wiki(root: Path, check: StoreCheck | None = None,
     expecting: dict[str, set[str]] = {p.rel: set() for p in pages}
     for page in pages:
         own = page.section(BACKLINKS) or (0, 0)
-        for number, line in enumerate(page.lines[page.body_start:], start=page.body_start + 1):
-            for link in links_in(line, number, "markdown"):
-                if is_external(link.target):
-                    continue
-                status, target = resolve_target(
-                    page.rel, link.target, link.style, root, files, stems)
-                shown = link.target + (f"#{link.anchor}" if link.anchor else "")
-                if status != "ok" or target is None:
-                    problems.append(WikiProblem(
-                        kind="missing_target", page=page.rel, line=number, target=shown,
-                        message=f"links to {shown!r}, which is no page or file here",
-                    ))
-                    continue
-                found = by_rel.get(target)
-                if found is not None and link.anchor and slug(link.anchor) not in found.anchors:
-                    problems.append(WikiProblem(
-                        kind="missing_target", page=page.rel, line=number, target=shown,
-                        message=f"{target} has no heading {link.anchor!r}",
-                    ))
-                elif found is not None and target != page.rel:
-                    inbound[target].add(page.rel)
-                    if not own[0] <= number - 1 < own[1]:
-                        expecting[target].add(page.rel)
+        for link in all_links(page.lines, "markdown", page.body_start):
+            number = link.line
+            if is_external(link.target):
+                continue
+            status, target = resolve_target(
+                page.rel, link.target, link.style, root, files, stems)
+            shown = link.target + (f"#{link.anchor}" if link.anchor else "")
+            if status != "ok" or target is None:
+                where = "a place outside this folder" if status == "outside" else \
+                    "no page or file here"
+                problems.append(WikiProblem(
+                    kind="missing_target", page=page.rel, line=number, target=shown,
+                    message=f"links to {shown!r}, which is {where}",
+                ))
+                continue
+            found = by_rel.get(target)
+            if found is not None and link.anchor and slug(link.anchor) not in found.anchors:
+                problems.append(WikiProblem(
+                    kind="missing_target", page=page.rel, line=number, target=shown,
+                    message=f"{target} has no heading {link.anchor!r}",
+                ))
+            elif found is not None and target != page.rel:
+                inbound[target].add(page.rel)
+                if not own[0] <= number - 1 < own[1]:
+                    expecting[target].add(page.rel)
     for page in pages:
         problems += _page_problems(page, inbound[page.rel], expecting[page.rel], by_rel, stems,
                                    root, files, check, namespace)
@@ -142,12 +144,11 @@ def _listed(page: Page, span: tuple[int, int], root: Path, files: set[str],
             stems: dict[str, str]) -> set[str]:
     """The pages linked from lines ``span`` of ``page``."""
     out: set[str] = set()
-    for number in range(span[0], span[1]):
-        for link in links_in(page.lines[number], number + 1, "markdown"):
-            status, target = resolve_target(page.rel, link.target, link.style, root, files,
-                                            stems)
-            if status == "ok" and target:
-                out.add(target)
+    for link in all_links(page.lines[: span[1]], "markdown", span[0]):
+        status, target = resolve_target(page.rel, link.target, link.style, root, files,
+                                        stems)
+        if status == "ok" and target:
+            out.add(target)
     return out
 
 
@@ -178,7 +179,7 @@ def _page_problems(
         where = page.section(heading)
         if where is None:
             continue
-        for index in range(*where):
+        for index in prose_lines(page.lines[: where[1]], where[0]):
             line = page.lines[index]
             if not _ITEM.match(line) or line.strip() == "- none":
                 continue
