@@ -20,7 +20,7 @@ from .records import RecordsService
 from .trust import TrustService
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
+    from ..facade.context import EngineContext
 
 __all__ = [
     "SERVICE_ORDER",

@@ -1,0 +1,1 @@
+"""The facade: Memory and AsyncMemory, the context they are built from, and the write pipeline."""
