@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import AsyncMemory, Memory, Settings
-from aide_memoire.engine.facade.context import START_ORDER, ProposalRegistry
+from aide_memoire.engine.runtime.context import START_ORDER, ProposalRegistry
 from aide_memoire.engine.services import SERVICE_ORDER
 
 ENGINE = Path(__file__).resolve().parents[2] / "server" / "aide_memoire" / "engine"

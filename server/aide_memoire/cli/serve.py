@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..engine.core import parts
 from ..engine.core.errors import AideMemoireError, InvalidInput, StoreError
 from ..engine.core.settings import Settings
-from ..engine.facade import parts
 from ..mcp.edge import ServeSettings
 from .output import EXIT_ERROR, EXIT_USAGE, fail
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from ..engine.facade import parts
+from ..engine.core import parts
 
 if TYPE_CHECKING:
     from ..engine.facade.memory import Memory
@@ -60,7 +60,7 @@ class ToolSpec:
     hints: Hints
     # Text content for the agent; None means the output as JSON.
     render: Callable[[Any], str] | None = None
-    # The optional part (engine/facade/parts.py) the tool needs; None = the base install.
+    # The optional part (engine/core/parts.py) the tool needs; None = the base install.
     part: str | None = None
 
     @property

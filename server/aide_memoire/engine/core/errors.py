@@ -17,7 +17,7 @@
     │   ├── StoreConflict       a write met a row another writer stored first (a constraint)
     │   └── MaintenanceBusy     another maintenance runner holds the namespace's lease
     ├── ModelUnavailable        a configured model is not present locally
-    └── PartMissing             an optional part's extra is not installed (engine/facade/parts.py)
+    └── PartMissing             an optional part's extra is not installed (engine/core/parts.py)
 
 Every message names the problem and what to do next. Edges (CLI, MCP) map these to
 their own error kinds; they never parse message text.

@@ -1,1 +1,1 @@
-"""The facade: Memory and AsyncMemory, the context they are built from, and the write pipeline."""
+"""The facade: Memory and AsyncMemory, thin fronts over the services."""

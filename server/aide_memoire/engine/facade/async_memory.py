@@ -22,8 +22,8 @@ from ..core.domain import IMPORTANCE_DEFAULT
 from ..core.settings import Settings
 from ..ops import reembed as ops_reembed
 from ..ops import snapshot as ops_snapshot
+from ..runtime.pipeline import SecretsPolicy, WriteResult
 from .memory import Memory
-from .pipeline import SecretsPolicy, WriteResult
 
 if TYPE_CHECKING:
     from ..code.index import Progress

@@ -19,10 +19,10 @@ from ..core.domain import IMPORTANCE_DEFAULT
 from ..core.settings import Settings
 from ..ops import reembed as ops_reembed
 from ..ops import snapshot as ops_snapshot
+from ..runtime.context import EngineContext, open_context
+from ..runtime.pipeline import SecretsPolicy, WriteResult
 from ..services import Services, start_services
 from ..services.operations import OperationsService
-from .context import EngineContext, open_context
-from .pipeline import SecretsPolicy, WriteResult
 
 if TYPE_CHECKING:
     from ..code.index import CodeIndex, Progress

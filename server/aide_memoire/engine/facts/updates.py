@@ -33,7 +33,7 @@ from .aspects import Features, Signature, bounded_signature, pair_features
 from .entities import Mention
 
 if TYPE_CHECKING:
-    from ..facade.context import EngineContext
+    from ..runtime.context import EngineContext
     from ..storage.protocol import Connection
     from ..trust.models import ReviewItem
 

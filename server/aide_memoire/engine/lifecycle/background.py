@@ -15,7 +15,7 @@ from ..core import clock
 from ..core.errors import AideMemoireError
 
 if TYPE_CHECKING:
-    from ..facade.context import EngineContext
+    from ..runtime.context import EngineContext
 
 __all__ = ["Background"]
 

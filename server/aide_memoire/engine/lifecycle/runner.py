@@ -32,7 +32,7 @@ from .models import Action, MaintenanceReport
 from .scoring import HELPFUL_AS_RECALLS, Weights, estimate, retention
 
 if TYPE_CHECKING:
-    from ..facade.context import EngineContext
+    from ..runtime.context import EngineContext
     from ..storage.protocol import Connection
     from ..trust.models import ReviewItem
 

@@ -21,8 +21,8 @@ from . import tiers
 from .consolidate import pieces_from_evidence, render
 
 if TYPE_CHECKING:
-    from ..facade.context import EngineContext, ProposalHandler
-    from ..facade.pipeline import Prepared
+    from ..runtime.context import EngineContext, ProposalHandler
+    from ..runtime.pipeline import Prepared
     from ..storage.protocol import Connection
     from ..storage.repositories import MemoryRows
     from ..trust.models import ReviewItem

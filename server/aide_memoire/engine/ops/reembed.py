@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core import clock
+from ..core.compose import dense_text
 from ..core.errors import InvalidInput
-from ..facade.compose import dense_text
 from ..recall.embed import Embedder, EmbeddingSpace
 from ..storage.db import Database
 from ..storage.protocol import Connection

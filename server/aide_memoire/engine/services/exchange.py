@@ -14,12 +14,12 @@ from typing import IO, TYPE_CHECKING, Any
 from ..core import validate as v
 from ..core.errors import InvalidInput
 from ..core.models import ImportReport, MemoryRecord
-from ..facade.pipeline import SecretsPolicy, check_policy
 from ..ops import transfer
+from ..runtime.pipeline import SecretsPolicy, check_policy
 from ..storage.store import NewRow
 
 if TYPE_CHECKING:
-    from ..facade.context import EngineContext
+    from ..runtime.context import EngineContext
 
 __all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "ExchangeService"]
 

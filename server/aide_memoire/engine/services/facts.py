@@ -29,8 +29,8 @@ from ..facts.write import FactWriter
 from ..storage.store import RowFilter
 
 if TYPE_CHECKING:
-    from ..facade.context import EngineContext
     from ..facts.gliner import GlinerSpans
+    from ..runtime.context import EngineContext
     from ..storage.protocol import Connection
     from ..trust.models import ReviewItem
     from .records import RecordsService

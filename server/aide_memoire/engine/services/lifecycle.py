@@ -38,7 +38,7 @@ from ..storage.trust import ReviewQueue
 from ..trust import audit
 
 if TYPE_CHECKING:
-    from ..facade.context import EngineContext
+    from ..runtime.context import EngineContext
     from ..storage.protocol import Connection
 
 __all__ = ["LifecycleService"]

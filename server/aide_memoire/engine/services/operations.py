@@ -10,15 +10,15 @@ from ..._version import __version__
 from ..core import validate as v
 from ..core.models import Stage, Status
 from ..core.settings import Settings
-from ..facade.context import sqlite_only
 from ..ops import doctor as ops_doctor
 from ..ops import reembed as ops_reembed
 from ..ops import snapshot as ops_snapshot
 from ..ops.models import DoctorReport, ReembedReport, RestoreReport, SnapshotInfo
+from ..runtime.context import sqlite_only
 from ..storage.driver import load_driver
 
 if TYPE_CHECKING:
-    from ..facade.context import EngineContext
+    from ..runtime.context import EngineContext
     from .facts import FactsService
     from .lifecycle import LifecycleService
     from .recall import RecallService

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..core import parts
 from ..core.errors import InvalidInput
 from ..core.models import Hit, Stage
-from ..facade import parts
 from ..recall.recaller import RecallRequest
 from .query import check_limit, row_filter
 
 if TYPE_CHECKING:
-    from ..facade.context import EngineContext
+    from ..runtime.context import EngineContext
 
 __all__ = ["RecallService"]
 

@@ -16,14 +16,14 @@ from ..core import validate as v
 from ..core.domain import IMPORTANCE_DEFAULT
 from ..core.errors import InvalidInput, NotFound
 from ..core.models import MemoryRecord
-from ..facade.conversation import Turn, plan_turns
-from ..facade.pipeline import SecretsPolicy, WriteResult, check_policy
 from ..facts.supersede import supersede_memory
+from ..runtime.conversation import Turn, plan_turns
+from ..runtime.pipeline import SecretsPolicy, WriteResult, check_policy
 from ..storage.store import NewRow, WriteHook, Written
 from .query import check_limit, row_filter
 
 if TYPE_CHECKING:
-    from ..facade.context import EngineContext
+    from ..runtime.context import EngineContext
     from ..storage.protocol import Connection
 
 __all__ = ["RecordsService"]

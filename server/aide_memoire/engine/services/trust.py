@@ -13,7 +13,7 @@ from ..trust.models import AuditEvent, AuditReport, ForgetReport, ReviewDecision
 from ..trust.screen import refuse_secrets, screen_text
 
 if TYPE_CHECKING:
-    from ..facade.context import EngineContext, ProposalHandler
+    from ..runtime.context import EngineContext, ProposalHandler
     from ..storage.protocol import Connection
 
 __all__ = ["TrustService"]

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from ..core.compose import FtsDoc
 from ..core.models import MemoryRecord
-from ..facade.compose import FtsDoc
 from ..recall.embed import EmbeddingSpace
 from .protocol import Connection
 from .rows import NewRow, RowFilter, StoredTurn

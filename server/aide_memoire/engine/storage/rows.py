@@ -15,9 +15,9 @@ from datetime import datetime
 from typing import Any
 
 from ..core import clock, domain
+from ..core.compose import IndexedTurn
 from ..core.errors import StoreError
 from ..core.models import MemoryRecord
-from ..facade.compose import IndexedTurn
 from .filter import RowFilter
 from .protocol import Connection, Cursor
 

@@ -1,6 +1,6 @@
 """Keyword index and search on PostgreSQL, scored exactly as SQLite's FTS5 ``bm25()``.
 
-A memory's keyword document is SQLite's seven FTS5 columns (engine/facade/compose.py), tokenised
+A memory's keyword document is SQLite's seven FTS5 columns (engine/core/compose.py), tokenised
 by FTS5 itself (keyword_tokens.py), and stored as FTS5 keeps it: per (term, memory) the
 term's frequency in each column and its places (for phrases); per memory its length in
 tokens; for the whole index its rows and tokens (schema step 11). A search then computes

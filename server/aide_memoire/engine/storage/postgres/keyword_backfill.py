@@ -2,12 +2,12 @@
 
 The documents before step 11 were ``tsvector``\\ s of PostgreSQL's own stems, from which
 FTS5's tokens cannot be recovered: they are composed again from the rows, as the write
-path composes them (engine/facade/compose.py), a session's turns with their neighbours.
+path composes them (engine/core/compose.py), a session's turns with their neighbours.
 """
 
 from __future__ import annotations
 
-from ...facade.compose import fts_document
+from ...core.compose import fts_document
 from ..protocol import Connection
 from ..rows import indexed
 from .memories import PostgresMemoryRows

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ...core.compose import FtsDoc
 from ...core.errors import InvalidInput
-from ...facade.compose import FtsDoc
 from ..filter import RowFilter
 from ..protocol import Connection
 from .filters import where_pg

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...core.compose import FtsDoc
 from ...core.text import fts_query
-from ...facade.compose import FtsDoc
 from ..filter import RowFilter
 from ..protocol import Connection
 from .filters import where_sql

@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from ...core import clock
+from ...core.compose import FtsDoc, fts_document, turn_line
 from ...core.models import MemoryRecord
-from ...facade.compose import FtsDoc, fts_document, turn_line
 from ..protocol import Connection
 from ..rows import (
     COLUMNS,

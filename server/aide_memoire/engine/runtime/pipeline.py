@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from ...logs import get_logger
 from ..core import clock
+from ..core.compose import dense_text
 from ..core.errors import InvalidInput, NotFound
 from ..core.models import MemoryRecord
 from ..recall.embed import Embedder
@@ -27,7 +28,6 @@ from ..trust.derived import drop_mentions
 from ..trust.guard import Trust
 from ..trust.redact import redact_secrets
 from ..trust.screen import Screening
-from .compose import dense_text
 from .conversation import REPLY_TO_PREVIOUS
 
 __all__ = [

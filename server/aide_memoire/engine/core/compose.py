@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..core.text import date_words
+from .text import date_words
 
 __all__ = ["FtsDoc", "IndexedTurn", "dense_text", "fts_document", "turn_line"]
 

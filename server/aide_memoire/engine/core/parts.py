@@ -16,7 +16,7 @@ import functools
 import importlib.util
 from dataclasses import dataclass
 
-from ..core.errors import PartMissing
+from .errors import PartMissing
 
 __all__ = ["PARTS", "Part", "available", "install_hint", "missing_message", "require"]
 
