@@ -16,7 +16,7 @@ import pytest
 
 from aide_memoire import Memory, Settings
 from aide_memoire.engine.code.index import CodeIndex
-from aide_memoire.engine.errors import InvalidInput
+from aide_memoire.engine.core.errors import InvalidInput
 
 FIXTURE = Path(__file__).parent / "docs_tree"  # beside fixtures/, which other tests index whole
 REPO_DOCS = Path(__file__).parents[2] / "docs"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory, Settings
-from aide_memoire.engine.errors import InvalidInput
+from aide_memoire.engine.core.errors import InvalidInput
 from aide_memoire.engine.wiki.names import page_stem, safe_path
 
 from ..trust.corpus import corpus

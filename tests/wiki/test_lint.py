@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory, Settings
-from aide_memoire.engine.errors import InvalidInput
+from aide_memoire.engine.core.errors import InvalidInput
 from aide_memoire.engine.wiki.models import PROBLEM_KINDS
 
 from ..clirun import invoke

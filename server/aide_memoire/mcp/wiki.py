@@ -11,7 +11,7 @@ from .models import ToolInput
 from .spec import READ, ToolSpec
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["TOOLS"]
 

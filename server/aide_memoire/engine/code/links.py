@@ -13,7 +13,7 @@ import json
 import posixpath
 from pathlib import Path
 
-from ..data.protocol import Connection
+from ..storage.protocol import Connection
 from .docs import is_external, slug
 from .models import DocLink, LinkStatus
 

@@ -21,7 +21,7 @@ from .trust import TrustService
 from .wiki import WikiService
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
+    from ..runtime.context import EngineContext
 
 __all__ = [
     "SERVICE_ORDER",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from .. import validate as v
+from ..core import validate as v
 from ..trust.pii import mask_pii
 from ..wiki.export import write_pages
 from ..wiki.lint import lint_wiki
@@ -19,7 +19,7 @@ from ..wiki.names import resolve_dir
 from ..wiki.pages import collect, is_decision, render
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
+    from ..runtime.context import EngineContext
 
 __all__ = ["WikiService"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..code.docs import front_matter
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from .models import WikiExportReport
 from .names import safe_path, write_if_changed
 from .pages import MARKER

@@ -17,7 +17,7 @@ import unicodedata
 from pathlib import Path
 
 from ..code.bounds import check_root
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 
 __all__ = ["SLUG_CHARS", "page_stem", "resolve_dir", "safe_path", "write_if_changed"]
 

@@ -24,10 +24,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .. import clock
-from ..data.protocol import Connection
-from ..domain import PINNED_TAGS
-from ..models import MemoryRecord
+from ..core import clock
+from ..core.domain import PINNED_TAGS
+from ..core.models import MemoryRecord
+from ..storage.protocol import Connection
 from .names import page_stem
 
 __all__ = [
