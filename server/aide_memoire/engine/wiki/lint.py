@@ -7,7 +7,8 @@
 - ``missing_backlink``: a page with a "Backlinks" section (the export's entity pages
   always have one) that does not list a page linking to it;
 - ``no_provenance``: an item of a facts or memories section without the id of the memory
-  it came from (``memory `ID```) or a date (``YYYY-MM-DD``);
+  it came from (``memory `ID```) or a source (``source: WHERE``), or without a date
+  (``YYYY-MM-DD``);
 - ``superseded``: with a store, an item listed as current whose fact the store has
   closed since (or whose memory was superseded or forgotten).
 
@@ -33,6 +34,7 @@ __all__ = ["MAX_PAGE_BYTES", "Page", "StoreCheck", "lint_wiki", "read_pages"]
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024  # the code index's file limit (code/walk.py)
 _MEMORY = re.compile(r"memory `([^`]+)`")
+_SOURCE = re.compile(r"\bsource: \S+")  # a hand-written page may cite a source instead
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _FACT = re.compile(r"^- \*\*([^*]+)\*\*:")
 _ITEM = re.compile(r"^\s*[-*+] ")
@@ -184,12 +186,15 @@ def _page_problems(
             if not _ITEM.match(line) or line.strip() == "- none":
                 continue
             memory = _MEMORY.search(line)
-            if memory is None or _DATE.search(line) is None:
-                lack = "the id of the memory it came from" if memory is None else "a date"
+            cited = memory is not None or _SOURCE.search(line) is not None
+            if not cited or _DATE.search(line) is None:
+                lack = "the id of the memory it came from (or a source)" if not cited \
+                    else "a date"
                 out.append(WikiProblem(kind="no_provenance", page=page.rel, line=index + 1,
                                        message=f"{heading} item without {lack}"))
                 continue
-            if check is None or not scope or heading not in (CURRENT_FACTS, CURRENT_MEMORIES):
+            if memory is None or check is None or not scope \
+                    or heading not in (CURRENT_FACTS, CURRENT_MEMORIES):
                 continue
             fact = _FACT.match(line)
             predicate = fact.group(1) if heading == CURRENT_FACTS and fact else None
