@@ -6,6 +6,7 @@ test can edit it, add a secret file or a link, and index it into a real store fi
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -17,6 +18,8 @@ import pytest
 from aide_memoire import Memory, Settings
 from aide_memoire.engine.code.index import CodeIndex
 from aide_memoire.engine.core.errors import InvalidInput
+
+from ..clirun import invoke
 
 FIXTURE = Path(__file__).parent / "docs_tree"  # beside fixtures/, which other tests index whole
 REPO_DOCS = Path(__file__).parents[2] / "docs"
@@ -222,3 +225,25 @@ def test_search_by_paraphrase_with_the_real_model(tree: Path, tmp_path: Path) ->
         hits = memory.code_search(tree, "what happens to old unused data", kind="docs", limit=3)
         gc = [h for h in hits if h.name == "Design notes > Storage layout > Garbage collection"]
         assert gc and gc[0].ranks.get("dense") == 1, [h.name for h in hits]
+
+
+def test_cli_code_links_and_docs_search(tree: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert invoke(home, "code-index", str(tree)).returncode == 0
+    broken = invoke(home, "code-links", str(tree), "--broken", "--json")
+    assert broken.returncode == 1
+    links = json.loads(broken.stdout)["links"]
+    assert sorted((ln["path"], ln["target"], ln["status"]) for ln in links) == [
+        ("README.md", "../outside.md", "outside"),
+        ("README.md", "docs/nope.md", "missing"),
+        ("README.md", "missing-page", "missing"),
+        ("docs/design.md", "guide/install.md", "missing_anchor"),
+    ]
+    every = invoke(home, "code-links", str(tree), "--path", "docs/runbook.rst")
+    assert every.returncode == 0
+    assert "docs/runbook.rst:11  ok             guide/install -> docs/guide/install.md" \
+        in every.stdout
+    found = invoke(home, "code-search", str(tree), "rolling back", "--kind", "docs", "--json")
+    assert json.loads(found.stdout)["hits"][0]["name"] == "Runbook > Paging > Rolling back"
+    bad = invoke(home, "code-search", str(tree), "x", "--kind", "prose")
+    assert bad.returncode == 2 and "prose" in bad.stderr

@@ -99,3 +99,18 @@ async def test_mcp_tool_returns_the_same_report(memory: Memory) -> None:
         assert sorted(p["kind"] for p in data["problems"]) == sorted(PROBLEM_KINDS)
         clean = await client.call_tool("memory_wiki_lint", {"dir": str(FIXTURES / "clean")})
         assert clean.structured_content == {"pages": 4, "ok": True, "problems": []}
+
+
+def test_cli_export_then_lint(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    invoke(home, "store", "-n", "project:cli", "Alice works at Acme Corp.", check=True)
+    wiki = tmp_path / "wiki"
+    first = invoke(home, "wiki", "export", str(wiki), "-n", "project:cli", "--json")
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["pii_masked"] is True and "entities/alice.md" in report["written"]
+    again = invoke(home, "wiki", "export", str(wiki), "-n", "project:cli")
+    assert "written 0, unchanged" in again.stdout
+    assert invoke(home, "wiki", "lint", str(wiki)).returncode == 0
+    bad = invoke(home, "wiki", "export", "/etc/aide-wiki", "-n", "project:cli")
+    assert bad.returncode == 2 and "system folder" in bad.stderr
