@@ -170,3 +170,12 @@ def test_unfiled_notes_get_a_page_that_goes_when_they_do(memory: Memory, tmp_pat
     report = memory.wiki_export(wiki, namespace=NS)
     assert report.removed == ["unfiled.md"] and not (wiki / "unfiled.md").exists()
     assert memory.wiki_lint(wiki).ok
+
+
+def test_links_written_in_a_memory_stay_text(memory: Memory, tmp_path: Path) -> None:
+    memory.store("Ines works at Zalando, see [[secret-page]] and [the wiki](../../x.md).",
+                 namespace=NS)
+    wiki = tmp_path / "wiki"
+    memory.wiki_export(wiki, namespace=NS)
+    assert "[[secret-page]]" not in _all(wiki) and "](../../x.md)" not in _all(wiki)
+    assert memory.wiki_lint(wiki).ok

@@ -175,7 +175,12 @@ def _day(value: object) -> str:
 def _quote(text: str) -> str:
     flat = re.sub(r"\s+", " ", text).strip()
     flat = flat if len(flat) <= QUOTE_CHARS else flat[: QUOTE_CHARS - 1] + "…"
-    return flat.replace("[[", "[ [").replace("]]", "] ]")  # text is data, never a link
+    return _inert(flat)
+
+
+def _inert(text: str) -> str:
+    """Text of a memory is data, never a link: ``[[x]]`` and ``[a](b)`` are broken up."""
+    return text.replace("[[", "[ [").replace("]]", "] ]").replace("](", "] (")
 
 
 def _when(record: MemoryRecord) -> object:
@@ -249,7 +254,7 @@ def _entity_page(snap: Snapshot, key: str, paths: dict[str, str]) -> tuple[list[
         if fact.obj in paths and fact.obj != key:
             targets.append(paths[fact.obj])
             return _link(paths[fact.obj], fact.object_text)
-        return fact.object_text
+        return _inert(fact.object_text)
 
     current = [f for f in mine if f.valid_to is None]
     closed = sorted((f for f in mine if f.valid_to is not None),
