@@ -212,9 +212,16 @@ def test_this_repositorys_own_docs_are_indexed_and_their_links_hold(
 
 @pytest.mark.slow
 def test_search_by_paraphrase_with_the_real_model(tree: Path, tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path / "home", code_dense=True)
+    settings = Settings(home=tmp_path / "home")  # docs_dense is on, code_dense off
+    assert settings.docs_dense and not settings.code_dense
     with Memory(settings=settings) as memory:
         memory.code_index(tree)
+        # Only the prose sections were encoded; the code was not.
+        kinds = {str(k) for (k,) in memory.db.conn().execute(
+            "SELECT DISTINCT c.language FROM code_vectors v JOIN code_chunks c "
+            "ON c.id = v.chunk_id")}
+        assert kinds == {"markdown", "rst"}
+        assert all("dense" not in h.ranks for h in memory.code_search(tree, "deploy region"))
         # No word of the question is in the section it is about (nor its heading).
         query = "how frequently is the secret material for authenticating builds changed"
         hits = memory.code_search(tree, query, kind="docs", limit=3)

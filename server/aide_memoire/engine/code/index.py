@@ -124,10 +124,14 @@ class CodeIndex:
         max_file_bytes: int = MAX_FILE_BYTES,
         dense: DenseCodeRanker | None = None,
         secret_files: str = DEFAULT_SECRET_FILES,
+        dense_docs_only: bool = False,
     ) -> None:
         self.db = db
         self.max_file_bytes = max_file_bytes
         self.dense = dense
+        # docs_dense without code_dense: only prose sections get vectors, and the dense
+        # ranking is used only for a docs search (code chunks have no vectors to compete).
+        self.dense_docs_only = dense_docs_only
         self.secret_files = secret_file_spec(secret_files)
 
     # -- indexing ----------------------------------------------------------------------
@@ -344,7 +348,7 @@ class CodeIndex:
                     ),
                 )
             written.append((chunk_id, chunk.text))
-        if self.dense is not None and written:
+        if self.dense is not None and written and (item.page or not self.dense_docs_only):
             self.dense.add(tx, root_id, written)
 
     def _report(
@@ -406,8 +410,9 @@ class CodeIndex:
         """Chunks most relevant to ``query``, best first (BM25, fused with dense if set);
         ``kind`` 'code' or 'docs' keeps only source files or only prose pages."""
         root_id = self._indexed_root(root)
+        dense = None if self.dense_docs_only and kind != "docs" else self.dense
         with self.db.read() as conn:
-            return search_chunks(conn, root_id, query, language, limit, self.dense, kind)
+            return search_chunks(conn, root_id, query, language, limit, dense, kind)
 
     def links(self, root: str | Path, path: str | None = None) -> list[DocLink]:
         """The links of the indexed prose pages (of one page with ``path``), each resolved

@@ -37,12 +37,14 @@ class CodeService:
 
                 settings, embedder = self.ctx.settings, self.ctx.embedder
                 dense = None
-                if settings.code_dense and embedder.enabled and embedder.wait():
+                wanted = settings.code_dense or settings.docs_dense
+                if wanted and embedder.enabled and embedder.wait():
                     from ..code.vectors import EmbeddedCodeRanker
 
                     dense = EmbeddedCodeRanker(embedder)
                 self._index = CodeIndex(
-                    self.ctx.db, dense=dense, secret_files=settings.code_secret_files
+                    self.ctx.db, dense=dense, secret_files=settings.code_secret_files,
+                    dense_docs_only=not settings.code_dense,
                 )
             return self._index
 
