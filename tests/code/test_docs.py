@@ -254,3 +254,22 @@ def test_cli_code_links_and_docs_search(tree: Path, tmp_path: Path) -> None:
     assert json.loads(found.stdout)["hits"][0]["name"] == "Runbook > Paging > Rolling back"
     bad = invoke(home, "code-search", str(tree), "x", "--kind", "prose")
     assert bad.returncode == 2 and "prose" in bad.stderr
+
+
+async def test_mcp_code_search_takes_docs_as_a_kind(tree: Path, tmp_path: Path) -> None:
+    from ..mcp.conftest import connect
+
+    settings = Settings(home=tmp_path / "home", embedding_model="none")
+    with Memory(settings=settings) as memory:
+        async with connect(memory) as client:
+            indexed = await client.call_tool("memory_code_index", {"root": str(tree)})
+            assert not indexed.is_error
+            found = await client.call_tool("memory_code_search", {
+                "root": str(tree), "query": "garbage collection", "kind": "docs"})
+            assert found.structured_content is not None
+            hits = found.structured_content["hits"]
+            assert hits[0]["name"] == "Design notes > Storage layout > Garbage collection"
+            assert {h["language"] for h in hits} <= {"markdown", "rst"}
+            bad = await client.call_tool("memory_code_search", {
+                "root": str(tree), "query": "x", "kind": "prose"})
+            assert bad.is_error
