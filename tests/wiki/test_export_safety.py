@@ -152,7 +152,8 @@ def test_bad_input_gets_a_clear_error(memory: Memory, tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="namespace"):
         memory.wiki_export(tmp_path / "w", namespace="bad namespace!")
     with pytest.raises(InvalidInput, match="system folder"):
-        memory.wiki_export("/etc/aide-wiki", namespace=NS)
+        memory.wiki_export("/etc/aide-wiki-test", namespace=NS)
+    assert not Path("/etc/aide-wiki-test").exists()  # refused before anything was made
     (tmp_path / "file").write_text("x")
     with pytest.raises(InvalidInput, match="is not a folder"):
         memory.wiki_export(tmp_path / "file", namespace=NS)

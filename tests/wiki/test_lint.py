@@ -112,5 +112,6 @@ def test_cli_export_then_lint(tmp_path: Path) -> None:
     again = invoke(home, "wiki", "export", str(wiki), "-n", "project:cli")
     assert "written 0, unchanged" in again.stdout
     assert invoke(home, "wiki", "lint", str(wiki)).returncode == 0
-    bad = invoke(home, "wiki", "export", "/etc/aide-wiki", "-n", "project:cli")
+    bad = invoke(home, "wiki", "export", "/etc/aide-wiki-cli", "-n", "project:cli")
     assert bad.returncode == 2 and "system folder" in bad.stderr
+    assert not Path("/etc/aide-wiki-cli").exists()

@@ -52,6 +52,8 @@ def resolve_dir(folder: str | os.PathLike[str], *, create: bool) -> Path:
     if not path.exists():
         if not create:
             raise InvalidInput(f"{folder} does not exist; give the folder of the wiki")
+        # Judge where the folder would be before making it: nothing is created under /etc.
+        check_root(path.resolve(strict=False))
         path.mkdir(parents=True, exist_ok=True)
     resolved = path.resolve(strict=True)
     check_root(resolved)
