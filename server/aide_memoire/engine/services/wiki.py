@@ -83,14 +83,11 @@ class WikiService:
                 return f"the store closed this {predicate} fact"
             return (f"the store holds no {predicate} fact from memory {memory_id} any more "
                     "(forgotten or edited)")
-        row = conn.execute(
-            "SELECT status, superseded_by FROM memories WHERE namespace = ? AND id = ?",
-            (namespace, memory_id),
-        ).fetchone()
-        if row is None:
+        record = self.ctx.repos.rows.get(conn, memory_id, namespace)
+        if record is None:
             return f"memory {memory_id} is no longer in the store (forgotten)"
-        if row[1]:
-            return f"memory {memory_id} was superseded by memory {row[1]}"
-        if row[0] != "active":
-            return f"memory {memory_id} is now {row[0]}"
+        if record.superseded_by:
+            return f"memory {memory_id} was superseded by memory {record.superseded_by}"
+        if record.status != "active":
+            return f"memory {memory_id} is now {record.status}"
         return None
