@@ -15,14 +15,23 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .briefing import CHARS_PER_TOKEN, quote
-from .gate import GateReason, GateTuning, decide, overlap, prompt_stems, signals, stem
+from .gate import (
+    GateReason,
+    GateTuning,
+    Signals,
+    decide,
+    overlap,
+    prompt_stems,
+    signals,
+    stem,
+)
 
 if TYPE_CHECKING:
     from ..memory import Memory
     from ..models import Hit
 
-__all__ = ["HEADER", "GateReason", "Injection", "prompt_context", "prompt_stems", "relevance",
-           "stem"]
+__all__ = ["HEADER", "GateReason", "Injection", "hit_signals", "prompt_context", "prompt_stems",
+           "relevance", "stem"]
 
 MIN_TERMS = 1
 RECALL_LIMIT = 12
@@ -53,17 +62,14 @@ def _line(hit: Hit) -> str:
     return f"- [{when.date().isoformat()} · {hit.id} · {hit.kind}{who}] {quote(hit.content)}"
 
 
-def gate_reasons(
-    hits: list[Hit], terms: set[str], tuning: GateTuning
-) -> list[GateReason]:
-    """The gate's verdict on each hit, in recall's order (no session or budget rules)."""
+def hit_signals(hits: list[Hit], terms: set[str]) -> list[Signals]:
+    """What the gate reads of each hit, in recall's order (bench/hook_quality.py too)."""
     dense_live = any("dense" in h.scores for h in hits)
     # With the model live, a hit recall did not score densely lies below the dense
     # shortlist: no evidence of meaning, so it is held to a cosine of 0.
     cosines = [h.scores.get("dense", 0.0) if dense_live else None for h in hits]
-    found = signals([h.id for h in hits], [h.kind for h in hits], cosines,
-                    [overlap(terms, h.content) for h in hits])
-    return [decide(s, tuning) for s in found]
+    return signals([h.id for h in hits], [h.kind for h in hits], cosines,
+                   [overlap(terms, h.content) for h in hits])
 
 
 def prompt_context(
@@ -93,7 +99,7 @@ def prompt_context(
     budget = budget_tokens * CHARS_PER_TOKEN - len(HEADER) - 1
     lines: list[str] = []
     reasons: list[GateReason] = []
-    verdicts = gate_reasons(hits, terms, tuning)
+    verdicts = [decide(s, tuning) for s in hit_signals(hits, terms)]
     # Best first by the gate's own value: recall's order weighs recency and feedback,
     # the gate weighs how surely the memory is about this prompt.
     order = sorted(range(len(hits)), key=lambda i: (-verdicts[i].score, i))
