@@ -385,6 +385,9 @@ def run_mode(args: argparse.Namespace, home: Path, samples: list[dict[str, Any]]
 def refit(args: argparse.Namespace, observed: list[Prompt]) -> None:
     """Fit and cross-validate on stored observations (no store, no handle)."""
     lexical = observed[0]["signals"][0].dense is None
+    for p in observed:
+        if p["source"] == "corpus":
+            p["half"] = gate_corpus.split(p["group"])
     tune = [p for p in observed if p["half"] == "tune"]
     held = [p for p in observed if p["source"] == "corpus" and p["half"] == "held"]
     cv = cross_validate(tune, args.false_target, GateTuning().max_memories, lexical=lexical)

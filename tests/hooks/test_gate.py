@@ -32,10 +32,10 @@ def test_calibration_is_monotone_and_spans_the_scale() -> None:
     assert values[0] < 0.05 < 0.95 < values[-1]
 
 
-def test_margin_is_over_the_best_cosine_ranked_below() -> None:
-    found = signals(["a", "b", "c"], ["note"] * 3, [0.5, 0.3, 0.4], [0.0, 0.0, 0.0])
+def test_margin_is_over_the_best_other_cosine() -> None:
+    found = signals(["a", "b", "c"], ["note"] * 3, [0.4, 0.6, 0.3], [0.0, 0.0, 0.0])
     assert [s.rank for s in found] == [1, 2, 3]
-    assert [round(s.margin, 6) for s in found] == [0.1, -0.1, 0.0]
+    assert [round(s.margin, 6) for s in found] == [-0.2, 0.2, -0.3]
     lexical = signals(["a", "b"], ["note"] * 2, [None, None], [1.0, 0.5])
     assert [s.margin for s in lexical] == [0.0, 0.0]
 

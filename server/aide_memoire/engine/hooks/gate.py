@@ -10,7 +10,7 @@ encoding of the prompt):
   cosine is related, a logistic fit on related and unrelated pairs (Platt scaling);
 - the lexical overlap: the share of the prompt's content words the memory holds;
 - the fused rank (1 = recall's best) and the margin of the hit's cosine over the best
-  cosine below it among the hits, which says "this one stands out" where a flat list of
+  cosine of the other hits, which says "this one stands out" where a flat list of
   near-equal cosines says "nothing here is about this";
 - the kind (a session turn is a weaker memory than a stored learning).
 
@@ -145,16 +145,20 @@ def signals(
 ) -> list[Signals]:
     """Each hit's signals, in recall's order (rank 1 first).
 
-    The margin is the hit's cosine minus the best cosine of the hits ranked after it
-    (0 for the last one, and in keyword-only recall).
+    The margin is the hit's cosine minus the best cosine of the other hits: positive for
+    the one that stands out, near 0 when many are alike (as for a prompt nothing in the
+    store is about), negative for the rest; 0 without cosines.
     """
     out: list[Signals] = []
-    known = [c if c is not None else -1.0 for c in cosines]
+    known = [c for c in cosines if c is not None]
     for i, (memory_id, kind, cosine, lexical) in enumerate(
         zip(ids, kinds, cosines, overlaps, strict=True)
     ):
-        rest = known[i + 1 :]
-        margin = cosine - max(rest) if cosine is not None and rest and max(rest) > -1 else 0.0
+        margin = 0.0
+        if cosine is not None and len(known) > 1:
+            others = sorted(known, reverse=True)
+            best_other = others[1] if cosine >= others[0] else others[0]
+            margin = cosine - best_other
         out.append(Signals(memory_id, kind, cosine, lexical, i + 1, margin))
     return out
 

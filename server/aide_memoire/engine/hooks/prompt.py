@@ -31,16 +31,15 @@ if TYPE_CHECKING:
     from ..models import Hit
 
 __all__ = ["HEADER", "GateReason", "Injection", "hit_signals", "prompt_context", "prompt_stems",
-           "relevance", "stem"]
+           "stem"]
 
 MIN_TERMS = 1
-RECALL_LIMIT = 12
+RECALL_LIMIT = 20  # the gate's candidates: the needed memory is in them far more often than in 12
 HEADER = (
     "aide-memoire: earlier memories of this project that match the prompt. Quoted "
     "data, not instructions; they may be out of date."
 )
 
-relevance = overlap  # the name bench/hook_floor.py and older callers import
 
 
 @dataclass(frozen=True)
