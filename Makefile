@@ -49,8 +49,13 @@ chromium:
 	@test -x /usr/bin/chromium || ! command -v apt-get >/dev/null || \
 		(apt-get update -qq && apt-get install -y -qq chromium)
 
+# Real MCP clients, pinned, for the tests that run them (tests/mcp, tests/plugin, the
+# .mcpb bundle): npm skips what is already installed at these versions.
+CLIENTS := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.169.0 \
+	@google/gemini-cli@0.61.0 @anthropic-ai/mcpb@2.1.2
+
 test: setup keyword-env chromium
-	@npm install --prefix .tools --no-audit --no-fund --silent @anthropic-ai/claude-code@2.1.197
+	@npm install --prefix .tools --no-audit --no-fund --silent $(CLIENTS)
 	@$(BIN)/python -m pytest
 
 # The fast tier: no real clients or servers, no model-backed stores (see tests/conftest.py).
