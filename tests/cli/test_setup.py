@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from aide_memoire.cli.clients import CLIENTS, Where, client_by_id, render_docs
-from aide_memoire.cli.configfile import ConfigError, merge
+from aide_memoire.cli.configfile import ConfigError, Format, merge
 from aide_memoire.cli.main import cli
 from aide_memoire.engine.projects import project_namespace
 
@@ -199,6 +199,18 @@ def test_jsonc_merge_edits_only_the_entry(text: str, expected: dict[str, Any]) -
 def _read_jsonc(text: str) -> Any:
     text = re.sub(r"/\* c \*/", "", text)
     return json.loads(text)
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonc", "toml"])
+def test_a_byte_order_mark_and_windows_line_endings_are_kept(fmt: Format) -> None:
+    text = ('\ufeff[s.other]\r\ncommand = "x"\r\n' if fmt == "toml"
+            else '\ufeff{\r\n  "s": {\r\n    "other": {}\r\n  }\r\n}\r\n')
+    merged = merge(text, fmt, ("s",), "aide-memoire", {"command": "y"})
+    assert merged.action == "added" and merged.text.startswith("\ufeff")
+    assert "\n" not in merged.text.replace("\r\n", "")
+    assert "other" in merged.text and '"y"' in merged.text
+    assert merge(merged.text, fmt, ("s",), "aide-memoire",
+                 {"command": "y"}).action == "unchanged"
 
 
 def test_json_with_a_syntax_error_names_the_line() -> None:

@@ -40,10 +40,19 @@ class Merged:
 
 def merge(text: str, fmt: Format, path: tuple[str, ...], name: str,
           entry: dict[str, Any]) -> Merged:
-    """``text`` with ``entry`` at ``path`` + ``name`` (the containers made if missing)."""
+    """``text`` with ``entry`` at ``path`` + ``name`` (the containers made if missing).
+    A byte-order mark and Windows line endings (editors on Windows write both) are kept."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    crlf = "\r\n" in text
+    body = text[len(bom):].replace("\r\n", "\n")
     if fmt == "toml":
-        return _merge_toml(text, path, name, entry)
-    return _merge_json(text, path, name, entry, comments=fmt == "jsonc")
+        merged = _merge_toml(body, path, name, entry)
+    else:
+        merged = _merge_json(body, path, name, entry, comments=fmt == "jsonc")
+    if merged.action == "unchanged":
+        return Merged(text, merged.action, merged.previous)
+    out = bom + (merged.text.replace("\n", "\r\n") if crlf else merged.text)
+    return Merged(out, merged.action, merged.previous)
 
 
 # --- TOML ---------------------------------------------------------------------------

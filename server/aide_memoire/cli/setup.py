@@ -92,7 +92,8 @@ def setup(ctx: click.Context, client_id: str, project: bool, folder: Path, dry_r
         fail(str(exc), EXIT_USAGE)
     entry = client.shape(launch)
     try:
-        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        # Bytes, not text mode: Windows line endings must survive the round trip.
+        old = path.read_bytes().decode("utf-8") if path.exists() else ""
     except (OSError, UnicodeDecodeError) as exc:
         fail(f"cannot read {path}: {exc}", EXIT_ERROR)
     try:
