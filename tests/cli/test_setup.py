@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from aide_memoire.cli.clients import CLIENTS, Where, client_by_id, render_docs
 from aide_memoire.cli.configfile import ConfigError, Format, merge
 from aide_memoire.cli.main import cli
-from aide_memoire.engine.projects import project_namespace
+from aide_memoire.engine.core.projects import project_namespace
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
 COMMAND = "/opt/am/bin/aide-memoire"

@@ -153,8 +153,8 @@ def client_by_id(client_id: str) -> Client | None:
 def launch_for(client: Client, *, project: Path | None, namespace: str | None,
                home: Path | None, command: str) -> Launch:
     """The command line and environment ``client`` will start the server with."""
-    from ..engine.projects import project_namespace
-    from ..engine.validate import validate_namespace
+    from ..engine.core.projects import project_namespace
+    from ..engine.core.validate import validate_namespace
 
     if namespace is not None:
         namespace = validate_namespace(namespace)

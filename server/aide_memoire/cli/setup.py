@@ -19,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from ..engine.errors import AideMemoireError
+from ..engine.core.errors import AideMemoireError
 from .clients import CLIENTS, SERVER_NAME, Where, client_by_id, launch_for
 from .configfile import ConfigError, merge
 from .output import EXIT_ERROR, EXIT_USAGE, emit, fail

@@ -31,7 +31,7 @@ from .render import neutralise_tags, render_memory
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["CONFIRM_KEY", "SCHEMA", "Plan", "answer_confirms", "plan_for"]
 
@@ -66,7 +66,7 @@ class Plan:
 
 
 def _forget(memory: Memory, args: Any, namespace: str) -> Plan | None:
-    from ..engine.errors import NotFound
+    from ..engine.core.errors import NotFound
 
     try:
         record = memory.get(args.id, namespace=namespace)

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-from ..engine.errors import InvalidInput
+from ..engine.core.errors import InvalidInput
 from .registry import tool_by_name
 from .render import neutralise_tags
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
     from .spec import ToolSpec
 
 __all__ = ["RECENT_LIMIT", "STATUS_URI", "TEMPLATES", "Template", "complete", "read",

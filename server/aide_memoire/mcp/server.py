@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 from mcp import types
 
 from .._version import __version__
-from ..engine.errors import AideMemoireError, InvalidInput, NotFound
+from ..engine.core.errors import AideMemoireError, InvalidInput, NotFound
 from . import confirm, edge, resources
 from .edge import MCP_ACTOR, LazyMemory, ServeSettings
 from .models import NAMESPACE_HELP
@@ -42,7 +42,7 @@ from .registry import ToolSpec, available_tools
 from .schema import compact_schema, shallow_schema
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["INSTRUCTIONS", "MCP_ACTOR", "MemoryServer", "ServeSettings", "build_server",
            "tool_definition"]
