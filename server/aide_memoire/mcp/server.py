@@ -42,6 +42,7 @@ from .registry import ToolSpec, available_tools
 from .schema import compact_schema, shallow_schema
 
 if TYPE_CHECKING:
+    from ..engine.core.models import Status
     from ..engine.facade.memory import Memory
 
 __all__ = ["INSTRUCTIONS", "MCP_ACTOR", "MemoryServer", "ServeSettings", "build_server",
@@ -181,26 +182,30 @@ class MemoryServer(Server[Any]):
         if not can_ask:
             return None  # the explicit apply / dry_run arguments are the confirmation
         namespace = edge.resolve_namespace(args, self.serve_settings.default_namespace)
+
+        def plan() -> confirm.Plan | None:  # opening the store blocks: off the event loop
+            return confirm.plan_for(spec.name, self.get_memory(), args, namespace)
+
         try:
-            plan = await anyio.to_thread.run_sync(
-                confirm.plan_for, spec.name, self.get_memory(), args, namespace,
-                limiter=self._limiter)
-        except Exception:  # noqa: BLE001 - the call itself then fails with the reason
+            found = await anyio.to_thread.run_sync(plan, limiter=self._limiter)
+        except AideMemoireError:  # a bad id or namespace: the call itself says so
             return None
-        if plan is None:
+        except Exception as exc:  # noqa: BLE001 - never delete unasked when asking failed
+            return _error(edge.failure_text(spec, exc))
+        if found is None:
             return None
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             answer = (params.input_responses or {}).get(confirm.CONFIRM_KEY)
-            if answer is None or not plan.matches(spec.name, params.request_state):
+            if answer is None or not found.matches(spec.name, params.request_state):
                 return types.InputRequiredResult(input_requests={
                     confirm.CONFIRM_KEY: types.ElicitRequest(params=types.ElicitRequestFormParams(
-                        message=plan.message, requested_schema=confirm.SCHEMA))},
-                    request_state=plan.state(spec.name))
+                        message=found.message, requested_schema=confirm.SCHEMA))},
+                    request_state=found.state(spec.name))
             action = getattr(answer, "action", "")
             content = getattr(answer, "content", None)
         else:
             try:
-                result = await ctx.session.elicit_form(plan.message, confirm.SCHEMA,
+                result = await ctx.session.elicit_form(found.message, confirm.SCHEMA,
                                                        related_request_id=ctx.request_id)
             except Exception as exc:  # noqa: BLE001 - no answer is no consent
                 return _error(f"{spec.name} was not run: the confirmation could not be asked "
@@ -216,7 +221,7 @@ class MemoryServer(Server[Any]):
                         or edge.resolve_namespace(args, self.serve_settings.default_namespace))
         if not self.changes.known:
             try:
-                status = await anyio.to_thread.run_sync(self.get_memory().status,
+                status = await anyio.to_thread.run_sync(self._store_status,
                                                         limiter=self._limiter)
                 self.changes.know(set(status.namespaces) - {namespace})
             except Exception:  # noqa: BLE001 - notifications are best effort
@@ -249,8 +254,7 @@ class MemoryServer(Server[Any]):
             description="What the store holds and which recall stages are live (JSON).",
             mime_type="application/json")]
         try:
-            status = await anyio.to_thread.run_sync(self.get_memory().status,
-                                                    limiter=self._limiter)
+            status = await anyio.to_thread.run_sync(self._store_status, limiter=self._limiter)
         except AideMemoireError:  # a store that did not open: status says why when read
             return types.ListResourcesResult(resources=listed)
         busiest = sorted(status.namespaces, key=lambda n: -status.namespaces[n])
@@ -265,8 +269,11 @@ class MemoryServer(Server[Any]):
                                    description=t.description, mime_type="text/plain")
             for t in resources.TEMPLATES])
 
+    def _store_status(self) -> Status:
+        return self.get_memory().status()
+
     def _status(self) -> str:
-        report = self.get_memory().status().model_dump(mode="json")
+        report = self._store_status().model_dump(mode="json")
         report["default_namespace"] = self.serve_settings.default_namespace
         return json.dumps(report, indent=2)
 
