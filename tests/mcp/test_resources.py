@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from mcp_types import ElicitResult, PromptReference, ResourceTemplateReference
 
-from aide_memoire import Memory
+from aide_memoire import Memory, Settings
 from aide_memoire.mcp.server import ServeSettings, build_server
 from mcp import Client, MCPError
 
@@ -221,3 +222,26 @@ async def test_a_modern_retry_about_a_changed_plan_asks_again(memory: Memory) ->
         assert type(stale).__name__ == "InputRequiredResult"
     assert memory.get(target, namespace=NAMESPACE)
 
+
+
+SIMILAR = ["The deploy script ops/deploy.sh needs the VPN to be up",
+           "Deploying with ops/deploy.sh requires the VPN connection",
+           "ops/deploy.sh only works while connected to the VPN"]
+
+
+@pytest.mark.slow  # consolidation clusters by meaning: a store with the real model
+@pytest.mark.parametrize("mode", ERAS)
+async def test_consolidation_shows_its_summaries_first(tmp_path: Path, mode: str) -> None:
+    with Memory(settings=Settings(home=tmp_path / "home")) as memory:
+        sources = [memory.store(text, namespace=NAMESPACE) for text in SIMILAR]
+        no = _answer(False)
+        async with connect(memory, mode, elicitation_callback=no) as client:
+            refused = await client.call_tool("memory_consolidate", {"dry_run": False})
+        assert refused.is_error and len(no.asked) == 1
+        assert "Write 1 summary" in no.asked[0] and all(s in no.asked[0] for s in sources)
+        assert all(memory.get(s, namespace=NAMESPACE).status == "active" for s in sources)
+        yes = _answer(True)
+        async with connect(memory, mode, elicitation_callback=yes) as client:
+            done = await client.call_tool("memory_consolidate", {"dry_run": False})
+        assert not done.is_error and len(done.structured_content["summaries"]) == 1
+        assert all(memory.get(s, namespace=NAMESPACE).status == "archived" for s in sources)
