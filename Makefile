@@ -52,7 +52,7 @@ chromium:
 # Real MCP clients, pinned, for the tests that run them (tests/mcp, tests/plugin, the
 # .mcpb bundle): npm skips what is already installed at these versions.
 CLIENTS := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.169.0 \
-	@google/gemini-cli@0.61.0 @anthropic-ai/mcpb@2.1.2
+	@google/gemini-cli@0.61.0 opencode-ai@1.18.33 @anthropic-ai/mcpb@2.1.2
 
 clients:
 	@npm install --prefix .tools --no-audit --no-fund --silent $(CLIENTS)

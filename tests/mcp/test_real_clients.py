@@ -1,18 +1,19 @@
 """Clients nobody here wrote read what `aide-memoire setup` wrote, in a temporary HOME,
-and start the real server over stdio: Codex CLI, Gemini CLI and Claude Code, the pinned
-versions `make test` installs into .tools/.
+and start the real server over stdio: Codex CLI, Gemini CLI, OpenCode and Claude Code, the
+pinned versions `make test` installs into .tools/.
 
 Codex CLI 0.169 has no connection check (`codex mcp list` reads the config only), so the
 Codex test reads the server Codex parsed from its own `--json` listing and starts exactly
-that command line, environment included, with the SDK's stdio client. Gemini CLI and
-Claude Code connect themselves and say so. Run by hand without the CLIs, these tests are
-skipped; in CI (CI=true) a missing CLI is a failure.
+that command line, environment included, with the SDK's stdio client. Gemini CLI,
+OpenCode and Claude Code connect themselves and say so. Run by hand without the CLIs,
+these tests are skipped; in CI (CI=true) a missing CLI is a failure.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -27,7 +28,8 @@ from .conftest import BIN
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / ".tools" / "node_modules" / ".bin"
 QUIET = {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
-         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "NO_BROWSER": "1"}
+         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "NO_BROWSER": "1",
+         "OPENCODE_DISABLE_AUTOUPDATE": "1"}
 
 
 def _cli(name: str) -> Path:
@@ -108,6 +110,24 @@ def test_gemini_cli_connects_to_the_server_setup_wrote(tmp_path: Path) -> None:
     assert "- Connected" in line, out
     assert str(BIN / "aide-memoire") in line
     assert store.is_dir()  # the server Gemini started made the store's folder
+
+
+def test_opencode_connects_to_the_server_setup_wrote(tmp_path: Path) -> None:
+    opencode = _cli("opencode")
+    home, store, project = tmp_path / "home", tmp_path / "store", tmp_path / "project"
+    project.mkdir(parents=True)
+    config = project / "opencode.json"
+    # OpenCode reads JSONC: a comment and another setting the merge must keep.
+    config.write_text('{\n  // this project\'s settings\n  "autoupdate": false\n}\n',
+                      encoding="utf-8")
+    _setup(home, store, "opencode", "--project", "--dir", str(project))
+    assert "// this project's settings" in config.read_text(encoding="utf-8")
+    listed = _run([str(opencode), "mcp", "list"], home, project)
+    assert listed.returncode == 0, listed.stderr
+    out = re.sub(r"\x1b\[[0-9;]*m", "", listed.stdout + listed.stderr)
+    assert re.search(r"aide-memoire\s+connected", out), out
+    assert str(BIN / "aide-memoire") in out
+    assert store.is_dir()
 
 
 @pytest.mark.parametrize("scope", ["user", "project"])

@@ -133,7 +133,8 @@ CLIENTS: tuple[Client, ...] = (
            "the Agent Panel's settings show `aide-memoire` with a green dot"),
     Client("opencode", "OpenCode", "jsonc", ("mcp",), _opencode,
            lambda w: w.config() / "opencode" / "opencode.json", "opencode.json",
-           "~/.config/opencode/opencode.json", "`opencode mcp list` lists `aide-memoire`"),
+           "~/.config/opencode/opencode.json",
+           "`opencode mcp list` shows `aide-memoire connected`"),
     Client("claude-desktop", "Claude Desktop", "json", ("mcpServers",), _command_args_env,
            _desktop, None,
            "`~/Library/Application Support/Claude/claude_desktop_config.json` (macOS), "
