@@ -1,0 +1,120 @@
+"""Knowledge updates said in conversation: the newest statement first "now", the old one
+``as_of`` a day between the sessions, controls (series that only add) left unlinked.
+
+    python bench/conv_updates.py [tests/facts/conversational_updates.json] [--split held-out]
+        [--json bench/results/conv_updates.json]
+
+Each scenario (bench/conv_updates_gen.py) gets its own namespace: two sessions stored with
+``store_conversation`` at their dates, then its question recalled now and as of the day
+between. Prints top-1 counts per split and per class, and the links made (a turn
+``superseded_by`` another) for scenarios and controls. Defaults of the engine, or
+``--stage off`` to leave the present-tense recency stage out (the "before").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import machine, table, write_json  # noqa: E402
+from aide_memoire import Memory, Settings  # noqa: E402
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "facts" / "conversational_updates.json"
+
+
+def store(memory: Memory, item: dict[str, Any], namespace: str) -> list[list[str]]:
+    """The scenario's sessions in ``namespace``; the ids of every turn, by session."""
+    ids: list[list[str]] = []
+    for number, session in enumerate(item["sessions"]):
+        batch = [{"speaker": t["speaker"], "content": t["text"]} for t in session["turns"]]
+        ids.append(memory.store_conversation(
+            batch, namespace=namespace, session_id=f"session_{number + 1}",
+            observed_at=session["at"]))
+    return ids
+
+
+def run(path: Path, home: Path, *, stage: bool, mode: str) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    settings = Settings(home=home, embedding_model="none" if mode == "bm25"
+                        else Settings().embedding_model)
+    rows: list[dict[str, Any]] = []
+    with Memory(settings=settings) as memory:
+        if not stage:
+            memory.recaller.tuning = replace(memory.recaller.tuning, recency_weight=0.0)
+        memory.embedder.wait()
+        for number, item in enumerate(data["scenarios"] + data["controls"]):
+            namespace = f"convupd:{number}"
+            ids = store(memory, item, namespace)
+            old = ids[item["old_turn"][0]][item["old_turn"][1]]
+            new = ids[item["new_turn"][0]][item["new_turn"][1]]
+            now = memory.recall(item["query"], namespace=namespace, limit=5)
+            then = memory.recall(item["query"], namespace=namespace, limit=5,
+                                 as_of=item["as_of"])
+            linked = any(m.superseded_by for m in memory.search(
+                namespace=namespace, limit=100, include_superseded=True))
+            rows.append({
+                "id": item["id"], "cls": item["cls"], "split": item["split"],
+                "control": item["cls"].startswith("control"),
+                "now": bool(now) and now[0].id == new,
+                "as_of": bool(then) and then[0].id == old,
+                "both_top2": {old, new} <= {h.id for h in now[:2]},
+                "linked": linked,
+            })
+    return summarise(rows, stage, mode)
+
+
+def summarise(rows: list[dict[str, Any]], stage: bool, mode: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"stage": "on" if stage else "off", "mode": mode, "splits": {},
+                           "classes": {}, "rows": rows, "machine": machine()}
+    for split in ("tune", "held-out"):
+        part = [r for r in rows if r["split"] == split and not r["control"]]
+        ctrl = [r for r in rows if r["split"] == split and r["control"]]
+        out["splits"][split] = {
+            "n": len(part), "now": sum(r["now"] for r in part),
+            "as_of": sum(r["as_of"] for r in part), "linked": sum(r["linked"] for r in part),
+            "controls": len(ctrl), "controls_linked": sum(r["linked"] for r in ctrl),
+            "controls_both_top2": sum(r["both_top2"] for r in ctrl),
+        }
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if not r["control"]:
+            groups[r["cls"].split(":")[0]].append(r)
+            groups["phrasing:" + r["cls"].split(":")[1]].append(r)
+    out["classes"] = {k: {"n": len(v), "now": sum(r["now"] for r in v),
+                          "as_of": sum(r["as_of"] for r in v)} for k, v in sorted(groups.items())}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path", type=Path, nargs="?", default=DATA)
+    parser.add_argument("--stage", choices=["on", "off"], default="on",
+                        help="the recency stage for present-tense questions (default on)")
+    parser.add_argument("--mode", choices=["hybrid", "bm25"], default="hybrid")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        result = run(args.path, Path(tmp), stage=args.stage == "on", mode=args.mode)
+    print(f"conversational updates ({result['mode']}, recency stage {result['stage']})")
+    print(table(["split", "n", "now", "as_of", "linked", "controls", "ctrl linked",
+                 "ctrl both top-2"],
+                [[s, f["n"], f["now"], f["as_of"], f["linked"], f["controls"],
+                  f["controls_linked"], f["controls_both_top2"]]
+                 for s, f in result["splits"].items()]))
+    print(table(["class (both halves)", "n", "now", "as_of"],
+                [[k, v["n"], v["now"], v["as_of"]] for k, v in result["classes"].items()]))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("rows", "machine")}))
+    write_json(args.json, result)
+
+
+if __name__ == "__main__":
+    main()
