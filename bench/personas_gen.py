@@ -78,7 +78,8 @@ HOBBIES = [("bouldering", "at the climbing wall", "What sport has {name} taken u
            ("birdwatching", "spotted a kingfisher by the canal", "What is {name}'s pastime?"),
            ("learning the ukulele", "my fingers hurt from the strings",
             "Which instrument is {name} learning?"),
-           ("salsa classes", "my feet are always sore after", "What kind of dancing does {name} do?"),
+           ("salsa classes", "my feet are always sore after",
+            "What kind of dancing does {name} do?"),
            ("growing tomatoes", "the balcony is a jungle now",
             "What is {name} growing at home?")]
 PURCHASES = [("a second-hand piano", "music"), ("an electric bike", "commuting"),
