@@ -1,14 +1,15 @@
 """Knowledge updates said in conversation: the newest statement first "now", the old one
 ``as_of`` a day between the sessions, controls (series that only add) left unlinked.
 
-    python bench/conv_updates.py [tests/facts/conversational_updates.json] [--split held-out]
-        [--json bench/results/conv_updates.json]
+    python bench/conv_updates.py [tests/facts/conversational_updates.json]
+        [--recency 0,0.1,0.2] [--json bench/results/conv_updates.json]
 
 Each scenario (bench/conv_updates_gen.py) gets its own namespace: two sessions stored with
 ``store_conversation`` at their dates, then its question recalled now and as of the day
 between. Prints top-1 counts per split and per class, and the links made (a turn
-``superseded_by`` another) for scenarios and controls. Defaults of the engine, or
-``--stage off`` to leave the present-tense recency stage out (the "before").
+``superseded_by`` another) for scenarios and controls. The engine's defaults, or each
+recency weight listed (``--recency 0``: the present-tense stage off); the stage's weight
+is chosen on the "tune" half only.
 """
 
 from __future__ import annotations
@@ -41,38 +42,47 @@ def store(memory: Memory, item: dict[str, Any], namespace: str) -> list[list[str
     return ids
 
 
-def run(path: Path, home: Path, *, stage: bool, mode: str) -> dict[str, Any]:
+def run(path: Path, home: Path, *, weights: list[float | None], mode: str
+        ) -> list[dict[str, Any]]:
+    """Every scenario stored once, then recalled under each recency weight (None: the
+    engine's default); one summary per weight."""
     data = json.loads(path.read_text(encoding="utf-8"))
     settings = Settings(home=home, embedding_model="none" if mode == "bm25"
                         else Settings().embedding_model)
-    rows: list[dict[str, Any]] = []
+    rows: list[list[dict[str, Any]]] = [[] for _ in weights]
     with Memory(settings=settings) as memory:
-        if not stage:
-            memory.recaller.tuning = replace(memory.recaller.tuning, recency_weight=0.0)
         memory.embedder.wait()
+        default = memory.recaller.tuning
+        stored = []
         for number, item in enumerate(data["scenarios"] + data["controls"]):
             namespace = f"convupd:{number}"
             ids = store(memory, item, namespace)
-            old = ids[item["old_turn"][0]][item["old_turn"][1]]
-            new = ids[item["new_turn"][0]][item["new_turn"][1]]
-            now = memory.recall(item["query"], namespace=namespace, limit=5)
-            then = memory.recall(item["query"], namespace=namespace, limit=5,
-                                 as_of=item["as_of"])
-            linked = any(m.superseded_by for m in memory.search(
-                namespace=namespace, limit=100, include_superseded=True))
-            rows.append({
-                "id": item["id"], "cls": item["cls"], "split": item["split"],
-                "control": item["cls"].startswith("control"),
-                "now": bool(now) and now[0].id == new,
-                "as_of": bool(then) and then[0].id == old,
-                "both_top2": {old, new} <= {h.id for h in now[:2]},
-                "linked": linked,
-            })
-    return summarise(rows, stage, mode)
+            stored.append((item, namespace, ids[item["old_turn"][0]][item["old_turn"][1]],
+                           ids[item["new_turn"][0]][item["new_turn"][1]]))
+        for out, weight in zip(rows, weights, strict=True):
+            memory.recaller.tuning = (default if weight is None
+                                      else replace(default, recency_weight=weight))
+            for item, namespace, old, new in stored:
+                now = memory.recall(item["query"], namespace=namespace, limit=5)
+                then = memory.recall(item["query"], namespace=namespace, limit=5,
+                                     as_of=item["as_of"])
+                linked = any(m.superseded_by for m in memory.search(
+                    namespace=namespace, limit=100, include_superseded=True))
+                out.append({
+                    "id": item["id"], "cls": item["cls"], "split": item["split"],
+                    "control": item["cls"].startswith("control"),
+                    "now": bool(now) and now[0].id == new,
+                    "as_of": bool(then) and then[0].id == old,
+                    "both_top2": {old, new} <= {h.id for h in now[:2]},
+                    "linked": linked,
+                })
+        memory.recaller.tuning = default
+    return [summarise(r, default.recency_weight if w is None else w, mode)
+            for r, w in zip(rows, weights, strict=True)]
 
 
-def summarise(rows: list[dict[str, Any]], stage: bool, mode: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"stage": "on" if stage else "off", "mode": mode, "splits": {},
+def summarise(rows: list[dict[str, Any]], weight: float, mode: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"recency_weight": weight, "mode": mode, "splits": {},
                            "classes": {}, "rows": rows, "machine": machine()}
     for split in ("tune", "held-out"):
         part = [r for r in rows if r["split"] == split and not r["control"]]
@@ -97,23 +107,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", type=Path, nargs="?", default=DATA)
-    parser.add_argument("--stage", choices=["on", "off"], default="on",
-                        help="the recency stage for present-tense questions (default on)")
+    parser.add_argument("--recency", default="default",
+                        help="comma-separated recency weights to score (the present-tense "
+                        "stage; 0: off; 'default': the engine's)")
     parser.add_argument("--mode", choices=["hybrid", "bm25"], default="hybrid")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
+    weights: list[float | None] = [None if w == "default" else float(w)
+                                   for w in args.recency.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
-        result = run(args.path, Path(tmp), stage=args.stage == "on", mode=args.mode)
-    print(f"conversational updates ({result['mode']}, recency stage {result['stage']})")
-    print(table(["split", "n", "now", "as_of", "linked", "controls", "ctrl linked",
-                 "ctrl both top-2"],
-                [[s, f["n"], f["now"], f["as_of"], f["linked"], f["controls"],
-                  f["controls_linked"], f["controls_both_top2"]]
-                 for s, f in result["splits"].items()]))
-    print(table(["class (both halves)", "n", "now", "as_of"],
-                [[k, v["n"], v["now"], v["as_of"]] for k, v in result["classes"].items()]))
-    print(json.dumps({k: v for k, v in result.items() if k not in ("rows", "machine")}))
-    write_json(args.json, result)
+        results = run(args.path, Path(tmp), weights=weights, mode=args.mode)
+    for result in results:
+        print(f"conversational updates ({result['mode']}, recency weight "
+              f"{result['recency_weight']})")
+        print(table(["split", "n", "now", "as_of", "linked", "controls", "ctrl linked",
+                     "ctrl both top-2"],
+                    [[s, f["n"], f["now"], f["as_of"], f["linked"], f["controls"],
+                      f["controls_linked"], f["controls_both_top2"]]
+                     for s, f in result["splits"].items()]))
+        print(table(["class (both halves)", "n", "now", "as_of"],
+                    [[k, v["n"], v["now"], v["as_of"]] for k, v in result["classes"].items()]))
+        print(json.dumps({k: v for k, v in result.items() if k not in ("rows", "machine")}))
+    write_json(args.json, results[0] if len(results) == 1 else results)
 
 
 if __name__ == "__main__":

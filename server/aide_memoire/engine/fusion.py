@@ -17,7 +17,8 @@ from .text import QueryShape, states_time
 
 __all__ = [
     "DENSE_SCALES", "KEYWORD_SCALES", "KEYWORD_WEIGHTS", "Candidates", "RecallTuning",
-    "dense_scores", "fuse", "keyword_scores", "prefer_timed",
+    "dense_scores", "fuse", "keyword_coverage", "keyword_scores", "keyword_weight",
+    "prefer_timed",
 ]
 
 # bm25() column weights, in FTS_COLUMNS order. A turn's neighbours count for less than
@@ -102,6 +103,25 @@ class RecallTuning:
     # cosine over the namespace (its best row scores 1 however far it is); "cosine", the
     # cosine itself (fixed bounds 0 and 1, below 0 counts 0).
     dense_scale: str = "namespace"
+    # Query-adaptive fusion: the keyword weight times the share of the ideal bm25 the best
+    # keyword row reaches (how much of the query's weight in words any row holds), so a
+    # paraphrase, whose words no row holds, is ranked by meaning and a query whose words
+    # a row holds keeps its keyword weight. No constant of its own (issue #31).
+    adaptive_keyword: bool = False
+    # The session stage (engine/stages.py): a turn gains session_weight times its
+    # session's share of the best session (the sum of a session's session_top best turns
+    # among the leading session_depth). 0: off.
+    session_weight: float = 0.0
+    session_top: int = 2
+    session_depth: int = 100
+    # The recency stage for present-tense attribute questions (engine/stages.py): the
+    # leading recency_depth gain up to recency_weight by how late each was said. 0: off.
+    recency_weight: float = 0.0
+    recency_depth: int = 10
+    # The name stage (engine/stages.py): for a question answered by a name, the leading
+    # named_depth candidates that name something gain named_weight. 0: off.
+    named_weight: float = 0.0
+    named_depth: int = 50
 
 
 @dataclass
@@ -172,16 +192,29 @@ def dense_scores(found: Candidates, scale: str) -> dict[int, float]:
     raise InvalidInput(f"unknown dense scale {scale!r}: expected one of {DENSE_SCALES}")
 
 
+def keyword_coverage(found: Candidates) -> float:
+    """The best keyword row's bm25 over the ideal row's, in [0, 1] (1 when not known)."""
+    if found.keyword_ideal <= 0 or not found.keyword:
+        return 1.0
+    return min(1.0, max(0.0, max(found.keyword.values()) / found.keyword_ideal))
+
+
+def keyword_weight(found: Candidates, tuning: RecallTuning) -> float:
+    """The keyword side's share of the fused score for this query."""
+    if not found.dense_live:
+        return 1.0
+    if found.shape.identifier:
+        return tuning.identifier_keyword_weight
+    if tuning.adaptive_keyword:
+        return tuning.keyword_weight * keyword_coverage(found)
+    return tuning.keyword_weight
+
+
 def fuse(found: Candidates, tuning: RecallTuning) -> dict[int, float]:
     """One score per candidate (see RecallTuning for the formula)."""
     keyword_norm = keyword_scores(found, tuning.keyword_scale)
     dense_norm = dense_scores(found, tuning.dense_scale)
-    if not found.dense_live:
-        alpha = 1.0
-    elif found.shape.identifier:
-        alpha = tuning.identifier_keyword_weight
-    else:
-        alpha = tuning.keyword_weight
+    alpha = keyword_weight(found, tuning)
     fused = {
         r: alpha * keyword_norm.get(r, 0.0) + (1.0 - alpha) * dense_norm.get(r, 0.0)
         for r in found.rows()
