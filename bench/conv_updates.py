@@ -2,14 +2,14 @@
 ``as_of`` a day between the sessions, controls (series that only add) left unlinked.
 
     python bench/conv_updates.py [tests/facts/conversational_updates.json]
-        [--recency 0,0.1,0.2] [--json bench/results/conv_updates.json]
+        [--tunings 'recency_weight=0;default'] [--json bench/results/conv_updates.json]
 
 Each scenario (bench/conv_updates_gen.py) gets its own namespace: two sessions stored with
 ``store_conversation`` at their dates, then its question recalled now and as of the day
 between. Prints top-1 counts per split and per class, and the links made (a turn
 ``superseded_by`` another) for scenarios and controls. The engine's defaults, or each
-recency weight listed (``--recency 0``: the present-tense stage off); the stage's weight
-is chosen on the "tune" half only.
+tuning listed (``--tunings 'recency_weight=0,named_weight=0'``: those stages off); the
+stages' weights are chosen on the "tune" half only.
 """
 
 from __future__ import annotations
@@ -42,10 +42,21 @@ def store(memory: Memory, item: dict[str, Any], namespace: str) -> list[list[str
     return ids
 
 
-def run(path: Path, home: Path, *, weights: list[float | None], mode: str
+def parse_tunings(text: str) -> list[dict[str, float]]:
+    """'recency_weight=0.2,named_weight=0.1;recency_weight=0' -> one dict per tuning
+    ('default': the engine's own, an empty dict)."""
+    out: list[dict[str, float]] = []
+    for part in text.split(";"):
+        part = part.strip()
+        out.append({} if part in ("", "default") else
+                   {k.strip(): float(v) for k, v in (x.split("=") for x in part.split(","))})
+    return out
+
+
+def run(path: Path, home: Path, *, weights: list[dict[str, float]], mode: str
         ) -> list[dict[str, Any]]:
-    """Every scenario stored once, then recalled under each recency weight (None: the
-    engine's default); one summary per weight."""
+    """Every scenario stored once, then recalled under each tuning (changes to the
+    engine's defaults); one summary per tuning."""
     data = json.loads(path.read_text(encoding="utf-8"))
     settings = Settings(home=home, embedding_model="none" if mode == "bm25"
                         else Settings().embedding_model)
@@ -60,8 +71,7 @@ def run(path: Path, home: Path, *, weights: list[float | None], mode: str
             stored.append((item, namespace, ids[item["old_turn"][0]][item["old_turn"][1]],
                            ids[item["new_turn"][0]][item["new_turn"][1]]))
         for out, weight in zip(rows, weights, strict=True):
-            memory.recaller.tuning = (default if weight is None
-                                      else replace(default, recency_weight=weight))
+            memory.recaller.tuning = replace(default, **weight)  # type: ignore[arg-type]
             for item, namespace, old, new in stored:
                 now = memory.recall(item["query"], namespace=namespace, limit=5)
                 then = memory.recall(item["query"], namespace=namespace, limit=5,
@@ -77,12 +87,14 @@ def run(path: Path, home: Path, *, weights: list[float | None], mode: str
                     "linked": linked,
                 })
         memory.recaller.tuning = default
-    return [summarise(r, default.recency_weight if w is None else w, mode)
+    stages = ("recency_weight", "named_weight", "session_weight", "adaptive_keyword")
+    return [summarise(r, {k: getattr(replace(default, **w), k) for k in stages}, mode)  # type: ignore[arg-type]
             for r, w in zip(rows, weights, strict=True)]
 
 
-def summarise(rows: list[dict[str, Any]], weight: float, mode: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"recency_weight": weight, "mode": mode, "splits": {},
+def summarise(rows: list[dict[str, Any]], tuning: dict[str, Any], mode: str
+              ) -> dict[str, Any]:
+    out: dict[str, Any] = {"tuning": tuning, "mode": mode, "splits": {},
                            "classes": {}, "rows": rows, "machine": machine()}
     for split in ("tune", "held-out"):
         part = [r for r in rows if r["split"] == split and not r["control"]]
@@ -107,19 +119,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("path", type=Path, nargs="?", default=DATA)
-    parser.add_argument("--recency", default="default",
-                        help="comma-separated recency weights to score (the present-tense "
-                        "stage; 0: off; 'default': the engine's)")
+    parser.add_argument("--tunings", default="default",
+                        help="tunings to score, ';'-separated, each a ','-separated list of "
+                        "RecallTuning changes (e.g. 'recency_weight=0,named_weight=0;"
+                        "default')")
     parser.add_argument("--mode", choices=["hybrid", "bm25"], default="hybrid")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    weights: list[float | None] = [None if w == "default" else float(w)
-                                   for w in args.recency.split(",")]
+    weights = parse_tunings(args.tunings)
     with tempfile.TemporaryDirectory() as tmp:
         results = run(args.path, Path(tmp), weights=weights, mode=args.mode)
     for result in results:
-        print(f"conversational updates ({result['mode']}, recency weight "
-              f"{result['recency_weight']})")
+        print(f"conversational updates ({result['mode']}, {result['tuning']})")
         print(table(["split", "n", "now", "as_of", "linked", "controls", "ctrl linked",
                      "ctrl both top-2"],
                     [[s, f["n"], f["now"], f["as_of"], f["linked"], f["controls"],

@@ -126,7 +126,7 @@ def test_recency_stage_in_a_real_store(tmp_path: Path) -> None:
              {"speaker": "Odile", "content": "We have a dog called Biscuit."}],
             namespace=ns, session_id="s1", observed_at="2024-01-10T10:00:00Z")
         (new, pet2) = memory.store_conversation(
-            [{"speaker": "Odile", "content": "These days I'm at Marlow Insurance, new job."},
+            [{"speaker": "Odile", "content": "I work at Marlow Insurance in the claims team."},
              {"speaker": "Odile", "content": "We adopted a cat as well, Mochi."}],
             namespace=ns, session_id="s2", observed_at="2024-08-10T10:00:00Z")
         now = memory.recall("Where does Odile work?", namespace=ns, limit=4)
