@@ -87,7 +87,8 @@ def run(path: Path, home: Path, *, weights: list[dict[str, float]], mode: str
                     "linked": linked,
                 })
         memory.recaller.tuning = default
-    stages = ("recency_weight", "named_weight", "session_weight", "adaptive_keyword")
+    stages = ("recency_weight", "named_weight", "addressed_weight", "session_weight",
+              "adaptive_keyword")
     return [summarise(r, {k: getattr(replace(default, **w), k) for k in stages}, mode)  # type: ignore[arg-type]
             for r, w in zip(rows, weights, strict=True)]
 

@@ -12,8 +12,14 @@ import pytest
 
 from aide_memoire import Memory, Settings
 from aide_memoire.engine.fusion import Candidates, RecallTuning, keyword_weight
-from aide_memoire.engine.stages import RowFact, lift_sessions, prefer_recent
-from aide_memoire.engine.text import QueryShape, query_shape
+from aide_memoire.engine.stages import (
+    RowFact,
+    lift_addressed,
+    lift_sessions,
+    prefer_named,
+    prefer_recent,
+)
+from aide_memoire.engine.text import QueryShape, names_something, query_shape
 
 PRESENT = [
     "Where does Odile work?",
@@ -141,3 +147,33 @@ def test_recency_stage_in_a_real_store(tmp_path: Path) -> None:
                                                namespace=ns, limit=4)]
         assert with_stage == without
         assert {pet1, pet2} <= set(with_stage)
+
+
+def test_prefer_named_lifts_turns_that_name_something_for_name_questions() -> None:
+    fused = {1: 0.70, 2: 0.65}  # 1: small talk, 2: names a company
+    facts = _facts({1: RowFact("s1", 1.0, named=False), 2: RowFact("s1", 2.0, named=True)})
+    tuning = RecallTuning(named_weight=0.1)
+    out = prefer_named(fused, query_shape("Which company is Odile at?"), facts, tuning)
+    assert out[2] > out[1]
+    assert prefer_named(fused, query_shape("What is Odile's mood?"), facts, tuning) == fused
+
+
+def test_lift_addressed_lifts_what_others_say_to_the_named_speaker() -> None:
+    fused = {1: 0.70, 2: 0.65, 3: 0.60}
+    facts = _facts({1: RowFact("s", 1.0, speaker="Odile"),
+                    2: RowFact("s", 2.0, speaker="Bram", addresses=True),
+                    3: RowFact("s", 3.0, speaker="Bram", addresses=False)})
+    out = lift_addressed(fused, {1}, facts, RecallTuning(addressed_weight=0.1))
+    assert out[2] == pytest.approx(0.75) and out[1] == 0.70 and out[3] == 0.60
+    assert lift_addressed(fused, set(), facts, RecallTuning(addressed_weight=0.1)) == fused
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("Anyway, how are you doing?", False),
+    ("I work at Marlow Insurance.", True),
+    ("We moved in 2021.", True),
+    ("I'm a charge nurse.", False),
+    ("Oh no! Sam said so.", False),  # a capital opening a sentence is not a name
+])
+def test_names_something(text: str, named: bool) -> None:
+    assert names_something(text) is named

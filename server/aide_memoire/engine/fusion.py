@@ -122,6 +122,10 @@ class RecallTuning:
     # named_depth candidates that name something gain named_weight. 0: off.
     named_weight: float = 0.0
     named_depth: int = 50
+    # The addressed stage (engine/stages.py): when the query names one speaker, the
+    # leading addressed_depth turns others said to someone ("you") gain addressed_weight.
+    addressed_weight: float = 0.0
+    addressed_depth: int = 50
 
 
 @dataclass

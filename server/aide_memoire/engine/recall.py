@@ -22,9 +22,16 @@ from .fusion import KEYWORD_WEIGHTS, Candidates, RecallTuning, fuse, prefer_time
 from .migrations import FTS_COLUMNS
 from .models import Hit, MemoryRecord
 from .rerank import Reranker, floor_for
-from .stages import RowFact, lift_sessions, prefer_named, prefer_recent
+from .stages import RowFact, lift_addressed, lift_sessions, prefer_named, prefer_recent
 from .store import RowFilter, Store
-from .text import feedback_terms, fts_query, names_something, query_shape, query_terms
+from .text import (
+    addresses_someone,
+    feedback_terms,
+    fts_query,
+    names_something,
+    query_shape,
+    query_terms,
+)
 from .vectors import VectorCache, VectorTables
 
 __all__ = ["KEYWORD_WEIGHTS", "Adjuster", "Recaller", "RecallRequest", "RecallTuning"]
@@ -225,6 +232,7 @@ class Recaller:
         tuning = self.tuning
         fused = prefer_timed(fuse(found, tuning), found.shape, tuning, contents)
         fused = lift_sessions(fused, facts, tuning)
+        fused = lift_addressed(fused, found.speaker_rows, facts, tuning)
         fused = prefer_named(fused, found.shape, facts, tuning)
         fused = prefer_recent(fused, found.shape, facts, tuning)
         reranked: dict[int, float] = {}
@@ -396,7 +404,8 @@ def _fact(record: MemoryRecord) -> RowFact:
     at = record.observed_at or record.created_at
     session = f"{record.namespace}\x00{record.session_id}" if record.session_id else None
     return RowFact(session=session, at=at.timestamp() if at else None,
-                   named=names_something(record.content))
+                   named=names_something(record.content), speaker=record.speaker,
+                   addresses=addresses_someone(record.content))
 
 
 def _ranks(scores: dict[int, float]) -> dict[int, int]:

@@ -13,6 +13,9 @@ weight is 0 in ``RecallTuning``; which are on, and why, is in docs/benchmarks.md
   series ("what pets", "who are her friends") and about the past are left alone.
 - ``prefer_named``: a question answered by a name ("which company", "where", "who")
   prefers the leading candidates that name something over small talk.
+- ``lift_addressed``: when a question names one speaker, what the others say *to* them
+  ("how is the new job at Brightleaf treating you?") is about them too: such turns gain
+  a share of what the named speaker's own turns gain.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from .text import QueryShape
 if TYPE_CHECKING:
     from .fusion import RecallTuning
 
-__all__ = ["RowFact", "RowFacts", "lift_sessions", "prefer_named", "prefer_recent"]
+__all__ = ["RowFact", "RowFacts", "lift_addressed", "lift_sessions", "prefer_named",
+           "prefer_recent"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,8 @@ class RowFact:
     session: str | None
     at: float | None  # seconds since the epoch: observed time, else created time
     named: bool = False  # the text names something (text.names_something)
+    speaker: str | None = None
+    addresses: bool = False  # the text speaks to someone ("you", "your")
 
 
 RowFacts = Callable[[Iterable[int]], Mapping[int, RowFact]]
@@ -108,4 +114,22 @@ def prefer_named(
         fact = known.get(rowid)
         if fact is not None and fact.named:
             out[rowid] += tuning.named_weight
+    return out
+
+
+def lift_addressed(
+    fused: dict[int, float], speaker_rows: set[int], facts: RowFacts, tuning: RecallTuning
+) -> dict[int, float]:
+    """When the query names one speaker (``speaker_rows``: the candidates they said), the
+    leading ``addressed_depth`` candidates said by someone else to someone ("you") gain
+    ``addressed_weight``."""
+    if tuning.addressed_weight <= 0 or not speaker_rows or not fused:
+        return fused
+    best = [r for r in _best(fused, tuning.addressed_depth) if r not in speaker_rows]
+    known = facts(best)
+    out = dict(fused)
+    for rowid in best:
+        fact = known.get(rowid)
+        if fact is not None and fact.speaker is not None and fact.addresses:
+            out[rowid] += tuning.addressed_weight
     return out

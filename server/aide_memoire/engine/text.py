@@ -305,6 +305,14 @@ _NAMED = re.compile(r"(?<![.!?:;\"]\s)(?<!^)(?<![.!?]\s\s)\b(?!I\b|I'[a-z]+\b)[A
                     r"|\b\d")
 
 
+_ADDRESSES = re.compile(r"\b(?:you|your|yours|you're|you've|you'd|you'll)\b", re.IGNORECASE)
+
+
+def addresses_someone(text: str) -> bool:
+    """Whether a text speaks to someone in the second person."""
+    return bool(_ADDRESSES.search(text))
+
+
 def names_something(text: str) -> bool:
     """Whether a text names something: a capitalised word inside a sentence, a number."""
     return bool(_NAMED.search(text.strip()))
