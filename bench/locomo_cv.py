@@ -68,7 +68,7 @@ GRID: dict[str, list[Any]] = {
     "feedback_weight": [0.0, 0.1, 0.2, 0.3],
     "keyword_scale": list(KEYWORD_SCALES),
     "dense_scale": list(DENSE_SCALES),
-    "adaptive_keyword": [False, True],
+    "adaptive_keyword": [0.0, 0.5, 1.0],
 }
 # The stages after fusion (engine/stages.py), scored through the engine's own code on top
 # of the engine's fusion defaults: session weight x recency weight.
@@ -80,6 +80,7 @@ STAGES: dict[str, list[float]] = {
 # Retrieval variants (each needs its own pass of the retrievers): feedback rows, words.
 FEEDBACK: list[tuple[int, int]] = [(3, 8), (5, 8)]
 NOT_FOUND = 10**6
+CHUNK = 2000
 
 
 @dataclass
@@ -156,7 +157,8 @@ def grid_ranks(q: Question, grid: list[RecallTuning]) -> np.ndarray:
         return np.full(len(grid), NOT_FOUND)
     coverage = keyword_coverage(q.found)
     weight = np.array([t.identifier_keyword_weight if q.found.shape.identifier
-                       else t.keyword_weight * (coverage if t.adaptive_keyword else 1.0)
+                       else t.keyword_weight * (min(1.0, coverage / t.adaptive_keyword)
+                                                if t.adaptive_keyword > 0 else 1.0)
                        for t in grid])[:, None]
     if not q.found.dense_live:
         weight = np.ones_like(weight)
@@ -373,7 +375,7 @@ def main() -> None:
     before = replace(defaults, keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
                      feedback_docs=0, feedback_weight=0.0, agreement_bonus=0.0,
                      keyword_scale="minmax", dense_scale="namespace",
-                     adaptive_keyword=False)
+                     adaptive_keyword=0.0)
     # Variant 0 (no feedback rows) scores no feedback weight; the others, only with one.
     grid: list[RecallTuning] = []
     parts = []
@@ -382,7 +384,10 @@ def main() -> None:
         part = [t for t in tunings(variant) if (t.feedback_weight > 0) == (number > 0)]
         grid += part
         owner += [number] * len(part)
-        parts.append(np.stack([grid_ranks(q, part) for q in questions], axis=1))
+        # In chunks of tunings: one question's scores for the whole grid would not fit.
+        parts.append(np.stack([np.concatenate([grid_ranks(q, part[i:i + CHUNK])
+                                               for i in range(0, len(part), CHUNK)])
+                               for q in questions], axis=1))
         print(f"variant {number}: {len(part)} tunings scored", file=sys.stderr)
     ranks = np.concatenate(parts, axis=0)
     questions = sets[0]
@@ -398,9 +403,9 @@ def main() -> None:
         "no feedback": [i for i, t in enumerate(grid) if owner[i] == 0],
         "no agreement bonus": [i for i, t in enumerate(grid) if t.agreement_bonus == 0],
         "no query-adaptive keyword weight": [i for i, t in enumerate(grid)
-                                             if not t.adaptive_keyword],
+                                             if t.adaptive_keyword == 0],
         "query-adaptive keyword weight only": [i for i, t in enumerate(grid)
-                                               if t.adaptive_keyword],
+                                               if t.adaptive_keyword > 0],
         "min-max keyword scale only": [i for i, t in enumerate(grid)
                                        if t.keyword_scale == "minmax"],
         "ideal keyword scale only": [i for i, t in enumerate(grid)

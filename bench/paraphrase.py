@@ -42,9 +42,10 @@ SCALED = RecallTuning(keyword_weight=0.55, keyword_scale="scaled")
 IDEAL = RecallTuning(keyword_weight=0.55, keyword_scale="ideal")
 # Query-adaptive fusion (issue #31): the keyword weight times the best keyword row's share
 # of the ideal bm25, on and off at the engine's other defaults.
-ADAPTIVE = replace(RecallTuning(), adaptive_keyword=True, session_weight=0.0,
-                   recency_weight=0.0)
-FIXED = replace(ADAPTIVE, adaptive_keyword=False)
+ADAPTIVE = replace(RecallTuning(), adaptive_keyword=1.0, session_weight=0.0,
+                   recency_weight=0.0, named_weight=0.0, addressed_weight=0.0)
+HALF = replace(ADAPTIVE, adaptive_keyword=0.5)
+FIXED = replace(ADAPTIVE, adaptive_keyword=0.0)
 
 # (class, learning as stored, the question asked later)
 LEARNINGS: list[tuple[str, str, str]] = [
@@ -208,6 +209,7 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
             "fused": [], "fused, keyword 'scaled' (0.55)": [],
             "fused, keyword 'ideal' (0.55)": [],
             "fused, fixed keyword weight": [], "fused, query-adaptive keyword weight": [],
+            "fused, query-adaptive, full at half the ideal": [],
         }
         for memory_id, (_cls, _fact, question) in zip(ids, LEARNINGS, strict=True):
             target = rowid[memory_id]
@@ -227,7 +229,9 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
                                  ("fused, keyword 'ideal' (0.55)", fuse(found, IDEAL)),
                                  ("fused, fixed keyword weight", fuse(found, FIXED)),
                                  ("fused, query-adaptive keyword weight",
-                                  fuse(found, ADAPTIVE))):
+                                  fuse(found, ADAPTIVE)),
+                                 ("fused, query-adaptive, full at half the ideal",
+                                  fuse(found, HALF))):
                 sides[side].append(_rank(sorted(scores, key=lambda r: (-scores[r], r)), target))
             hits = memory.recall(question, namespace=namespace, limit=10, pure=True)
             sides["fused"].append(next((i for i, h in enumerate(hits, 1) if h.id == memory_id),

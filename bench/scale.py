@@ -180,8 +180,9 @@ def _run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: 
             if keyword_scale is not None:
                 memory.recaller.tuning = replace(memory.recaller.tuning,
                                                  keyword_scale=keyword_scale)
-            plain = (replace(memory.recaller.tuning, adaptive_keyword=False, session_weight=0.0,
-                             recency_weight=0.0, named_weight=0.0) if ab_stages else None)
+            plain = (replace(memory.recaller.tuning, adaptive_keyword=0.0, session_weight=0.0,
+                             recency_weight=0.0, named_weight=0.0, addressed_weight=0.0)
+                     if ab_stages else None)
             memory.recall("warm up the model", namespace="bench-0")
             stored: list[tuple[str, str, dict[str, Any]]] = []
             for size in sizes:

@@ -113,8 +113,10 @@ def test_adaptive_keyword_weight_follows_how_much_of_the_query_a_row_holds() -> 
                        keyword_ideal=8.0)
     fixed = RecallTuning(keyword_weight=0.5)
     assert keyword_weight(found, fixed) == 0.5
-    adaptive = replace(fixed, adaptive_keyword=True)
+    adaptive = replace(fixed, adaptive_keyword=1.0)
     assert keyword_weight(found, adaptive) == pytest.approx(0.5 * 2.0 / 8.0)
+    half = replace(fixed, adaptive_keyword=0.5)  # full weight from half the ideal on
+    assert keyword_weight(found, half) == pytest.approx(0.5 * 2.0 / 4.0)
     found.keyword_ideal = 1.0  # a row holds every word (capped at the full weight)
     assert keyword_weight(found, adaptive) == 0.5
     found.shape = QueryShape(identifier=True)  # identifiers keep their own weight

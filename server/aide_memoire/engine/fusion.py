@@ -103,11 +103,12 @@ class RecallTuning:
     # cosine over the namespace (its best row scores 1 however far it is); "cosine", the
     # cosine itself (fixed bounds 0 and 1, below 0 counts 0).
     dense_scale: str = "namespace"
-    # Query-adaptive fusion: the keyword weight times the share of the ideal bm25 the best
-    # keyword row reaches (how much of the query's weight in words any row holds), so a
-    # paraphrase, whose words no row holds, is ranked by meaning and a query whose words
-    # a row holds keeps its keyword weight. No constant of its own (issue #31).
-    adaptive_keyword: bool = False
+    # Query-adaptive fusion: the keyword weight scaled by the share of the ideal bm25 the
+    # best keyword row reaches (how much of the query's weight in words any row holds),
+    # up to full weight at a share of adaptive_keyword: a paraphrase, whose words no row
+    # holds, is ranked by meaning; a query whose words a row holds keeps its weight.
+    # 0.0: off; 1.0: the weight times the share itself (issue #31).
+    adaptive_keyword: float = 0.0
     # The session stage (engine/stages.py): a turn gains session_weight times its
     # session's share of the best session (the sum of a session's session_top best turns
     # among the leading session_depth). 0: off.
@@ -209,8 +210,9 @@ def keyword_weight(found: Candidates, tuning: RecallTuning) -> float:
         return 1.0
     if found.shape.identifier:
         return tuning.identifier_keyword_weight
-    if tuning.adaptive_keyword:
-        return tuning.keyword_weight * keyword_coverage(found)
+    if tuning.adaptive_keyword > 0:
+        share = min(1.0, keyword_coverage(found) / tuning.adaptive_keyword)
+        return tuning.keyword_weight * share
     return tuning.keyword_weight
 
 
