@@ -33,7 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
-from aide_memoire.engine.fusion import (  # noqa: E402
+from aide_memoire.engine.core.text import names_something, states_time  # noqa: E402
+from aide_memoire.engine.recall.fusion import (  # noqa: E402
     DENSE_SCALES,
     KEYWORD_SCALES,
     Candidates,
@@ -44,15 +45,14 @@ from aide_memoire.engine.fusion import (  # noqa: E402
     keyword_scores,
     prefer_timed,
 )
-from aide_memoire.engine.recall import RecallRequest  # noqa: E402
-from aide_memoire.engine.stages import (  # noqa: E402
+from aide_memoire.engine.recall.recaller import RecallRequest  # noqa: E402
+from aide_memoire.engine.recall.stages import (  # noqa: E402
     RowFact,
     lift_sessions,
     prefer_named,
     prefer_recent,
 )
-from aide_memoire.engine.store import RowFilter  # noqa: E402
-from aide_memoire.engine.text import names_something, states_time  # noqa: E402
+from aide_memoire.engine.storage.store import RowFilter  # noqa: E402
 from locomo import CATEGORIES, ingest, parse_evidence  # noqa: E402
 
 # The grid: every combination is scored (the CV figures are for this grid; the
@@ -70,7 +70,7 @@ GRID: dict[str, list[Any]] = {
     "dense_scale": list(DENSE_SCALES),
     "adaptive_keyword": [0.0, 0.5, 1.0],
 }
-# The stages after fusion (engine/stages.py), scored through the engine's own code on top
+# The stages after fusion (engine/recall/stages.py), scored through the engine's own code on top
 # of the engine's fusion defaults: session weight x recency weight.
 STAGES: dict[str, list[float]] = {
     "session_weight": [0.0, 0.05, 0.1],
