@@ -107,24 +107,33 @@ class RecallTuning:
     # best keyword row reaches (how much of the query's weight in words any row holds),
     # up to full weight at a share of adaptive_keyword: a paraphrase, whose words no row
     # holds, is ranked by meaning; a query whose words a row holds keeps its weight.
-    # 0.0: off; 1.0: the weight times the share itself (issue #31).
+    # 0.0: off; 1.0: the weight times the share itself (issue #31). Off: on the paraphrase
+    # set it makes fused hit@1 equal dense alone's (0.417 -> 0.542) and the personas' CV
+    # MRR gains 0.002, but LOCOMO's CV loses 0.003 hit@10 and 0.004 MRR, and a stage is on
+    # only when both conversation benchmarks say it helps (docs/benchmarks.md, issue 31).
     adaptive_keyword: float = 0.0
     # The session stage (engine/recall/stages.py): a turn gains session_weight times its
     # session's share of the best session (the sum of a session's session_top best turns
-    # among the leading session_depth). 0: off.
+    # among the leading session_depth). 0: off: under CV it adds 0.004 hit@10 on LOCOMO
+    # (every fold chose 0.1) but no fold of the persona benchmark chose it.
     session_weight: float = 0.0
     session_top: int = 2
     session_depth: int = 100
     # The recency stage for present-tense attribute questions (engine/recall/stages.py): the
-    # leading recency_depth gain up to recency_weight by how late each was said. 0: off.
+    # leading recency_depth gain up to recency_weight by how late each was said. 0: off:
+    # 0.2 (the tune half's choice, with named_weight 0.2) takes held-out conversational
+    # updates "now" 18 -> 23 of 41, but costs multi-hop hit@1 on LOCOMO and the personas
+    # under CV, where no fold chose it but one.
     recency_weight: float = 0.0
     recency_depth: int = 10
     # The name stage (engine/recall/stages.py): for a question answered by a name, the leading
-    # named_depth candidates that name something gain named_weight. 0: off.
+    # named_depth candidates that name something gain named_weight. 0: off: CV chose 0 in
+    # every fold of both conversation benchmarks.
     named_weight: float = 0.0
     named_depth: int = 50
     # The addressed stage (engine/recall/stages.py): when the query names one speaker, the
     # leading addressed_depth turns others said to someone ("you") gain addressed_weight.
+    # 0: off: 0.1-0.3 added one "now" of 31 on the conversational updates' tune half.
     addressed_weight: float = 0.0
     addressed_depth: int = 50
 
