@@ -99,10 +99,22 @@ class Question:
     evidence: np.ndarray  # indices into rowids
 
 
-def tunings(base: RecallTuning) -> list[RecallTuning]:
+def at_defaults(defaults: RecallTuning) -> dict[str, list[Any]]:
+    """The grid of --weights-only: keyword weight x query-adaptive weight, every other knob
+    at the engine's default (a quick check of one knob on a loaded machine)."""
+    return GRID | {
+        "speaker_boost": [defaults.speaker_boost],
+        "agreement": [(defaults.agreement_bonus, defaults.agreement_depth)],
+        "timed_boost": [defaults.timed_boost], "feedback_weight": [0.0],
+        "keyword_scale": [defaults.keyword_scale], "dense_scale": [defaults.dense_scale],
+    }
+
+
+def tunings(base: RecallTuning, grid: dict[str, list[Any]] | None = None
+            ) -> list[RecallTuning]:
     out = []
     for (weight, boost, (bonus, depth), timed, feedback, scale, dense,
-         adaptive) in itertools.product(*GRID.values()):
+         adaptive) in itertools.product(*(grid or GRID).values()):
         out.append(replace(base, keyword_weight=weight, speaker_boost=boost,
                            agreement_bonus=bonus, agreement_depth=depth, timed_boost=timed,
                            feedback_weight=feedback, keyword_scale=scale,
@@ -296,7 +308,7 @@ def _knobs(t: RecallTuning) -> dict[str, Any]:
     return {k: v for k, v in asdict(t).items()
             if k in ("keyword_weight", "speaker_boost", "agreement_bonus", "agreement_depth",
                      "timed_boost", "feedback_docs", "feedback_terms", "feedback_weight",
-                     "keyword_scale", "dense_scale")}
+                     "keyword_scale", "dense_scale", "adaptive_keyword")}
 
 
 def stage_report(questions: list[Question], fusion: RecallTuning, content: dict[int, str],
@@ -347,8 +359,12 @@ def main() -> None:
                         help="score no keyword-feedback variant (the engine's default: off)")
     parser.add_argument("--cache", type=Path, default=None,
                         help="keep the retrieved candidates in this file and reuse them")
+    parser.add_argument("--weights-only", action="store_true",
+                        help="score only keyword weight x query-adaptive weight (the other "
+                        "knobs at the defaults) and skip the stages after fusion")
     args = parser.parse_args()
     defaults = RecallTuning()
+    knobs = at_defaults(defaults) if args.weights_only else GRID
     feedback = [] if args.without_feedback else FEEDBACK
     # Retrieved with a calibrated scale so that the ideal keyword score is computed
     # (the candidates themselves do not depend on the scale).
@@ -381,7 +397,8 @@ def main() -> None:
     parts = []
     owner: list[int] = []
     for number, (variant, questions) in enumerate(zip(variants, sets, strict=True)):
-        part = [t for t in tunings(variant) if (t.feedback_weight > 0) == (number > 0)]
+        part = [t for t in tunings(variant, knobs)
+                if (t.feedback_weight > 0) == (number > 0)]
         grid += part
         owner += [number] * len(part)
         # In chunks of tunings: one question's scores for the whole grid would not fit.
@@ -395,6 +412,8 @@ def main() -> None:
     old = [i for i, t in enumerate(grid)
            if t.agreement_bonus == 0 and t.timed_boost == 0 and owner[i] == 0
            and t.keyword_scale == "minmax" and t.dense_scale == "namespace"]
+    if args.weights_only:  # the fixed keyword weight stands for "before" here
+        old = [i for i, t in enumerate(grid) if t.adaptive_keyword == 0]
     old_cv = cross_validate(questions, [grid[i] for i in old], ranks[old])
     result = cross_validate(questions, grid, ranks)
     # Each new idea left out in turn (CV over the rest of the grid): what it adds.
@@ -429,16 +448,17 @@ def main() -> None:
     ablations = {
         name: by_category(cross_validate(questions, [grid[i] for i in keep], ranks[keep])["cv"],
                           questions)
-        for name, keep in without.items()
+        for name, keep in without.items() if keep
     }
     default = next(i for i, t in enumerate(grid) if _knobs(t) == _knobs(base))
-    earlier = next(i for i, t in enumerate(grid) if _knobs(t) == _knobs(before))
+    earlier = next((i for i, t in enumerate(grid) if _knobs(t) == _knobs(before)), default)
     checked = {default, earlier, result["all_data_best"], *result["chosen_index"]}
     for index in checked:
         engine = np.array([engine_rank(q, grid[index], content) for q in sets[owner[index]]])
         if not np.array_equal(np.minimum(engine, NOT_FOUND), ranks[index]):
             raise SystemExit(f"grid and engine disagree for {_knobs(grid[index])}")
-    stages = stage_report(questions, replace(defaults, feedback_docs=0), content, facts)
+    stages = ({"figures": {}, "chosen_per_fold": []} if args.weights_only else
+              stage_report(questions, replace(defaults, feedback_docs=0), content, facts))
     out = {
         "questions": len(questions),
         "identifier_questions": sum(q.found.shape.identifier for q in questions),
