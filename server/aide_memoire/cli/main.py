@@ -449,6 +449,10 @@ from .wiki import register as _register_wiki  # noqa: E402 - wiki export / lint
 
 _register_wiki(cli, open_memory)
 
+from .setup import setup as _setup  # noqa: E402 - MCP clients' config files
+
+cli.add_command(_setup)
+
 
 def main() -> None:
     cli(prog_name="aide-memoire")

@@ -22,7 +22,7 @@ __all__ = ["TOOLS"]
 Root = Annotated[
     str,
     Field(min_length=1, max_length=4096,
-          description="Absolute path of the project's top folder."),
+          description="Absolute path of the tree's root."),
 ]
 
 
@@ -33,18 +33,18 @@ class CodeIndexInput(ToolInput):
 class CodeSearchInput(ToolInput):
     root: Root
     query: str = Field(min_length=1, max_length=2000,
-                       description="What the code does or is called, in words or identifiers.")
+                       description="What the code does or is called.")
     language: str | None = Field(default=None, min_length=1, max_length=40,
                                  description="Only this language, e.g. 'python'.")
     kind: Literal["code", "docs"] | None = Field(default=None, description="Only code or docs.")
-    limit: int = Field(default=10, ge=1, le=100, description="Most hits.")
+    limit: int = Field(default=10, ge=1, le=100, description="Max chunks.")
 
 
 class CodeSymbolInput(ToolInput):
     root: Root
     name: str = Field(min_length=1, max_length=200,
                       description="A function, class, method or variable name.")
-    limit: int = Field(default=50, ge=1, le=200, description="Most places.")
+    limit: int = Field(default=50, ge=1, le=200, description="Max places.")
 
 
 class CodeSearchOutput(BaseModel):
@@ -77,9 +77,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_index",
         title="Index a source tree",
         description=(
-            "Build or refresh (incrementally) a project's index of code and Markdown/RST "
-            "docs, honouring .gitignore; needed before memory_code_search or "
-            "memory_code_symbol."
+            "Build or refresh (incrementally) a tree's index of code and Markdown/RST docs, "
+            "honouring .gitignore; needed before memory_code_search or memory_code_symbol on it."
         ),
         input=CodeIndexInput,
         output=CodeIndexReport,
@@ -91,9 +90,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_search",
         title="Search indexed code",
         description=(
-            "Chunks of an indexed tree (code, Markdown/RST sections) most relevant to words "
-            "or identifiers, best first, with path and lines; for one exact name use "
-            "memory_code_symbol."
+            "The chunks (code, or doc sections with kind docs) of an indexed tree most relevant to "
+            "words or identifiers, best first, with path and lines; one name: memory_code_symbol."
         ),
         input=CodeSearchInput,
         output=CodeSearchOutput,
@@ -105,8 +103,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_symbol",
         title="Find a symbol",
         description=(
-            "Where a name (function, class, method, variable) is defined, then used, in an "
-            "indexed tree, with path, lines and a snippet; use it before changing a symbol."
+            "Where a name (function, class, method, variable) is defined, then where it is used, in"
+            " an indexed tree, with path, lines and a snippet; use it before changing a symbol."
         ),
         input=CodeSymbolInput,
         output=CodeSymbolOutput,
