@@ -84,7 +84,7 @@ def check_policy(
 ) -> SecretsPolicy:
     if secrets not in allowed:
         raise InvalidInput(f"secrets must be one of {list(allowed)}, got {secrets!r}")
-    return secrets  # type: ignore[return-value]
+    return secrets
 
 
 def _redact(rows: Sequence[NewRow]) -> list[RowRedaction]:
