@@ -32,17 +32,44 @@ _ASSIGNMENT = re.compile(
     r"[\"'`]?\]?(?:\s*(?::=|=>|=|:)|\s(?:is|was|are)\s|(?P<blank>[ \t]+))\s*"
     r"(?:(?P<quote>[\"'`])(?P<quoted>[^\"'`\n]{1,200})(?P=quote)|(?P<value>[^\s\"'`,;)}\]>]{3,}))"
 )
-_SPLIT_NAME = re.compile(r"[_.\-\s]+|(?<=[a-z0-9])(?=[A-Z])")
-_PASSWORD_PARTS = ("pass", "pwd")  # prefixes of a part; "pw" and "pword" count whole
-_NOT_PASSWORD = ("passport", "bypass", "compass", "passenger", "passive", "passthrough",
-                 "passed", "passes", "passing", "passage", "encompass", "surpass")
-_SECRET_PARTS = ("secret", "credential", "credentials", "creds", "private", "signing", "salt",
-                 "cookie", "auth", "authorization", "signature", "session")
-# A last word that makes the name point at, describe or configure a secret.
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+_SPLIT_NAME = re.compile(r"[_.\-\s]+|(?<=[a-z0-9])(?=[A-Z])")
+# A part of a name that says password: the word itself, its short forms, a compound
+# ending in one ("dbpass", "rootpwd"); never a word that only starts alike ("passion").
+_PASSWORD_PREFIXES = ("password", "passwd", "passphrase", "passcode", "passw", "pwd")
+_PASSWORD_SUFFIXES = ("pass", "pwd", "passwd", "password")
+
+
+def _password_part(part: str) -> bool:
+    return part in ("pw", "pword", "pass") or part.startswith(_PASSWORD_PREFIXES) or (
+        part.endswith(_PASSWORD_SUFFIXES)
+    )
+
+_NOT_PASSWORD = ("passport", "bypass", "compass", "passenger", "passive", "passthrough",
+                 "passed", "passes", "passing", "passage", "encompass", "surpass")
+_SECRET_PARTS = ("secret", "credential", "credentials", "creds", "private", "signing", "salt",
+                 "cookie", "auth", "authorization", "signature", "session")
+# Words that contain a credential word but mean something else: a name made of one of
+# them says nothing about its value ("author = ...", "tokenizer = ...", "keyboard: ...").
+_ORDINARY_PARTS = _words(
+    "author authors authored authoring authority authorities authorize authorized authorizer "
+    "authorizes authorizing authorization_code authentic authenticity tokenizer tokenizers "
+    "tokenize tokenized tokenization tokenizing keyboard keyboards keyword keywords keystroke "
+    "keystrokes keyframe keyframes keynote keypad keypress keyup keydown keymap keymaps "
+    "keyset keyspace keyword_only monkey turkey hockey jockey whiskey donkey passenger "
+    "passengers passage passages passport compass bypass passive passthrough encompass surpass "
+    "sessions_dir salty saltstack"
+)
+# "pass", "passing" as verbs: "Pass `override=True` to ...", "passing --preview". An
+# assignment or a copula ("pass = x", "PASS: x", "the db pass is x") makes them names.
+_PASS_VERBS = frozenset({"pass", "passing", "passed", "passes"})
+# Secret-like names whose value must look generated to count (a cookie "fig=newton", a
+# session "length: 57600s" are data); secret and credential names also take passwords.
+_STRICT_SECRET_PARTS = ("secret", "credential", "creds", "private")
+# A last word that makes the name point at, describe or configure a secret.
 _POINTER_SUFFIXES = _words(
     "id ids name names url uri urls path paths file files dir directory folder arn length len "
     "min max ttl expiry expires expiration lifetime timeout algorithm algo alg type types "
@@ -70,6 +97,7 @@ _DATA_KEY_WORDS = _words(
 def _name_class(name: str) -> str | None:
     """'password', 'secret', 'key' (a credential that must look generated) or None."""
     parts = [p.lower() for p in _SPLIT_NAME.split(name) if p]
+    parts = [p for p in parts if p not in _ORDINARY_PARTS]
     if not parts:
         return None
     joined = "".join(parts)
@@ -86,7 +114,7 @@ def _name_class(name: str) -> str | None:
         return None
     if any(w in joined for w in _NOT_PASSWORD):
         joined = joined.replace("bypass", "").replace("passport", "")
-    if any(p.startswith(_PASSWORD_PARTS) or p in ("pw", "pword") for p in parts) or (
+    if any(_password_part(p) for p in parts) or (
         "password" in joined
     ) or (
         "passwd" in joined or joined.endswith(("pass", "pwd"))
@@ -108,6 +136,9 @@ def _assignments(text: str) -> Iterator[Finding]:
         kind = _name_class(name)
         if kind is None:
             continue
+        separator = text[match.end("name"):match.start(group)]
+        if name.lower() in _PASS_VERBS and match.group("blank"):
+            continue  # the verb: "pass `x=True`", "passing "--flag""
         # "NAME value" with only a blank between: a Dockerfile ENV, a config line. Only for
         # names written as identifiers or before a quoted literal (SQL's PASSWORD 'x'), never
         # for a prose word ("password reset").
@@ -115,13 +146,13 @@ def _assignments(text: str) -> Iterator[Finding]:
             group != "quoted"
         ):
             continue
-        separator = text[match.end("name"):match.start(group)]
         worded = bool(re.search(r"\s(?:is|was|are)\s", separator))
         if kind == "password":
             hit = is_password(value) if not worded else is_password(value) and not value.isalpha()
         elif kind == "secret":
+            strict = any(w in name.lower() for w in _STRICT_SECRET_PARTS)
             hit = looks_random(value, uuid_counts=True, min_length=12) or (
-                not worded and is_password(value) and len(value) >= 10)
+                strict and not worded and is_password(value) and len(value) >= 10)
         else:
             env_name = "_" in name and name.upper() == name
             hit = looks_random(value, uuid_counts=env_name or any(
@@ -215,14 +246,34 @@ _PASSWORD_WORDS = (
     r"पासवर्ड|m[aậ]t kh[aẩ]u|kata sandi|geheimnis|segreto|секрет"
 )
 _CONNECTORS = (
+    r"\s+(?:is|was)\s+(?:stored|kept|saved|set|given|configured)\s+(?:as|to)|"
+    r"\s+(?:stored|saved|kept)\s+as|"
     r"\s*(?:[=:：]|->)|\s+(?:is|was|are|est|ist|lautet|es|era|é|è|e|to|är|er|on|jest|je|"
     r"olarak|это|—|-|là|adalah)|\s*(?:是|为|為|は|는|은|هي|है)"
 )
 _CJK_WORDS = r"密码|密碼|パスワード|비밀번호"
 _PHRASE = re.compile(
-    rf"(?i)(?:(?<!\w)(?:{_PASSWORD_WORDS})|{_CJK_WORDS})(?:\s+[^\s:=]{{1,14}}){{0,3}}?"
+    rf"(?i)(?P<word>(?<!\w)(?:{_PASSWORD_WORDS})|{_CJK_WORDS})(?:\s+[^\s:=]{{1,14}}){{0,3}}?"
     rf"(?:{_CONNECTORS})\s*[\"'`«“]?(?P<value>[^\s\"'`»”]{{6,}})"
 )
+# Words that name a generated credential rather than a password a person picks: the
+# value after them must look generated ("the token=RXP95LE2XL" in a badge URL is not).
+_GENERATED_WORDS = re.compile(
+    r"(?i)^(?:secret(?: key)?|api ?key|access ?token|token|geheimnis|segreto|секрет)$")
+# English endings of ordinary words: "the password is required / incorrect / hashed".
+_WORD_ENDINGS = ("ed", "ing", "ly", "tion", "sion", "able", "ible", "ment", "ness", "ive",
+                 "ous", "ful", "less", "ity", "ence", "ance", "ate", "ise", "ize", "al")
+
+
+def _stated_password(value: str) -> bool:
+    """A value stated after a password word: mixed characters, a long one-word
+    passphrase of letters that is not an ordinary word, or a number of 6+ digits."""
+    if value.isdigit():
+        return len(value) >= 6
+    if value.isalpha():
+        return (len(value) >= 10 and value.isascii() and value.islower()
+                and not value.endswith(_WORD_ENDINGS))
+    return is_password(value)
 # A credential word followed directly by a generated-looking value: "my secret X9f...".
 _BARE = re.compile(
     r"(?i)(?<![\w.\-])(?:secret|token|api[ _]?key|access[ _]key|secret[ _]access[ _]key|"
@@ -233,8 +284,11 @@ _NETRC = re.compile(r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<value>\
 
 def _sentences(text: str) -> Iterator[Finding]:
     for match in _PHRASE.finditer(text):
-        value = match.group("value").rstrip(".,;!?)")
-        if is_password(value) and not value.isalpha() or looks_random(value, min_length=12):
+        value = match.group("value").rstrip(".,;!?)]>")
+        if value.startswith("-") or is_placeholder(value):
+            continue  # a command-line flag follows the word, or a stand-in
+        generated = _GENERATED_WORDS.match(match.group("word").lower()) is not None
+        if looks_random(value, min_length=12) or (not generated and _stated_password(value)):
             yield Finding("secret", "stated-password", "password given in a sentence",
                           match.start("value"), match.start("value") + len(value))
     for match in _BARE.finditer(text):

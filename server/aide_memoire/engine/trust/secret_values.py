@@ -30,8 +30,12 @@ _REFERENCE = re.compile(
     r"akv|sops|doppler|bws|k8s|kubernetes)s?:|"
     r"(?:os|process|sys|settings|config|conf|cfg|env|environ|secrets|self|this|app|ctx|request|"
     r"props|params|vars|input|inputs|context|values|import\.meta)\b[.\[]|"
-    r"[a-z_][a-z0-9_]*\(|getenv|environ\b)"
+    r"[a-z_][\w.]*\(|getenv|environ\b)"
 )
+# A cloud resource name or key path ("projects/p/secrets/s/versions/2", "tagKeys/key1"):
+# word segments between slashes, none of them generated-looking. A base64 secret that
+# holds slashes ("wJalrXUtnFEMI/K7MDENG/bPxRfi...") has mixed-case random segments.
+_RESOURCE = re.compile(r"^[A-Za-z][\w.@-]*(?:/[\w.@:-]*){1,}$")
 _PATH = re.compile(r"^(?:/|~/|\.\.?/|[A-Za-z]:[\\/]|\\\\|file://)")
 _URL = re.compile(r"(?i)^[a-z][a-z0-9+.\-]{1,20}://")
 _NUMBER = re.compile(r"^[+\-]?\d+(?:[.,:]\d+)*[a-zA-Z%]{0,3}$")
@@ -55,16 +59,41 @@ def is_placeholder(value: str) -> bool:
     return len(tail) >= 6 and len(set(tail.lower())) <= 2
 
 
+def _resource(value: str) -> bool:
+    if not _RESOURCE.match(value) or value.count("/") < 2:
+        return False
+    return all(not segment or segment.islower() or segment.isdigit() or (
+        _IDENTIFIER.match(segment) is not None) for segment in value.split("/"))
+
+
+def _generated_segment(value: str) -> bool:
+    """A piece between slashes shaped like key material: long, mixed case and digits, no
+    dot (base64 secrets start with "/" or "+" as often as with a letter)."""
+    return any(len(seg) >= 16 and "." not in seg and any(c.isupper() for c in seg)
+               and any(c.islower() for c in seg) and any(c.isdigit() for c in seg)
+               for seg in re.split(r"[/\\]", value))
+
+
 def is_reference(value: str) -> bool:
-    """A pointer to a secret (variable, path, URL, code, digest), not the secret."""
-    if _REFERENCE.match(value) or _PATH.match(value) or _DIGEST.match(value):
+    """A pointer to a secret (variable, path, resource name, URL, code, digest), not it."""
+    if _REFERENCE.match(value) or _DIGEST.match(value):
+        return True
+    if _PATH.match(value):
+        return not _generated_segment(value)
+    if _resource(value):
         return True
     return bool(_URL.match(value)) and "@" not in value
 
 
+# An upper-case name where a value goes ("API_KEY", "MD5_AUTHENTICATION_KEY"): the
+# usage line of a manual, a template; never a generated value.
+_UPPER_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|^[A-Z]{2,}$")
+
+
 def _trivial(value: str) -> bool:
     return (len(value) < 4 or is_placeholder(value) or is_reference(value)
-            or bool(_NUMBER.match(value)) or bool(_VERSION.match(value)))
+            or bool(_NUMBER.match(value)) or bool(_VERSION.match(value))
+            or bool(_UPPER_NAME.match(value)))
 
 
 def looks_random(value: str, *, uuid_counts: bool = False, min_length: int = 16) -> bool:
