@@ -61,6 +61,7 @@ _ORDINARY_PARTS = _words(
     "keystrokes keyframe keyframes keynote keypad keypress keyup keydown keymap keymaps "
     "keyset keyspace keyword_only monkey turkey hockey jockey whiskey donkey passenger "
     "passengers passage passages passport compass bypass passive passthrough encompass surpass "
+    "authen "
     "sessions_dir salty saltstack"
 )
 # "pass", "passing" as verbs: "Pass `override=True` to ...", "passing --preview". An
@@ -79,7 +80,8 @@ _POINTER_SUFFIXES = _words(
     "store source server issuer audience method scheme limit limits bits usage required "
     "enabled disabled strategy backend class template pattern regex rule rules map manager "
     "table schema option options flag level policy reset expired changed attempts validator "
-    "strength complexity encoding encoder charset list type_ kind"
+    "strength complexity encoding encoder charset list type_ kind expression callback cb "
+    "handler fn func function hook"
 )
 # Words before "key"/"token" that make it a data-structure or pagination key.
 _DATA_KEY_WORDS = _words(
@@ -133,6 +135,8 @@ def _assignments(text: str) -> Iterator[Finding]:
         group = "quoted" if match.group("quoted") is not None else "value"
         value = match.group(group).rstrip(".")
         start = match.start(group)
+        if value.startswith(("-", ":")):
+            continue  # the next flag of a usage line, a "::" namespace: no value here
         kind = _name_class(name)
         if kind is None:
             continue
@@ -176,7 +180,8 @@ _COMMANDS = re.compile(
     rf"|\bredis-cli\b[^\n|;]*?\s-a\s+{_ARG.replace('value', 'value5')}"
     rf"|\bldap(?:search|modify|add|delete|passwd|whoami)\b[^\n|;]*?\s-w\s+"
     rf"{_ARG.replace('value', 'value6')}"
-    r"|\b(?:7z|7za|unzip|zip|unrar|rar)\b[^\n|;]*?\s-[pP]\s?[\"']?(?P<value7>[^\s\"'\-][^\s\"']*)"
+    r"|(?:\b(?:7z|7za)\b[^\n|;]*?\s-[pP]|\b(?:unzip|zip|unrar|rar)\b[^\n|;]*?\s(?-i:-P))"
+    r"\s?[\"']?(?P<value7>[^\s\"'\-][^\s\"']*)"
     r"|\bpass(?:in|out)?\s+pass:(?P<value8>\S+)"
     rf"|\bsmbclient\b[^\n|;]*?\s-U\s+[\"']?[^\s%\"']+%{_ARG.replace('value', 'value9')}"
     rf"|\bmongo(?:sh|dump|restore|import|export)?\b[^\n|;]*?\s(?:-p|--password)\s+"
@@ -188,7 +193,8 @@ _COMMANDS = re.compile(
     rf"|\bssh-keygen\b[^\n|;]*?\s-N\s+{_ARG.replace('value', 'value15')}"
     r"|\becho\s+(?:-n\s+)?[\"']?(?P<value16>[^\s\"'|]+)[\"']?\s*\|\s*(?:sudo\s+-S|"
     r"(?:docker|podman|helm\s+registry)\s+login|chpasswd|passwd\s+--stdin)"
-    r"|\bidentified\s+(?:with\s+\S+\s+)?by\s+[\"'](?P<value18>[^\"'\n]+)"
+    r"|\b(?:user|role|login)\b[^\n;]{0,80}?\bidentified\s+(?:with\s+\S+\s+)?by\s+[\"']"
+    r"(?P<value18>[^\"'\n]+)"
     r"|(?<![\w-])--(?:password|passwd|pass|db-password|admin-password|root-password|token|"
     r"api-key|apikey|api-token|auth-token|access-token|secret|client-secret|secret-key|"
     r"access-key|secret-access-key|private-token|bearer)(?=[=\s])(?:=|\s+)"
@@ -197,16 +203,29 @@ _COMMANDS = re.compile(
 )
 
 
+# "systemd-cryptenroll(1)": a manual page named after a flag, in a SEE ALSO list.
+_MAN_REFERENCE = re.compile(r"^[\w.\-]+\(\d\w*\)$")
+
+
 def _commands(text: str) -> Iterator[Finding]:
     for match in _COMMANDS.finditer(text):
         group = next(g for g, v in match.groupdict().items() if v is not None)
         value = match.group(group)
+        if group == "value17":
+            value = value.rstrip("]),.")  # "[--password=PASSWORD]" in a usage line
+            if _MAN_REFERENCE.match(value):
+                continue
         if len(value) < 3 or is_placeholder(value) or is_reference(value) or value == "-":
             continue
         if value.startswith("-") or value.lower() in ("stdin", "prompt"):
             continue
+        # A flag's value must look like a password: "--password Force X to prompt" and
+        # "--password=PASSWORD" are a manual's words, not a secret.
+        if group == "value17" and not (is_password(value) or looks_random(value)):
+            continue
+        start = match.start(group)
         yield Finding("secret", "command-password", "password on a command line",
-                      *match.span(group))
+                      start, start + len(value))
 
 
 _HEADERS = re.compile(
@@ -284,8 +303,8 @@ _NETRC = re.compile(r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<value>\
 
 def _sentences(text: str) -> Iterator[Finding]:
     for match in _PHRASE.finditer(text):
-        value = match.group("value").rstrip(".,;!?)]>")
-        if value.startswith("-") or is_placeholder(value):
+        value = match.group("value").rstrip(".,;:!?)]>")
+        if value.startswith(("-", ":")) or is_placeholder(value):
             continue  # a command-line flag follows the word, or a stand-in
         generated = _GENERATED_WORDS.match(match.group("word").lower()) is not None
         if looks_random(value, min_length=12) or (not generated and _stated_password(value)):

@@ -28,7 +28,7 @@ _REFERENCE = re.compile(
     r"(?i)^(?:\$|%\w+%|\{\{|\$\{|!(?:vault|ref|sub|getatt|secret)\b|"
     r"(?:vault|ssm|arn|secretsmanager|secret|op|env|file|keyring|kms|gcp-secret|azure-keyvault|"
     r"akv|sops|doppler|bws|k8s|kubernetes)s?:|"
-    r"(?:os|process|sys|settings|config|conf|cfg|env|environ|secrets|self|this|app|ctx|request|"
+    r"&\w|\w+::\w|(?:os|process|sys|settings|config|conf|cfg|env|environ|secrets|self|this|app|ctx|request|"
     r"props|params|vars|input|inputs|context|values|import\.meta)\b[.\[]|"
     r"[a-z_][\w.]*\(|getenv|environ\b)"
 )
@@ -41,8 +41,13 @@ _URL = re.compile(r"(?i)^[a-z][a-z0-9+.\-]{1,20}://")
 _NUMBER = re.compile(r"^[+\-]?\d+(?:[.,:]\d+)*[a-zA-Z%]{0,3}$")
 # Names of things (snake, kebab, dotted, camel case of plain words; env-var names).
 _IDENTIFIER = re.compile(
-    r"^(?:[a-z]+(?:[_\-.][a-z]+)+|[A-Z]+(?:_[A-Z0-9]+)+|[a-z]+(?:[A-Z][a-z]+)+)$"
+    r"^(?:[a-z]+(?:[_\-.:][a-z]+)+:?|[A-Z]+(?:_[A-Z0-9]+)+|[a-z]+(?:[A-Z][a-z]+)+)$"
 )
+# Pieces of a name: capitalised or lower-case words of 3+ letters ("ExistingLabelValue1",
+# "tpm2-pcr-signature.json", "val1:NoSchedule"). A generated value breaks into letters
+# and digits at random and has few such pieces.
+_WORD_PIECE = re.compile(r"[A-Z]?[a-z]{2,}")
+_LONG_DIGITS = re.compile(r"\d{5,}")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _VERSION = re.compile(r"^v?\d+(?:[.\-]\d+)+(?:[.\-+][A-Za-z0-9]+)*$")
@@ -96,9 +101,21 @@ def _trivial(value: str) -> bool:
             or bool(_UPPER_NAME.match(value)))
 
 
+def wordish(value: str) -> bool:
+    """Made of words (a name, a label, a file name), not of random characters: most of
+    its letters and digits sit in word pieces, and no long run of digits."""
+    alnum = sum(c.isalnum() for c in value)
+    if not alnum or _LONG_DIGITS.search(value):
+        return False
+    pieces = sum(len(m.group(0)) for m in _WORD_PIECE.finditer(value))
+    return pieces / alnum >= 0.6
+
+
 def looks_random(value: str, *, uuid_counts: bool = False, min_length: int = 16) -> bool:
     """Shaped like a generated credential rather than a word, id, hash of a commit or UUID."""
     if _trivial(value) or "=" in value.rstrip("="):  # "a=b" pairs are settings, not keys
+        return False
+    if not _HEX.match(value) and wordish(value):
         return False
     if _UUID.match(value):
         return uuid_counts
