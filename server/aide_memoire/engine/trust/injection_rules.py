@@ -17,8 +17,11 @@ __all__ = ["INJECTION_RULES", "MEDIUM_RULES", "NEEDS"]
 
 _YOU = (r"(?:you|the (?:assistant|agent|ai|model|llm|bot|copilot)|assistant|agent|ai|claude|"
         r"chatgpt|gpt|llm|copilot)")
+# The agent named as such: a manual's "you" is its reader, an order to "the assistant" is not.
+_AGENT = (r"(?:(?:the |dear |hey )?(?:assistant|agent|ai|model|llm|bot|copilot)|claude|chatgpt|"
+          r"gpt|llm|copilot)")
 _PRIOR = (r"(?:(?:all|any|the|your|of|my|these|those|every)\s+){0,3}(?:previous|prior|above|"
-          r"earlier|preceding|former|original|initial|old|system|developer|safety|default|"
+          r"earlier|preceding|former|original|initial|old|system|developer|safety|"
           r"given|current|existing)")
 _RULES_WORD = (r"(?:instructions?|prompts?|rules|directions|directives|guidelines|guidance|"
                r"commands|orders|constraints|guardrails|policies|programming|training|"
@@ -54,8 +57,8 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
      rf"\b(?:from now on,?\s+{_YOU}\s+(?:are|will|must|shall|should)|{_YOU}\s+(?:are|is)\s+"
      r"now\s+(?:in\s+)?(?:an?\s+)?(?:dan\b|developer mode|jailbroken|unrestricted|unfiltered|"
      r"free of|no longer bound|evil|uncensored|without (?:any )?(?:rules|restrictions|limits))|"
-     r"(?:enter|enable|activate|switch to|turn on)\s+(?:developer|god|jailbreak|dan|admin|"
-     r"debug|sudo|unrestricted|maintenance)\s+mode|"
+     r"(?:enter|enable|activate|switch to|turn on)\s+(?:developer|god|jailbreak|dan|"
+     r"unrestricted)\s+mode|"
      r"(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\s+)?(?:an?\s+)?(?:unrestricted|"
      r"unfiltered|jailbroken|uncensored|evil|rogue)|pretend\s+(?:that\s+)?(?:you\s+(?:are|have)|"
      r"to\s+be)\s+[^.\n]{0,40}(?:no|without)\s+(?:rules|restrictions|limits|filters|guidelines))"),
@@ -80,7 +83,8 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
      r"authori[sz]ed|permitted|allowed|cleared)\s+(?:to\s+|with\s+)?(?:full\s+|unrestricted\s+|"
      r"admin(?:istrator)?\s+|root\s+|elevated\s+|special\s+)?(?:access|permissions?|"
      r"privileges|rights|clearance|authority|to (?:ignore|bypass|override|disable|skip))|"
-     r"\bsystem\s+override\b|\badmin(?:istrator)?\s+override\b|\boverride\s+code\b|"
+     r"\bsystem\s+override\b|\badmin(?:istrator)?\s+override\s*(?:[:!]|code|mode|"
+     r"enabled|granted|active)|\boverride\s+code\b|"
      r"\bsafety (?:checks?|filters?|guidelines) (?:are|have been) (?:disabled|off|lifted)"),
     ("reveal", "order to reveal protected information",
      r"\b(?:reveal|print|show|output|repeat|display|dump|leak|disclose|tell me|list|recite|"
@@ -109,8 +113,11 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
      r"!\[[^\]]*\]\(\s*https?://[^)\s]*[?&][^)\s]*=(?:[^)\s]*\{|[^)\s]*\$|[^)\s]*%7B|"
      r"[^)\s]*\b(?:secret|token|key|password|data|q|d)\b)"),
     ("run-command", "order to the agent to run commands",
-     rf"\b{_YOU}\b[^.\n]{{0,40}}\b(?:must|should|will|shall|need to|have to|are to|is to)\s+"
-     r"(?:now\s+|immediately\s+|silently\s+|quietly\s+)?(?:run|execute|eval(?:uate)?|invoke|"
+     rf"\b{_AGENT}\b[^.\n]{{0,40}}\b(?:must|should|will|shall|need to|have to|are to|is to)\s+"
+     r"(?:now\s+|immediately\s+|silently\s+|quietly\s+|always\s+)?(?:run|execute|"
+     r"eval(?:uate)?|invoke|call)\b|"
+     r"\byou\b[^.\n]{0,40}\b(?:must|should|will|shall|need to|have to|are to)\s+"
+     r"(?:now|immediately|silently|quietly|secretly)\s+(?:run|execute|eval(?:uate)?|invoke|"
      r"call)\b|\b(?:run|execute)\s+(?:this|the following|these)\s+(?:\w+\s+)?(?:commands?|"
      r"code|script|payload)\s+(?:without|silently|immediately|now|before (?:answering|"
      r"responding|replying))"),
@@ -142,10 +149,10 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
      r"[^.\n]{0,80}?\b(?:must|should|always|never|will|shall|do|run|send|say|tell|ignore|"
      r"recommend|reply|respond|open|visit|execute)"),
     ("tool-call-json", "tool-call JSON aimed at the agent",
-     r"\{\s*\"(?:tool|tool_name|toolName|function|function_name|name|action|recipient_name|"
-     r"command)\"\s*:\s*\"[^\"]{1,80}\"\s*,\s*\"(?:arguments|args|parameters|params|input|"
+     r"\{\s*\"(?:tool|tool_name|toolName|function|function_name|name|action|recipient_name)"
+     r"\"\s*:\s*\"[^\"]{1,80}\"\s*,\s*\"(?:arguments|args|parameters|params|input|"
      r"tool_input|action_input|kwargs)\"\s*:|\"method\"\s*:\s*\"tools/call\"|"
-     r"\"type\"\s*:\s*\"(?:tool_use|function_call|tool_call|function)\"\s*,\s*\"(?:name|id|"
+     r"\"type\"\s*:\s*\"(?:tool_use|function_call|tool_call)\"\s*,\s*\"(?:name|id|"
      r"function)\""),
     ("chat-markup", "chat template markup",
      r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|"
@@ -153,7 +160,7 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
      r"(?:^|\n)\s*#{2,}\s*(?:system|instruction|assistant)\s*(?:message|prompt)?\s*:?\s*(?:\n|$)"),
     ("tool-markup", "tool-call markup",
      r"</?(?:tool_call|tool_use|function_call|function_calls|invoke|antml:[a-z_]+|"
-     r"tool_result|system-reminder|system|system_prompt|instructions|admin)\b[^>]*>|"
+     r"tool_result|system-reminder)\b[^>]*>|</?(?:system|system_prompt|instructions|admin)\s*>|"
      r"\"tool_calls\"\s*:\s*\["),
     ("role-marker", "conversation role marker",
      r"(?:^|\n)\s*(?:system|assistant|human|developer)\s*:\s*\S"),
@@ -162,9 +169,11 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
      rf"dear|hey|listen,?|reminder (?:to|for))\s+{_YOU}\b[^.\n]{{0,60}}?\b(?:must|should|"
      r"need to|have to|are to|will|ignore|send|reveal|run|execute|delete|do not|don't|always|"
      r"never)\b|"
-     rf"(?:^|[.!?:\n]\s*){_YOU},?\s+(?:you\s+)?(?:must|shall|are required to|are instructed to|"
-     r"are ordered to)\s+(?:now\s+)?(?:always|never|obey|comply|execute|run|send|reveal|ignore|"
-     r"delete|forward|email|upload|disable|stop|call|output|print)"),
+     rf"(?:^|[.!?:\n]\s*){_AGENT},?\s+(?:you\s+)?(?:must|shall|are required to|"
+     r"are instructed to|are ordered to)\s+(?:now\s+)?(?:always|never|obey|comply|execute|run|"
+     r"send|reveal|ignore|delete|forward|email|upload|disable|stop|call|output|print)|"
+     r"(?:^|[.!?:\n]\s*)you,?\s+(?:must|shall|are required to|are instructed to|are ordered to)"
+     r"\s+(?:now\s+)?(?:obey|comply|reveal|ignore|forward|email|upload|disable)\b"),
 )
 
 # Letters a rule's match can start with: a lookahead on them lets re skip most positions
