@@ -20,6 +20,7 @@ import unicodedata
 
 from .findings import Confidence, Finding
 from .gate import LiteralGate
+from .injection_lexicon import LEXICON_RULE, override_in_other_languages
 from .injection_rules import INJECTION_RULES, MEDIUM_RULES, NEEDS
 from .normalize import Normalized, loose, normalize
 
@@ -124,6 +125,11 @@ def _merge_runs(found: list[Finding]) -> list[Finding]:
 
 
 _GATE = LiteralGate(INJECTION_RULES, [rule for rule, _, _ in INJECTION_RULES], NEEDS)
+# The lexicon runs on non-ASCII text, or ASCII text with one of its Latin-script verbs.
+_ASCII_LEXICON = re.compile(
+    r"(?i)\b(?:ignor|oubli|olvid|esque|dimentic|vergiss|vergesst|negeer|vergeet|glem|ohita|"
+    r"unohda|zignoruj|zapomnij|abaikan|lupakan|desconsider|trascura|missachte|haz caso|"
+    r"no sigas|non seguire|bo qua|strunta)")
 
 # A documented install line: "# On macOS and Linux.\ncurl -LsSf https://astral.sh/uv/install.sh
 # | sh" in a README. It is held only when something else makes it an order: the words
@@ -163,6 +169,14 @@ def _rule_findings(norm: Normalized, field: str) -> list[Finding]:
             ):
                 confidence = "medium"
             found.append(Finding("injection", rule, label, start, end, confidence, field))
+    if not text.isascii() or _ASCII_LEXICON.search(text):
+        spans = _quote_spans(norm.original) if spans is None else spans
+        for lo, hi in override_in_other_languages(text):
+            start, end = norm.span(lo, hi)
+            confidence = "medium" if _quoted(norm.original, spans, start, end) else "high"
+            found.append(Finding("injection", LEXICON_RULE, "order to ignore earlier "
+                                 "instructions (another language)", start, end, confidence,
+                                 field))
     return found
 
 

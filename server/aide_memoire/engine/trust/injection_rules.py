@@ -29,6 +29,14 @@ _RULES_WORD = (r"(?:instructions?|prompts?|rules|directions|directives|guideline
 _OVERRIDE_VERB = (r"(?:ignore|disregard|forget|override|bypass|discard|abandon|neglect|"
                   r"set aside|put aside|pay no attention to|stop following|do not follow|"
                   r"don't follow|never follow|no longer follow|cancel|nullify|void|skip)")
+# Paraphrases of an override: "forget your rules", "disregard guidelines and ...", "ignore
+# the instructions above" (no "previous" needed when "your" or "above" says whose).
+_PARA_VERB = (r"(?:ignore|disregard|forget(?: about)?|discard|abandon|drop|set aside|put aside|"
+              r"throw out|scrap|stop following|stop obeying|no longer follow|do not follow|"
+              r"don't follow|never follow|stop listening to)")
+_PARA_RULES = (r"(?:instructions?|rules|guidelines|guidance|directives|programming|training|"
+               r"restrictions|guardrails|constraints|policies|principles|system prompt|prompts?|"
+               r"orders|limits|boundaries|ethics|safety rules)")
 _SECRET_THING = (r"(?:system prompt|hidden prompt|initial prompt|developer prompt|"
                  r"(?:system |hidden |original |initial )?instructions|api[ _-]?keys?|secrets?|"
                  r"credentials|passwords?|tokens?|private keys?|ssh keys?|id_rsa|"
@@ -45,6 +53,28 @@ _FETCH = r"(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch|lwp-do
 _PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("ignore-instructions", "order to ignore earlier instructions",
      rf"\b{_OVERRIDE_VERB}\s+(?:\w+\s+){{0,2}}?{_PRIOR}\s+(?:\w+\s+){{0,2}}?{_RULES_WORD}\b"),
+    ("ignore-paraphrase", "order to ignore the agent's instructions",
+     rf"\b{_PARA_VERB}\s+(?:(?:all|any|every)\s+)?(?:of\s+)?your\s+(?:\w+\s+){{0,2}}?"
+     rf"{_PARA_RULES}\b|"
+     rf"\b{_PARA_VERB}\s+(?:(?:all|any)\s+)?(?:(?:of\s+)?(?:the|these|those)\s+)?{_PARA_RULES}\s+"
+     r"(?:above|before|earlier|so far|previously|from before|you (?:were|have been|'ve been) "
+     r"given|given to you|i gave you)\b|"
+     rf"(?:^|[.!?:;\n]\s*){_PARA_VERB}\s+(?:all\s+)?{_PARA_RULES}\s*(?:and\b|[,;.!]|$)"),
+    ("persistent-order", "order planted for every later session",
+     r"\b(?:in|for|during|across)\s+(?:all|every|each|any)\s+(?:future|later|subsequent|"
+     r"upcoming|new)\s+(?:sessions?|conversations?|chats?|interactions?|answers?|responses?|"
+     r"replies|tasks?)\b|"
+     r"\b(?:from now on|going forward|henceforth|permanently|forever),?\s+(?:always\s+)?"
+     r"(?:recommend|tell|say|answer|reply|respond|suggest|insist|claim)\b|"
+     r"\bwhenever\s+(?:the\s+|a\s+)?user\s+(?:asks?|mentions?|requests?|talks?)\b[^.\n]{0,80}"
+     r"\b(?:tell|recommend|say|answer|reply|respond|suggest|insist|claim|direct|point)\b|"
+     r"\b(?:remember|store|save|memori[sz]e|keep)\s+(?:this|that|the following)?\s*(?:as|for)\s+"
+     r"(?:an?\s+)?(?:permanent|persistent|standing|core|new|global)\s+(?:rule|instruction|"
+     r"directive|order|memory|policy)\b|"
+     r"\bremember\s*[:,]?\s+(?:that\s+)?(?:you|the (?:assistant|agent|ai|model))\s+(?:must|should|"
+     r"shall|will|are to)\s+(?:always|never)\b|"
+     r"(?:^|[.!?:\n]\s*)(?:always|never)\s+(?:recommend|tell the user|say|answer|suggest|reply|"
+     r"respond|insist)\b"),
     ("ignore-everything", "order to ignore earlier instructions",
      r"\b(?:ignore|disregard|forget) (?:everything|all|anything|what)(?: (?:that|which))? "
      r"(?:you (?:were|have been|'ve been) (?:told|given|instructed)|(?:was |is )?(?:said |"
@@ -105,13 +135,22 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
      r"(?:\.env|\.ssh|id_rsa|id_ed25519|\.aws|credentials|\.netrc|\.npmrc|\.pypirc|\.git-credentials|"
      r"/etc/shadow|/etc/passwd|printenv|environ)[^\n|]{0,80}\|\s*(?:curl|wget|nc|ncat|netcat|"
      r"socat|telnet|ssh|mail|sendmail)\b|"
+     r"\bpython[0-9.]*\s+-c\s+[\"'][^\"'\n]*(?:urlopen|urllib|requests\.(?:get|post)|"
+     r"http\.client|socket)[^\"'\n]*(?:environ|getenv|open\(|\.ssh|\.env|\.aws|credentials|"
+     r"id_rsa|\.netrc)|"
+     r"\bpython[0-9.]*\s+-c\s+[\"'][^\"'\n]*(?:environ|getenv|open\(|\.ssh|\.env|\.aws|"
+     r"credentials|id_rsa|\.netrc)[^\"'\n]*(?:urlopen|urllib|requests\.(?:get|post)|"
+     r"http\.client|socket)|"
      r"\b(?:curl|wget)\b[^\n]{0,120}(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|"
      r"-T|--upload-file|--post-file)\s*[\"']?@?[\"']?(?:~|\$HOME|/root|/home/\w+)?/?"
      r"(?:\.env|\.ssh/\S+|\.aws/\S+|\.netrc|\.npmrc|\.git-credentials|/etc/shadow|"
      r"\S*id_rsa|\S*credentials)"),
     ("exfil-image", "markdown image that carries data out",
      r"!\[[^\]]*\]\(\s*https?://[^)\s]*[?&][^)\s]*=(?:[^)\s]*\{|[^)\s]*\$|[^)\s]*%7B|"
-     r"[^)\s]*\b(?:secret|token|key|password|data|q|d)\b)"),
+     r"[^)\s]*\b(?:secret|token|key|password|data|q|d)\b|[A-Z][A-Z_]{3,}\b|[^)\s]*<|"
+     r"[^)\s]*\b(?:conversation|history|summary|memor(?:y|ies)|messages?|chat|context|env|"
+     r"creds?|credentials|session|prompt)\b)|"
+     r"!\[[^\]]*\]\(\s*https?://[^)\s]*/(?:[A-Z][A-Z_]{3,}|<[^>)]{3,}>|\[[^\])]{3,}\])"),
     ("run-command", "order to the agent to run commands",
      rf"\b{_AGENT}\b[^.\n]{{0,40}}\b(?:must|should|will|shall|need to|have to|are to|is to)\s+"
      r"(?:now\s+|immediately\s+|silently\s+|quietly\s+|always\s+)?(?:run|execute|"
@@ -178,7 +217,7 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
 
 # Letters a rule's match can start with: a lookahead on them lets re skip most positions
 # at once (shell-payload scans ~5x faster on a 10 kB text).
-_FIRST = {"shell-payload": "cwiflbzdkpnrom/", "exfil-command": "ctbgzpew",
+_FIRST = {"shell-payload": "cwiflbzdkpnrom/", "exfil-command": "ctbgzpewy",
           "exfiltrate": "spuefthmlcrdbai",
           "authority-claim": "tiwmso", "future-order": "wneoa"}
 
@@ -196,6 +235,11 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "ignore-instructions": ("ignore", "disregard", "forget", "override", "bypass", "discard",
                             "abandon", "neglect", "aside", "attention", "follow", "cancel",
                             "nullify", "void", "skip"),
+    "ignore-paraphrase": ("ignore", "disregard", "forget", "discard", "abandon", "drop",
+                          "aside", "throw out", "scrap", "follow", "obey", "listening"),
+    "persistent-order": ("future", "later", "subsequent", "upcoming", "new ", "from now on",
+                         "going forward", "henceforth", "permanently", "forever", "whenever",
+                         "remember", "store", "save", "memori", "keep", "always", "never"),
     "ignore-everything": ("ignore", "disregard", "forget"),
     "void-instructions": ("void", "null", "obsolete", "cancel", "revoked", "outdated",
                           "superseded", "no longer", "fake", "wrong", "a test", "lifted",
@@ -211,7 +255,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
                "disclose", "tell me", "list", "recite", "write out", "spell out", "echo",
                "return", "give me", "share", "expose", "paste"),
     "exfiltrate": (" to ", " into ", " at ", " via ", " using ", " in "),
-    "exfil-command": ("|", "curl", "wget"),
+    "exfil-command": ("|", "curl", "wget", "python"),
     "exfil-image": ("](",),
     "run-command": ("run", "execute", "eval", "invoke", "call"),
     "shell-payload": ("curl", "wget", "iwr", "irm", "invoke-", "fetch", "lwp-", "base64",
