@@ -20,8 +20,8 @@ LEXICON_RULE = "override-multilingual"
 
 # language: (imperative override verbs, nouns for instructions / rules / guidelines)
 _LEXICON: dict[str, tuple[str, str]] = {
-    "fr": (r"ignore[zs]?|oublie[zs]?|ne tiens pas compte d|ne tenez pas compte d|fais abstraction d|"
-           r"faites abstraction d|n'ob[ée]is plus|outrepasse[zs]?",
+    "fr": (r"ignore[zs]?|oublie[zs]?|ne tiens pas compte d|ne tenez pas compte d|"
+           r"fais abstraction d|faites abstraction d|n'ob[ée]is plus|outrepasse[zs]?",
            r"instructions?|consignes?|r[èe]gles?|directives?|prompt syst[èe]me"),
     "es": (r"ignora|ignore[ns]?|olvida|olvide[ns]?|haz caso omiso|omite|descarta|no sigas|"
            r"no obedezcas",
