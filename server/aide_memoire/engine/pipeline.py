@@ -171,7 +171,9 @@ class WritePipeline:
         """Apply the secrets policy, screen (refusing or holding), encode, and run the
         hooks' model work. ``given_vectors`` (row index -> vector) skips encoding those."""
         redactions = _redact(rows) if check_policy(secrets) == "redact" else []
-        screenings = self.trust.screen_rows(rows)  # refuses secrets, holds suspect rows
+        # Refuses secrets, holds suspect rows; an import's rows are screened as imported.
+        imported = records is not None and any(r is not None for r in records)
+        screenings = self.trust.screen_rows(rows, imported=imported)
         vectors = self._vectors(rows, given_vectors or {})
         state: dict[str, Any] = {}
         for name, hook in self.after_write:
