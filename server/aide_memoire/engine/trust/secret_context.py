@@ -271,9 +271,13 @@ _CONNECTORS = (
     r"olarak|это|—|-|là|adalah)|\s*(?:是|为|為|は|는|은|هي|है)"
 )
 _CJK_WORDS = r"密码|密碼|パスワード|비밀번호"
-_PHRASE = re.compile(
-    rf"(?i)(?P<word>(?<!\w)(?:{_PASSWORD_WORDS})|{_CJK_WORDS})(?:\s+[^\s:=]{{1,14}}){{0,3}}?"
-    rf"(?:{_CONNECTORS})\s*[\"'`«“]?(?P<value>[^\s\"'`»”]{{6,}})"
+_PHRASE = re.compile(rf"(?i)(?P<word>(?<!\w)(?:{_PASSWORD_WORDS})|{_CJK_WORDS})")
+# After the word: k short words ("for the billing webhook"), a connector, the value. Each
+# k is tried in turn, so "the password was changed to X" is read past "was changed".
+_PHRASE_TAILS = tuple(
+    re.compile(rf"(?i)(?:\s+[^\s:=]{{1,14}}){{{k}}}(?:{_CONNECTORS})\s*[\"'`«“]?"
+               r"(?P<value>[^\s\"'`»”]{6,})")
+    for k in range(5)
 )
 # Words that name a generated credential rather than a password a person picks: the
 # value after them must look generated ("the token=RXP95LE2XL" in a badge URL is not).
@@ -302,14 +306,21 @@ _NETRC = re.compile(r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<value>\
 
 
 def _sentences(text: str) -> Iterator[Finding]:
-    for match in _PHRASE.finditer(text):
-        value = match.group("value").rstrip(".,;:!?)]>")
-        if value.startswith(("-", ":")) or is_placeholder(value):
-            continue  # a command-line flag follows the word, or a stand-in
-        generated = _GENERATED_WORDS.match(match.group("word").lower()) is not None
-        if looks_random(value, min_length=12) or (not generated and _stated_password(value)):
-            yield Finding("secret", "stated-password", "password given in a sentence",
-                          match.start("value"), match.start("value") + len(value))
+    for word in _PHRASE.finditer(text):
+        generated = _GENERATED_WORDS.match(word.group("word").lower()) is not None
+        for tail in _PHRASE_TAILS:
+            match = tail.match(text, word.end())
+            if match is None:
+                continue
+            value = match.group("value").rstrip(".,;:!?)]>")
+            if value.startswith(("-", ":")) or is_placeholder(value):
+                continue  # a command-line flag follows the word, or a stand-in
+            if looks_random(value, min_length=12) or (
+                not generated and _stated_password(value)
+            ):
+                yield Finding("secret", "stated-password", "password given in a sentence",
+                              match.start("value"), match.start("value") + len(value))
+                break
     for match in _BARE.finditer(text):
         value = match.group("value").rstrip(".,;!?)")
         before = text[max(0, match.start() - 16):match.start()].lower()
