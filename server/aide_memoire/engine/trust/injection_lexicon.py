@@ -87,9 +87,20 @@ _PATTERN = _compile()
 # with English function words is English, which the English rules read (they know that
 # "Ignore the instructions in the old wiki" is not an order to the agent).
 _ENGLISH = re.compile(r"(?i)\b(?:the|your|all|any|these|those|my|of|in|on|for|about)\b")
+# A match made only of words English has too ("ignore this directive", "ignore
+# instructions that ...") is English.
+_ENGLISH_WORDS = frozenset(
+    "ignore instructions instruction directive directives rules rule prompt orders this that "
+    "simply will to and a an its their such every some it".split())
+
+
+def _english(span: str) -> bool:
+    if not span.isascii():
+        return False
+    return bool(_ENGLISH.search(span)) or all(
+        word in _ENGLISH_WORDS for word in re.findall(r"[a-z']+", span.lower()))
 
 
 def override_in_other_languages(text: str) -> list[tuple[int, int]]:
     """Spans of an override order in one of the lexicon's languages."""
-    return [match.span() for match in _PATTERN.finditer(text)
-            if not (match.group(0).isascii() and _ENGLISH.search(match.group(0)))]
+    return [match.span() for match in _PATTERN.finditer(text) if not _english(match.group(0))]

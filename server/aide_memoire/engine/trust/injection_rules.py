@@ -147,10 +147,11 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
      r"\S*id_rsa|\S*credentials)"),
     ("exfil-image", "markdown image that carries data out",
      r"!\[[^\]]*\]\(\s*https?://[^)\s]*[?&][^)\s]*=(?:[^)\s]*\{|[^)\s]*\$|[^)\s]*%7B|"
-     r"[^)\s]*\b(?:secret|token|key|password|data|q|d)\b|[A-Z][A-Z_]{3,}\b|[^)\s]*<|"
-     r"[^)\s]*\b(?:conversation|history|summary|memor(?:y|ies)|messages?|chat|context|env|"
-     r"creds?|credentials|session|prompt)\b)|"
-     r"!\[[^\]]*\]\(\s*https?://[^)\s]*/(?:[A-Z][A-Z_]{3,}|<[^>)]{3,}>|\[[^\])]{3,}\])"),
+     r"[^)\s]*\b(?:secret|token|key|password|data|q|d)\b|(?-i:[A-Z][A-Z_]{3,})\b|[^)\s]*<|"
+     r"[^)\s]*\b(?:conversation|history|summary|memor(?:y|ies)|chat|env|creds?|credentials|"
+     r"session|prompt)\b)|"
+     r"!\[[^\]]*\]\(\s*https?://[^)\s]*/(?:(?-i:[A-Z][A-Z_]{3,})\)|<[^>)]{3,}>|"
+     r"\[[^\])]{3,}\])"),
     ("run-command", "order to the agent to run commands",
      rf"\b{_AGENT}\b[^.\n]{{0,40}}\b(?:must|should|will|shall|need to|have to|are to|is to)\s+"
      r"(?:now\s+|immediately\s+|silently\s+|quietly\s+|always\s+)?(?:run|execute|"
