@@ -89,8 +89,10 @@ _PATTERN = _compile()
 _ENGLISH = re.compile(r"(?i)\b(?:the|your|all|any|these|those|my|of|in|on|for|about)\b")
 # A match made only of words English has too ("ignore this directive", "ignore
 # instructions that ...") is English.
-_ENGLISH_WORDS = frozenset(
-    ["ignore", "instructions", "instruction", "directive", "directives", "rules", "rule", "prompt", "orders", "this", "that", "simply", "will", "to", "and", "a", "an", "its", "their", "such", "every", "some", "it"])
+_ENGLISH_WORDS = frozenset({
+    "ignore", "instructions", "instruction", "directive", "directives", "rules", "rule",
+    "prompt", "orders", "this", "that", "simply", "will", "to", "and", "a", "an", "its",
+    "their", "such", "every", "some", "it"})
 
 
 def _english(span: str) -> bool:
