@@ -8,7 +8,7 @@ Injection: positive = labelled ``injection``; predicted = quarantined in enforce
 (secret samples are left out: they never reach that stage).
 PII: per kind over the ``pii`` and ``no-pii`` samples; predicted = that kind recorded.
 Speed: microseconds to screen one text (secrets + PII + injection), short and 10 kB.
-Benign outside text (bench/benign.py, read where it lies, never copied): the share of
+Benign outside text (bench/_benign.py, read where it lies, never copied): the share of
 paragraphs each screen flags (secrets: any finding; injection: held, i.e. a high
 finding for a writer other than the person), per source and per rule, with up to 5
 examples per rule. Class-written corpora of #26 (tests/trust/classes/) by half.
@@ -32,7 +32,7 @@ from tests.trust import classes  # noqa: E402
 from tests.trust.corpora import NAMES, figures, load  # noqa: E402
 from tests.trust.corpus import Sample, corpus  # noqa: E402
 
-import benign  # noqa: E402
+import _benign as benign  # noqa: E402
 from _common import machine, percentile, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
 from aide_memoire.engine.trust import scan_pii, scan_secrets, screen_text  # noqa: E402
