@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.hooks.capture import capture_transcript
+from aide_memoire.hooks.capture import capture_transcript
 from aide_memoire.mcp.edge import MCP_ACTOR
 
 from .conftest import cli, keyword_settings
