@@ -294,7 +294,7 @@ class AsyncMemory:
         lines: Iterable[str],
         *,
         batch: int = 500,
-        secrets: SecretsPolicy = "refuse",
+        secrets: SecretsPolicy = "skip",
     ) -> ImportReport:
         """Add exported memories as they were; ids already present are skipped."""
         return await self._run(self.sync.import_, lines, batch=batch, secrets=secrets)

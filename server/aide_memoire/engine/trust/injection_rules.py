@@ -150,6 +150,8 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
      r"[^)\s]*\b(?:secret|token|key|password|data|q|d)\b|(?-i:[A-Z][A-Z_]{3,})\b|[^)\s]*<|"
      r"[^)\s]*\b(?:conversation|history|summary|memor(?:y|ies)|chat|env|creds?|credentials|"
      r"session|prompt)\b)|"
+     r"!\[[^\]]*\]\(\s*https?://[^)\s]*[?&](?:conversation|history|summary|memor(?:y|ies)|"
+     r"chat|env|creds?|credentials|session|prompt|secrets?|keys?)=|"
      r"!\[[^\]]*\]\(\s*https?://[^)\s]*/(?:(?-i:[A-Z][A-Z_]{3,})\)|<[^>)]{3,}>|"
      r"\[[^\])]{3,}\])"),
     ("run-command", "order to the agent to run commands",
