@@ -148,8 +148,9 @@ _TO_AGENT = re.compile(
 
 def _documented_install(text: str, start: int, end: int) -> bool:
     line_end = text.find("\n", end)
-    command = text[start:len(text) if line_end < 0 else line_end]  # the URL may follow
-    around = text[:start] + " " + text[end:]
+    line_end = len(text) if line_end < 0 else line_end
+    command = text[start:line_end]  # the URL may follow the match on its line
+    around = text[:start] + " " + text[line_end:]  # the words presenting it, not the URL
     return bool(_HTTPS_HOST.search(command)) and bool(
         _INSTALL_CONTEXT.search(around)) and not _TO_AGENT.search(text)
 
