@@ -95,11 +95,18 @@ _ENGLISH_WORDS = frozenset({
     "their", "such", "every", "some", "it"})
 
 
+# Words of the listed languages that English does not have: an ASCII match with one of
+# them is not English ("Ignore les instructions").
+_FOREIGN = re.compile(r"(?i)\b(?:les|tes|vos|toutes|tous|todas|las|los|tus|as|tuas|alle|deine|"
+                      r"le|la|del|die|der|und|et|y|e)\b")
+
+
 def _english(span: str) -> bool:
-    if not span.isascii():
+    if not span.isascii() or _FOREIGN.search(span):
         return False
-    return bool(_ENGLISH.search(span)) or all(
-        word in _ENGLISH_WORDS for word in re.findall(r"[a-z']+", span.lower()))
+    words = re.findall(r"[a-z']+", span.lower())
+    return bool(_ENGLISH.search(span)) or all(word in _ENGLISH_WORDS for word in words) or (
+        bool(words) and words[0] in ("ignore", "ignores") and words[-1] in _ENGLISH_WORDS)
 
 
 def override_in_other_languages(text: str) -> list[tuple[int, int]]:

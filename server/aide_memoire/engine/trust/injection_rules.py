@@ -221,6 +221,7 @@ _PATTERNS: tuple[tuple[str, str, str], ...] = (
 # Letters a rule's match can start with: a lookahead on them lets re skip most positions
 # at once (shell-payload scans ~5x faster on a 10 kB text).
 _FIRST = {"shell-payload": "cwiflbzdkpnrom/", "exfil-command": "ctbgzpewy",
+          "ignore-paraphrase": "idfasptn.!?:;\n", "persistent-order": "ifdagphwrsmkn.!?:\n",
           "exfiltrate": "spuefthmlcrdbai",
           "authority-claim": "tiwmso", "future-order": "wneoa"}
 

@@ -315,7 +315,7 @@ def _sentences(text: str) -> Iterator[Finding]:
             value = match.group("value").rstrip(".,;:!?)]>")
             if value.startswith(("-", ":")) or is_placeholder(value):
                 continue  # a command-line flag follows the word, or a stand-in
-            if looks_random(value, min_length=12) or (
+            if looks_random(value, uuid_counts=generated, min_length=12) or (
                 not generated and _stated_password(value)
             ):
                 yield Finding("secret", "stated-password", "password given in a sentence",
