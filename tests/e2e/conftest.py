@@ -160,7 +160,8 @@ def world(tmp_path_factory: pytest.TempPathFactory,
             # The model's ONNX copy as a user has it after a first start (exported once,
             # minutes of CPU here): the throwaway HOME would otherwise export it again
             # inside the first session's hook timeout.
-            env["AIDE_MEMOIRE_MODEL_CACHE_DIR"] = str(default_model_cache())
+            env["AIDE_MEMOIRE_MODEL_CACHE_DIR"] = (os.environ.get("AIDE_MEMOIRE_MODEL_CACHE_DIR")
+                                                   or str(default_model_cache()))
             subprocess.run([str(VENV_BIN / "python"), "-c", PREPARE_MODEL], env=env,
                            check=True, timeout=600, capture_output=True)
         world = World(root=root, home=home, store=store, tmp=tmp, api=api, env=env)
