@@ -23,9 +23,9 @@ __all__ = ["Completed", "invoke", "outside_projects"]
 @contextlib.contextmanager
 def outside_projects() -> Iterator[Path]:
     """The working folder moved to a fresh temporary folder in no git checkout."""
-    with tempfile.TemporaryDirectory(prefix="aide-memoire-cwd-") as folder:
-        with contextlib.chdir(folder):
-            yield Path(folder)
+    with (tempfile.TemporaryDirectory(prefix="aide-memoire-cwd-") as folder,
+          contextlib.chdir(folder)):
+        yield Path(folder)
 
 
 @dataclass(frozen=True)

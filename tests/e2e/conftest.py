@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from ..plugin.conftest import BARE_PATH, CLAUDE, REPO, VENV_BIN
 from aide_memoire.engine.settings import default_model_cache
 
+from ..plugin.conftest import BARE_PATH, CLAUDE, REPO, VENV_BIN
 from .standin import StandIn, standin
 
 PREPARE_MODEL = ("from aide_memoire.engine.embed import Embedder; "

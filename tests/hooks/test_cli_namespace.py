@@ -16,8 +16,6 @@ from aide_memoire.cli.hook import run_hook
 from aide_memoire.cli.main import cli
 from aide_memoire.engine.projects import project_namespace
 
-from .conftest import git_project
-
 NOTE = "The staging database was moved to the orchid cluster in eu-west-3 last week."
 PROMPT = "Which cluster does the staging database live on now?"
 

@@ -250,7 +250,11 @@ def in_process(home: Path, request: dict[str, Any]) -> dict[str, Any]:
     settings = Settings.from_env(home=home, embedding_model="none")
     with Memory(settings=settings) as memory:
         memory.actor = "hook"
-        return handle(memory, request)
+        answer = handle(memory, request)
+    from ..engine.hooks.injections import record_request
+
+    record_request(home, request, answer, "process")
+    return answer
 
 
 def _run(home: Path, request: dict[str, Any], limit: float) -> dict[str, Any]:

@@ -415,6 +415,10 @@ _register_trust(cli, open_memory)
 cli.add_command(_serve)
 cli.add_command(_ui)
 
+from .injections import injections as _injections  # noqa: E402 - the prompt hook's log
+
+cli.add_command(_injections)
+
 from .ops import register as _register_ops  # noqa: E402 - snapshot, doctor, reembed
 
 _register_ops(cli, open_memory)

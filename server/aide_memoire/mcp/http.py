@@ -307,7 +307,11 @@ class HookRoute:
         from ..engine.hooks.service import handle
 
         with self.memory.acting_as("hook"):
-            return handle(self.memory, request)
+            answer = handle(self.memory, request)
+        from ..engine.hooks.injections import record_request
+
+        record_request(self.memory.settings.home, request, answer, "daemon")
+        return answer
 
 
 class IdleWatch:

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from ..trust.redact import redact_secrets
-from .capture import strip_private
 
-__all__ = ["LOG_PARTS", "injection_reasons", "read_injections", "record_injection"]
+__all__ = ["LOG_PARTS", "injection_reasons", "read_injections", "record_injection",
+           "record_request"]
 
 LOG_PARTS = ("hooks", "injections.jsonl")
 MAX_BYTES = 4_000_000
@@ -59,6 +59,8 @@ def injection_reasons(injection: Any) -> list[dict[str, Any]]:
 
 
 def _excerpt(prompt: str) -> str:
+    from .capture import strip_private  # capture reads this log (feedback.py): no cycle
+
     text, _ = strip_private(prompt)
     text = " ".join(redact_secrets(text).text.split())
     return text if len(text) <= PROMPT_CHARS else text[: PROMPT_CHARS - 1] + "…"
@@ -91,6 +93,18 @@ def record_injection(home: Path, *, session_id: str | None, namespace: str, prom
             os.write(fd, (line + "\n").encode("utf-8"))
         finally:
             os.close(fd)
+
+
+def record_request(home: Path, request: dict[str, Any], answer: dict[str, Any],
+                   served_by: str) -> None:
+    """``record_injection`` for a hook service request (op ``prompt``) and its answer."""
+    if request.get("op") != "prompt":
+        return
+    session = request.get("session_id")
+    record_injection(home, session_id=session if isinstance(session, str) else None,
+                     namespace=str(request.get("namespace")),
+                     prompt=str(request.get("prompt") or ""), answer=answer,
+                     served_by=served_by)
 
 
 def read_injections(home: Path, *, session_id: str | None = None,

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .injections import record_injection
+from .injections import record_request
 from .service import handle
 from .state import session_state
 
@@ -72,8 +72,7 @@ def serve_prompt(memory: Memory, namespace: str, prompt: str,
                 state.save()
     else:
         answer = handle(memory, request)
-    record_injection(home, session_id=session_id, namespace=namespace, prompt=prompt,
-                     answer=answer, served_by=SERVED_BY)
+    record_request(home, request, answer, SERVED_BY)
     log("done", injected=len(answer.get("ids") or []),
          ms=round((time.perf_counter() - started) * 1000, 1))
     return answer
