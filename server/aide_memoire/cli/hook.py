@@ -34,6 +34,12 @@ SPAWN_GRACE_S = 60.0
 LOG_MAX_BYTES = 1_000_000
 HOOK_PATH = "/hook"  # mcp/http.py serves it (not imported: it pulls in uvicorn)
 DAEMON_LOCK = "daemon.lock"  # mcp/http.py LOCK_FILE: held by a daemon for its life
+# Words that make a whole prompt a reply to the assistant, not a question ("thanks!",
+# "yes please", "ok go ahead"): such a prompt is not looked up.
+ACKNOWLEDGEMENTS = frozenset({
+    "thanks", "thank", "thx", "yes", "yeah", "yep", "sure", "okay", "cool", "great", "nice",
+    "please", "continue", "proceed", "ahead", "hello", "hey", "good", "perfect", "done",
+    "right", "fine", "agreed"})
 # Started daemons outlive this process by design; holding them here keeps Popen from
 # warning that they still run when it is collected.
 _DETACHED: list[Any] = []
@@ -305,12 +311,25 @@ def _remember_shown(home: Path, session: object, answer: dict[str, Any], *,
             state.save()
 
 
+def needs_no_recall(prompt: str) -> bool:
+    """"ok", "thanks!", a bare slash command: nothing to look up, so neither the daemon
+    nor the engine is asked (engine/text.py is the standard library only)."""
+    import re
+
+    from ..engine.text import query_terms
+
+    if re.fullmatch(r"\s*/\S+\s*", prompt):
+        return True
+    return not any((len(t) > 2 or t.isdigit()) and t not in ACKNOWLEDGEMENTS
+                   for t in query_terms(prompt))
+
+
 def _prompt(home: Path, payload: dict[str, Any], limit: float) -> str:
     from ..engine.hooks.state import session_state
 
     prompt = payload.get("prompt")
     session = payload.get("session_id")
-    if not isinstance(prompt, str) or not prompt.strip():
+    if not isinstance(prompt, str) or needs_no_recall(prompt):
         return ""
     project = _project(payload)
     request: dict[str, Any] = {"op": "prompt", "namespace": project.namespace,
