@@ -13,18 +13,9 @@ from .output import emit
 __all__ = ["injections"]
 
 
-def _reason(entry: dict[str, Any]) -> str:
-    """The signals that passed the gate, as ``name value`` pairs (ids alone before the
-    gate recorded its reasons)."""
-    shown = []
-    for key, value in entry.items():
-        if key in ("id", "decision"):
-            continue
-        shown.append(f"{key} {value:.3g}" if isinstance(value, float) else f"{key} {value}")
-    return ", ".join(shown)
-
-
 def _format(entries: list[dict[str, Any]]) -> str:
+    from ..engine.hooks.injections import describe_reasons
+
     if not entries:
         return "nothing injected yet (or nothing for that session)"
     lines = []
@@ -34,7 +25,7 @@ def _format(entries: list[dict[str, Any]]) -> str:
                      f"{entry.get('namespace')}  via {entry.get('served_by')}")
         lines.append(f"  prompt: {entry.get('prompt', '')}")
         for memory in entry.get("memories", []):
-            why = _reason(memory)
+            why = describe_reasons(memory)
             lines.append(f"  - {memory.get('id')}" + (f"  ({why})" if why else ""))
     return "\n".join(lines)
 

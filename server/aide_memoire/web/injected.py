@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from starlette.responses import RedirectResponse
 
 from ..engine.errors import AideMemoireError
-from ..engine.hooks.injections import read_injections
+from ..engine.hooks.injections import describe_reasons, read_injections
 from .html import HELD_NOTE, esc, field, flash, form, memory_url, page, url
 
 if TYPE_CHECKING:
@@ -26,9 +26,8 @@ OUTCOMES = {"helpful": "Helpful", "unhelpful": "Not helpful"}
 
 
 def _reasons(entry: dict[str, Any]) -> str:
-    shown = [f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
-             for k, v in entry.items() if k not in ("id", "decision")]
-    return esc(", ".join(shown)) if shown else '<span class="muted">ids only</span>'
+    shown = describe_reasons(entry)
+    return esc(shown) if shown else '<span class="muted">ids only</span>'
 
 
 def _memory(entry: dict[str, Any], namespace: str, csrf: str, back: str) -> str:

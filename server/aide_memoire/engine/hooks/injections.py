@@ -24,8 +24,8 @@ from typing import Any
 
 from ..trust.redact import redact_secrets
 
-__all__ = ["LOG_PARTS", "injection_reasons", "read_injections", "record_injection",
-           "record_request"]
+__all__ = ["LOG_PARTS", "describe_reasons", "injection_reasons", "read_injections",
+           "record_injection", "record_request"]
 
 LOG_PARTS = ("hooks", "injections.jsonl")
 MAX_BYTES = 4_000_000
@@ -56,6 +56,14 @@ def injection_reasons(injection: Any) -> list[dict[str, Any]]:
                  if isinstance(reason, dict) else {})
         reasons.append({"id": memory_id, **entry})
     return reasons
+
+
+def describe_reasons(reason: dict[str, Any]) -> str:
+    """One memory's gate signals as ``name value`` pairs, for a person to read (empty
+    when only its id was recorded)."""
+    shown = [f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
+             for k, v in reason.items() if k not in ("id", "decision") and v is not None]
+    return ", ".join(shown)
 
 
 def _excerpt(prompt: str) -> str:
