@@ -15,7 +15,7 @@ Tuning (on the tuning half and LOCOMO only): the cosine's Platt scaling and the 
 weights are logistic fits; the threshold is the lowest whose false rate on the training
 folds stays within ``--false-target``. Five folds (corpus by hash, LOCOMO by
 conversation) give cross-validated figures; the constants fitted on all the tuning
-material are printed next to the ones in engine/hooks/gate.py (GateTuning), which are
+material are printed next to the ones in hooks/gate.py (GateTuning), which are
 what the held-out figures use: the held-out half is run through the hook's real entry
 point, ``service.handle`` (as the daemon and the hook process call it), with a fresh
 session per prompt, and ``--cli`` of its prompts also through the real
@@ -53,15 +53,15 @@ import gate_corpus  # noqa: E402
 
 from _common import machine, percentile, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
-from aide_memoire.engine.hooks.briefing import CHARS_PER_TOKEN  # noqa: E402
-from aide_memoire.engine.hooks.gate import GateTuning, Signals, decide  # noqa: E402
-from aide_memoire.engine.hooks.prompt import (  # noqa: E402
+from aide_memoire.engine.core.projects import project_for  # noqa: E402
+from aide_memoire.hooks.briefing import CHARS_PER_TOKEN  # noqa: E402
+from aide_memoire.hooks.gate import GateTuning, Signals, decide  # noqa: E402
+from aide_memoire.hooks.prompt import (  # noqa: E402
     RECALL_LIMIT,
     hit_signals,
     prompt_stems,
 )
-from aide_memoire.engine.hooks.service import handle  # noqa: E402
-from aide_memoire.engine.projects import project_for  # noqa: E402
+from aide_memoire.hooks.service import handle  # noqa: E402
 from locomo import CATEGORIES, ingest, parse_evidence, sessions, turn_text  # noqa: E402
 
 FOLDS = 5
@@ -209,7 +209,7 @@ def fit(prompts: list[Prompt], false_target: float, max_memories: int) -> GateTu
     base = GateTuning(cosine_slope=float(beta[1]), cosine_offset=float(beta[0]),
                       max_memories=max_memories)
     # Combined: positives the needed hits, negatives every hit of an unrelated prompt.
-    from aide_memoire.engine.hooks.gate import features
+    from aide_memoire.hooks.gate import features
 
     fx, fy, fo = [], [], []
     for i, p in enumerate(prompts):

@@ -16,13 +16,14 @@ from typing import Any
 
 import pytest
 
-from aide_memoire.engine.settings import default_model_cache
+from aide_memoire.engine.core.settings import default_model_cache
 
 from ..plugin.conftest import BARE_PATH, CLAUDE, REPO, VENV_BIN
 from .standin import StandIn, standin
 
-PREPARE_MODEL = ("from aide_memoire.engine.embed import Embedder; "
-                 "from aide_memoire.engine.settings import Settings; s = Settings.from_env(); "
+PREPARE_MODEL = ("from aide_memoire.engine.recall.embed import Embedder; "
+                 "from aide_memoire.engine.core.settings import Settings; "
+                 "s = Settings.from_env(); "
                  "e = Embedder(s.embedding_model, backend=s.embedding_backend, "
                  "int8=s.embedding_int8, cache_dir=s.model_cache_dir); assert e.wait()")
 

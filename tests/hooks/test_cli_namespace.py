@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from aide_memoire import Memory, Settings
 from aide_memoire.cli.hook import run_hook
 from aide_memoire.cli.main import cli
-from aide_memoire.engine.projects import project_namespace
+from aide_memoire.engine.core.projects import project_namespace
 
 NOTE = "The staging database was moved to the orchid cluster in eu-west-3 last week."
 PROMPT = "Which cluster does the staging database live on now?"

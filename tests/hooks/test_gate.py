@@ -10,15 +10,15 @@ import dataclasses
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.hooks.gate import (
+from aide_memoire.hooks.gate import (
     GateTuning,
     Signals,
     calibrated,
     decide,
     signals,
 )
-from aide_memoire.engine.hooks.prompt import HEADER, prompt_context
-from aide_memoire.engine.hooks.service import handle
+from aide_memoire.hooks.prompt import HEADER, prompt_context
+from aide_memoire.hooks.service import handle
 
 from .gate_corpus import distractors, load, split
 

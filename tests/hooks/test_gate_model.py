@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory, Settings
-from aide_memoire.engine.hooks.prompt import prompt_context
-from aide_memoire.engine.hooks.service import handle
+from aide_memoire.hooks.prompt import prompt_context
+from aide_memoire.hooks.service import handle
 
 from .gate_corpus import distractors, load
 

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 from aide_memoire import Memory
-from aide_memoire.engine.hooks.feedback import UNUSED_AFTER, learn_from_replies, used
-from aide_memoire.engine.hooks.injections import (
+from aide_memoire.hooks.feedback import UNUSED_AFTER, learn_from_replies, used
+from aide_memoire.hooks.injections import (
     injection_reasons,
     read_injections,
     record_injection,
 )
-from aide_memoire.engine.hooks.warm import hook_output, serve_prompt
+from aide_memoire.hooks.warm import hook_output, serve_prompt
 
 from ..clirun import invoke
 from .conftest import TOKEN

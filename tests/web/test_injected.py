@@ -6,7 +6,7 @@ from __future__ import annotations
 from starlette.testclient import TestClient
 
 from aide_memoire import Memory
-from aide_memoire.engine.hooks.warm import serve_prompt
+from aide_memoire.hooks.warm import serve_prompt
 
 from .conftest import NS, csrf_of, sign_in
 

@@ -14,7 +14,7 @@ __all__ = ["injections"]
 
 
 def _format(entries: list[dict[str, Any]]) -> str:
-    from ..engine.hooks.injections import describe_reasons
+    from ..hooks.injections import describe_reasons
 
     if not entries:
         return "nothing injected yet (or nothing for that session)"
@@ -42,7 +42,7 @@ def injections(ctx: click.Context, session_id: str | None, namespace: str | None
                as_json: bool) -> None:
     """What the prompt hook injected before each prompt, per session, and why (the gate's
     scores); read from <home>/hooks/injections.jsonl (docs/hooks.md)."""
-    from ..engine.hooks.injections import read_injections
+    from ..hooks.injections import read_injections
 
     found = read_injections(data_home(ctx.obj.get("home")), session_id=session_id,
                             namespace=namespace, limit=limit)

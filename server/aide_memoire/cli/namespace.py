@@ -23,7 +23,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def cli_namespace() -> tuple[str, str]:
     """(namespace, why) for a command run here without ``--namespace``."""
-    from ..engine.projects import directory_from, project_for
+    from ..engine.core.projects import directory_from, project_for
 
     project = project_for(directory_from(os.environ, None))
     if os.environ.get("CLAUDE_PROJECT_DIR"):
@@ -37,7 +37,7 @@ def _resolve(_ctx: click.Context, _param: click.Parameter, value: str | None) ->
     if value is None:
         return cli_namespace()[0]
     if value == ".":
-        from ..engine.projects import directory_from, project_namespace
+        from ..engine.core.projects import directory_from, project_namespace
 
         return project_namespace(directory_from(os.environ, None))
     return value

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ValidationError
 
-from ..engine.errors import AideMemoireError, StoreError
+from ..engine.core.errors import AideMemoireError, StoreError
 from ..logs import get_logger
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
     from .models import ToolInput
     from .spec import ToolSpec
 

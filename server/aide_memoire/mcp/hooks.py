@@ -7,7 +7,7 @@ no process starts per prompt and recall uses the server's loaded model. Claude C
 calls a tool by name without consulting tools/list (checked with `claude -p` 2.1.197,
 tests/e2e), so the tool stays out of it: it costs no tools/list bytes, and the model is
 never invited to call it. Its text is JSON of the hook output shape, the only form
-Claude Code passes on to the model (engine/hooks/warm.py).
+Claude Code passes on to the model (hooks/warm.py).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from ..engine.domain import QUERY_MAX
-from ..engine.hooks.warm import hook_output, serve_prompt
+from ..engine.core.domain import QUERY_MAX
+from ..hooks.warm import hook_output, serve_prompt
 from .spec import READ, ToolSpec
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 from .models import ToolInput
 

@@ -9,15 +9,15 @@ from urllib.parse import urlencode
 
 from starlette.responses import RedirectResponse
 
-from ..engine.errors import AideMemoireError
-from ..engine.hooks.injections import describe_reasons, read_injections
+from ..engine.core.errors import AideMemoireError
+from ..hooks.injections import describe_reasons, read_injections
 from .html import HELD_NOTE, esc, field, flash, form, memory_url, page, url
 
 if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["ROUTES"]
 

@@ -11,15 +11,15 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
-from .. import validate as v
-from ..errors import InvalidInput
-from ..models import ImportReport, MemoryRecord
+from ..core import validate as v
+from ..core.errors import InvalidInput
+from ..core.models import ImportReport, MemoryRecord
 from ..ops import transfer
-from ..pipeline import SecretsPolicy, check_policy
-from ..store import NewRow
+from ..runtime.pipeline import SecretsPolicy, check_policy
+from ..storage.store import NewRow
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
+    from ..runtime.context import EngineContext
 
 __all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "ExchangeService"]
 

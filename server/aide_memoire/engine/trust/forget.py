@@ -25,11 +25,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ...logs import get_logger
-from ..data.protocol import Connection
-from ..data.repositories import KeywordIndex
-from ..db import Database
-from ..store import RowFilter, Store
-from ..text import query_terms
+from ..core.text import query_terms
+from ..storage.db import Database
+from ..storage.protocol import Connection
+from ..storage.repositories import KeywordIndex
+from ..storage.store import RowFilter, Store
 
 __all__ = ["match_all", "purge", "select_for_forget"]
 

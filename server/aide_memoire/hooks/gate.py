@@ -1,0 +1,194 @@
+"""The prompt hook's gate: which recalled memories are worth putting before a prompt.
+
+A recall always returns its best hits, related or not, and its fused scores are min-max
+scaled within the call, so they cannot say "unrelated". The gate reads signals that keep
+their meaning across calls, all of which recall has already computed (no second
+encoding of the prompt):
+
+- the raw dense cosine of prompt and memory (``Hit.scores["dense"]``), put on an
+  absolute scale for this model: ``calibrated`` is the probability that a pair at this
+  cosine is related, a logistic fit on related and unrelated pairs (Platt scaling);
+- the lexical overlap: the share of the prompt's content words the memory holds;
+- the fused rank (1 = recall's best) and the margin of the hit's cosine over the best
+  cosine of the other hits, which says "this one stands out" where a flat list of
+  near-equal cosines says "nothing here is about this";
+- the kind (a session turn is a weaker memory than a stored learning).
+
+They combine into one logistic score; a hit passes when the score reaches
+``threshold``. Every constant lives in ``GateTuning`` and was chosen by
+bench/hook_quality.py (cross-validated on the tuning half of the fixture corpora and on
+LOCOMO dev; docs/hooks.md has the held-out figures). Without the model (keyword-only
+installs, the hook process) the gate is lexical: the overlap must reach
+``lexical_floor``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..engine.core.text import query_terms, tokens
+
+__all__ = [
+    "Decision",
+    "GateReason",
+    "GateTuning",
+    "Signals",
+    "calibrated",
+    "decide",
+    "overlap",
+    "prompt_stems",
+    "signals",
+    "stem",
+]
+
+TERMS_CAP = 4
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "ly", "s")
+
+Decision = Literal["injected", "below_gate", "over_budget", "over_count", "seen", "own_session"]
+GateKind = Literal["dense", "lexical"]
+
+
+def stem(word: str) -> str:
+    """A crude suffix strip, enough to match 'deploys' to 'deploy' and 'migrated' to 'migrate'."""
+    for suffix in _SUFFIXES:
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _stems(words: Iterable[str]) -> set[str]:
+    return {stem(w) for w in words if len(w) > 2 or w.isdigit()}
+
+
+def prompt_stems(prompt: str) -> set[str]:
+    """The content words of a prompt (stop words out), stemmed."""
+    return _stems(query_terms(prompt))
+
+
+def overlap(terms: set[str], text: str) -> float:
+    """Share of the prompt's content words (at most TERMS_CAP counted) found in ``text``."""
+    if not terms:
+        return 0.0
+    found = len(terms & _stems(tokens(text)))
+    return min(found / min(len(terms), TERMS_CAP), 1.0)
+
+
+@dataclass(frozen=True)
+class GateTuning:
+    """The gate's constants (bench/hook_quality.py chose them; docs/hooks.md says how)."""
+
+    # Platt scaling of the raw MiniLM cosine: P(related | cosine).
+    cosine_slope: float = 14.0
+    cosine_offset: float = -6.5
+    # The combined score's weights over (calibrated logit, overlap, margin, top, turn).
+    w_dense: float = 1.0
+    w_overlap: float = 2.0
+    w_margin: float = 6.0
+    w_top: float = 0.5
+    w_turn: float = -0.5
+    bias: float = 0.0
+    threshold: float = 0.5
+    # Keyword-only: the overlap a memory must reach.
+    lexical_floor: float = 0.65
+    # How many memories at most go in before one prompt.
+    max_memories: int = 3
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What the gate reads of one hit (all computed by recall already)."""
+
+    id: str
+    kind: str
+    dense: float | None
+    overlap: float
+    rank: int
+    margin: float
+
+
+@dataclass(frozen=True)
+class GateReason:
+    """Why one memory went in (or not): the signals, the gate's value, the decision."""
+
+    id: str
+    kind: str
+    gate: GateKind
+    dense: float | None
+    calibrated: float | None
+    overlap: float
+    rank: int
+    margin: float
+    score: float
+    decision: Decision
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+def calibrated(cosine: float, tuning: GateTuning) -> float:
+    """P(related | cosine) on this model's absolute scale."""
+    return _sigmoid(tuning.cosine_slope * cosine + tuning.cosine_offset)
+
+
+def signals(
+    ids: Sequence[str],
+    kinds: Sequence[str],
+    cosines: Sequence[float | None],
+    overlaps: Sequence[float],
+) -> list[Signals]:
+    """Each hit's signals, in recall's order (rank 1 first).
+
+    The margin is the hit's cosine minus the best cosine of the other hits: positive for
+    the one that stands out, near 0 when many are alike (as for a prompt nothing in the
+    store is about), negative for the rest; 0 without cosines.
+    """
+    out: list[Signals] = []
+    known = [c for c in cosines if c is not None]
+    for i, (memory_id, kind, cosine, lexical) in enumerate(
+        zip(ids, kinds, cosines, overlaps, strict=True)
+    ):
+        margin = 0.0
+        if cosine is not None and len(known) > 1:
+            others = sorted(known, reverse=True)
+            best_other = others[1] if cosine >= others[0] else others[0]
+            margin = cosine - best_other
+        out.append(Signals(memory_id, kind, cosine, lexical, i + 1, margin))
+    return out
+
+
+def features(s: Signals, tuning: GateTuning) -> tuple[float, float, float, float, float]:
+    """The combined score's inputs (dense gate only): see GateTuning's weights."""
+    assert s.dense is not None
+    logit = tuning.cosine_slope * s.dense + tuning.cosine_offset
+    return (logit, s.overlap, s.margin, 1.0 if s.rank == 1 else 0.0,
+            1.0 if s.kind == "turn" else 0.0)
+
+
+def score(s: Signals, tuning: GateTuning) -> float:
+    """The gate's value for one hit: a probability with the model, the overlap without."""
+    if s.dense is None:
+        return s.overlap
+    f = features(s, tuning)
+    weights = (tuning.w_dense, tuning.w_overlap, tuning.w_margin, tuning.w_top, tuning.w_turn)
+    return _sigmoid(tuning.bias + sum(w * x for w, x in zip(weights, f, strict=True)))
+
+
+def decide(s: Signals, tuning: GateTuning) -> GateReason:
+    """Whether one hit passes the gate (before budget, count and session rules)."""
+    value = score(s, tuning)
+    if s.dense is None:
+        passed = value >= tuning.lexical_floor
+        return GateReason(s.id, s.kind, "lexical", None, None, s.overlap, s.rank, s.margin,
+                          round(value, 4), "injected" if passed else "below_gate")
+    passed = value >= tuning.threshold
+    return GateReason(s.id, s.kind, "dense", round(s.dense, 4),
+                      round(calibrated(s.dense, tuning), 4), s.overlap, s.rank,
+                      round(s.margin, 4), round(value, 4),
+                      "injected" if passed else "below_gate")
