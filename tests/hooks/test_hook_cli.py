@@ -269,7 +269,7 @@ def test_a_prompt_that_needs_no_recall_loads_no_engine(home: Path, project: Path
     # No daemon and none allowed to start: the hook would otherwise import the engine.
     probe = (
         "import sys; from aide_memoire.cli import entry; entry.main(); "
-        "heavy = [m for m in ('aide_memoire.engine.memory', 'pydantic', 'numpy', 'click') "
+        "heavy = [m for m in ('aide_memoire.engine.facade.memory', 'pydantic', 'numpy', 'click') "
         "if m in sys.modules]; print('HEAVY', heavy, file=sys.stderr)"
     )
     ask = {"session_id": "s", "cwd": str(project), "prompt": prompt}

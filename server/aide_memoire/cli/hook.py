@@ -316,7 +316,7 @@ def needs_no_recall(prompt: str) -> bool:
     nor the engine is asked (engine/text.py is the standard library only)."""
     import re
 
-    from ..engine.text import query_terms
+    from ..engine.core.text import query_terms
 
     if re.fullmatch(r"\s*/\S+\s*", prompt):
         return True
