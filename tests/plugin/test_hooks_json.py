@@ -61,8 +61,8 @@ def test_timeouts_are_explicit_and_short_where_the_person_waits() -> None:
         assert isinstance(timeout, int | float) and 0 < timeout <= 60, (event, timeout)
     # The prompt hook runs before every prompt: a slow one is cut off and the prompt goes on.
     # Warm it answers in milliseconds; the limit covers a first prompt sent while the
-    # session's server is still starting (docs/hooks.md).
-    assert _only_hook("UserPromptSubmit")["timeout"] <= 15  # type: ignore[operator]
+    # session's server is still starting on a loaded machine (docs/hooks.md).
+    assert _only_hook("UserPromptSubmit")["timeout"] <= 30  # type: ignore[operator]
     # Capture hands its work to a detached process, so Claude Code's `async` is not used
     # (claude -p 2.1.197 exits before it runs async hooks).
     assert not any(_only_hook(event).get("async") for event in EVENTS)

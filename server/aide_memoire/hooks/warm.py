@@ -24,7 +24,7 @@ __all__ = ["HOOK_EVENT", "hook_output", "serve_prompt"]
 
 HOOK_EVENT = "UserPromptSubmit"
 SERVED_BY = "mcp_tool"
-WARM_WAIT_S = 6.0  # well under the hook's timeout in plugin/hooks/hooks.json (15 s)
+WARM_WAIT_S = 6.0  # well under the hook's timeout in plugin/hooks/hooks.json (30 s)
 
 
 def hook_output(text: str) -> str:
