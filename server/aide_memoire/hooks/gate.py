@@ -14,8 +14,14 @@ encoding of the prompt):
   near-equal cosines says "nothing here is about this";
 - the kind (a session turn is a weaker memory than a stored learning).
 
-They combine into one logistic score; a hit passes when the score reaches
-``threshold``. Every constant lives in ``GateTuning`` and was chosen by
+They add up on the cosine's own scale, ``cosine + w_overlap * overlap + w_margin *
+max(margin, 0)``, and a hit passes when that reaches ``threshold``. A weighted sum with
+three constants rather than a learned model: the tuning material holds a few hundred
+prompts, and a rule a person can read in the injection log is worth more than a point
+of fit. Kind and recency get no weight of their own: recall's order already weighs
+recency and feedback, and the material could not fit a kind weight (LOCOMO is all
+turns); the kind is recorded with every decision. Every constant lives in
+``GateTuning`` and was chosen by
 bench/hook_quality.py (cross-validated on the tuning half of the fixture corpora and on
 LOCOMO dev; docs/hooks.md has the held-out figures). Without the model (keyword-only
 installs, the hook process) the gate is lexical: the overlap must reach
@@ -80,17 +86,14 @@ def overlap(terms: set[str], text: str) -> float:
 class GateTuning:
     """The gate's constants (bench/hook_quality.py chose them; docs/hooks.md says how)."""
 
-    # Platt scaling of the raw MiniLM cosine: P(related | cosine).
-    cosine_slope: float = 14.0
-    cosine_offset: float = -6.5
-    # The combined score's weights over (calibrated logit, overlap, margin, top, turn).
-    w_dense: float = 1.0
-    w_overlap: float = 2.0
-    w_margin: float = 6.0
-    w_top: float = 0.5
-    w_turn: float = -0.5
-    bias: float = 0.0
-    threshold: float = 0.5
+    # Platt scaling of the raw MiniLM cosine, P(related | cosine): the calibrated value
+    # the injection log shows beside the cosine.
+    cosine_slope: float = 6.169
+    cosine_offset: float = -2.732
+    # The gate's value: cosine + w_overlap * overlap + w_margin * max(margin, 0).
+    w_overlap: float = 0.3
+    w_margin: float = 1.0
+    threshold: float = 0.69
     # Keyword-only: the overlap a memory must reach.
     lexical_floor: float = 0.65
     # How many memories at most go in before one prompt.
@@ -163,21 +166,12 @@ def signals(
     return out
 
 
-def features(s: Signals, tuning: GateTuning) -> tuple[float, float, float, float, float]:
-    """The combined score's inputs (dense gate only): see GateTuning's weights."""
-    assert s.dense is not None
-    logit = tuning.cosine_slope * s.dense + tuning.cosine_offset
-    return (logit, s.overlap, s.margin, 1.0 if s.rank == 1 else 0.0,
-            1.0 if s.kind == "turn" else 0.0)
-
-
 def score(s: Signals, tuning: GateTuning) -> float:
-    """The gate's value for one hit: a probability with the model, the overlap without."""
+    """The gate's value for one hit: on the cosine's scale with the model, the overlap
+    without it."""
     if s.dense is None:
         return s.overlap
-    f = features(s, tuning)
-    weights = (tuning.w_dense, tuning.w_overlap, tuning.w_margin, tuning.w_top, tuning.w_turn)
-    return _sigmoid(tuning.bias + sum(w * x for w, x in zip(weights, f, strict=True)))
+    return s.dense + tuning.w_overlap * s.overlap + tuning.w_margin * max(s.margin, 0.0)
 
 
 def decide(s: Signals, tuning: GateTuning) -> GateReason:
