@@ -47,7 +47,10 @@ class Front:
         self._tools = {**listing["tools_result"], "tools": [
             entry["tool"] for entry in listing["tools"]
             if entry["part"] is None or parts.available(entry["part"])]}
-        # Static lists (the package's prompt files, the one status resource).
+        # Static lists (the package's prompt files, the status resource): Claude Code
+        # runs a server's mcp_tool hooks only once all its lists are in. The resources a
+        # store's namespaces add are listed by the SDK server on the client's next
+        # resources/list (a known gap until the front's answer is refreshed).
         self._lists = {"prompts/list": listing.get("prompts_result"),
                        "resources/list": listing.get("resources_result")}
         self._in = wire_in
