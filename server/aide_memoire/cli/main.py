@@ -19,6 +19,7 @@ from ..engine.core.settings import Settings
 from ..engine.facade.memory import Memory
 from ..logs import configure_logging
 from .facts import format_facts
+from .namespace import cli_namespace, namespace_option
 from .output import (
     EXIT_ERROR,
     EXIT_USAGE,
@@ -44,21 +45,6 @@ def as_of_options(fn: F) -> F:
 
 def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")(fn)
-
-
-def _here(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
-    if value != ".":
-        return value
-    from ..engine.core.projects import directory_from, project_namespace
-
-    return project_namespace(directory_from(os.environ, None))
-
-
-def namespace_option(fn: F) -> F:
-    return click.option(
-        "--namespace", "-n", default="default", show_default=True, callback=_here,
-        help="Namespace to use ('.': this project's, as the hooks and the MCP server use).",
-    )(fn)
 
 
 @contextmanager
@@ -313,9 +299,13 @@ def status(ctx: click.Context, as_json: bool) -> None:
         for s in report.stages
     ]
     lines.append(f"project    {project.namespace} ({project.root}); capture {capture_why}")
+    used, why = cli_namespace()
+    lines.append(f"namespace  {used} (what commands use without --namespace: {why})")
     emit({**report.model_dump(), "project": {
         "namespace": project.namespace, "root": str(project.root), "capture": capture_on,
-        "capture_detail": capture_why}}, as_json=as_json, text="\n".join(lines))
+        "capture_detail": capture_why},
+        "cli_namespace": {"namespace": used, "why": why}},
+        as_json=as_json, text="\n".join(lines))
 
 
 @cli.command(name="hook")
@@ -431,6 +421,10 @@ _register_trust(cli, open_memory)
 
 cli.add_command(_serve)
 cli.add_command(_ui)
+
+from .injections import injections as _injections  # noqa: E402 - the prompt hook's log
+
+cli.add_command(_injections)
 
 from .ops import register as _register_ops  # noqa: E402 - snapshot, doctor, reembed
 
