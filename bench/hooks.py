@@ -11,7 +11,11 @@ wall time from spawn to exit.
 - user-prompt-submit p50/p95 over prompts about the transcript and unrelated ones, with
   the warm loopback daemon (model loaded) and without one (keyword-only in process);
 - session-start p50, both ways; the interpreter's own start for scale; and where the
-  prompt hook's time goes without the daemon (`python -X importtime`, top imports).
+  prompt hook's time goes without the daemon (`python -X importtime`, top imports);
+- user-prompt-submit as the plugin runs it now, an `mcp_tool` hook: a `tools/call` of
+  `hook_prompt` on the open stdio session of `aide-memoire serve` (the plugin's MCP
+  server, model loaded), the JSON-RPC round trip Claude Code makes, no process spawned;
+  the first call after a cold server start is reported on its own.
 
 Without a daemon the hook starts one in the background; for the "without" figures the
 bench sets AIDE_MEMOIRE_HOOK_DAEMON=false so that none starts (what a hook sees in the
@@ -220,6 +224,101 @@ def prompts(hooks: Hooks, project: Path, runs: int, seed: int) -> dict[str, Any]
             "injected": injected}
 
 
+class McpSession:
+    """`aide-memoire serve` over stdio, spoken to in JSON-RPC lines as Claude Code does."""
+
+    def __init__(self, hooks: Hooks, command: Path, project: Path) -> None:
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(
+            [str(command), "serve"], env={**hooks.env, "CLAUDE_PROJECT_DIR": str(project)},
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.next_id = 0
+        self.cpu: list[float] = []  # the server's CPU ms for each hook_prompt call
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "bench", "version": "0"}})
+        self.notify("notifications/initialized")
+        for method in ("tools/list", "prompts/list", "resources/list"):
+            self.request(method, {})
+
+    def notify(self, method: str) -> None:
+        self._send({"jsonrpc": "2.0", "method": method})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        self.next_id += 1
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise SystemExit(f"the MCP server ended during {method}")
+            answer: dict[str, Any] = json.loads(line)
+            if answer.get("id") == self.next_id:
+                return answer
+
+    def cpu_ms(self) -> float:
+        """The server process's own CPU time so far (user + system), from /proc."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+    def hook_prompt(self, prompt: str, session: str) -> tuple[float, str]:
+        cpu = self.cpu_ms()
+        started = time.perf_counter()
+        answer = self.request("tools/call", {"name": "hook_prompt", "arguments": {
+            "prompt": prompt, "session_id": session}})
+        ms = (time.perf_counter() - started) * 1000
+        self.cpu.append(self.cpu_ms() - cpu)
+        text = json.loads(answer["result"]["content"][0]["text"])
+        return ms, text.get("hookSpecificOutput", {}).get("additionalContext", "")
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=30)
+
+
+def mcp_tool_prompts(hooks: Hooks, command: Path, project: Path, runs: int,
+                     seed: int) -> dict[str, Any]:
+    """The prompt hook through `mcp_tool`: one server for the whole run, as one session."""
+    session = McpSession(hooks, command, project)
+    try:
+        first_ms, _ = session.hook_prompt("Which port does the billing Redis use?", "first")
+        first_since_start = (time.perf_counter() - session.started) * 1000
+        for n in range(3):  # the first recalls fill the server's caches
+            session.hook_prompt("Who reviews changes to the billing Redis?", f"warm-{n}")
+        rng = random.Random(seed)
+        times: dict[str, list[float]] = {"related": [], "unrelated": []}
+        injected = {"related": 0, "unrelated": 0}
+        for n in range(runs):
+            kind = "related" if n % 2 == 0 else "unrelated"
+            text = _fill(rng.choice(RELATED), rng) if kind == "related" \
+                else rng.choice(UNRELATED)
+            ms, out = session.hook_prompt(text, str(uuid.uuid4()))
+            times[kind].append(ms)
+            injected[kind] += bool(out.strip())
+    finally:
+        session.close()
+    every = times["related"] + times["unrelated"]
+    cpu = session.cpu[-runs:]
+    return {"runs": runs, "p50_ms": round(percentile(every, 50), 1),
+            "p95_ms": round(percentile(every, 95), 1),
+            "server_cpu_p50_ms": round(percentile(cpu, 50), 1),
+            "server_cpu_p95_ms": round(percentile(cpu, 95), 1),
+            "related_p50_ms": round(percentile(times["related"], 50), 1),
+            "unrelated_p50_ms": round(percentile(times["unrelated"], 50), 1),
+            "first_call_ms": round(first_ms, 1),
+            "first_call_since_server_start_ms": round(first_since_start, 1),
+            "injected": injected}
+
+
 def session_starts(hooks: Hooks, project: Path, runs: int) -> dict[str, Any]:
     times = [hooks.run("session-start", {"session_id": str(uuid.uuid4()), "cwd": str(project),
                                          "source": "startup",
@@ -269,6 +368,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--turns", type=int, default=2000)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--only-mcp-tool", action="store_true",
+                        help="Only the mcp_tool prompt path (on a store captured first).")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="aide-memoire-bench-hooks-"))
     hooks = Hooks(root / "store", console_script(root))
@@ -277,6 +378,18 @@ def main() -> None:
         folder.mkdir(parents=True)
     results: dict[str, Any] = {"machine": machine(), "python_start_p50_ms": python_start(10)}
 
+    if args.only_mcp_tool:
+        daemon = start_daemon(hooks)  # the capture encodes the turns, as a session's would
+        try:
+            results["capture_with_daemon"] = capture(hooks, warm_project, args.turns, seed=1)
+        finally:
+            results["daemon_exit_s"] = stop_daemon(daemon)
+        results["prompt_mcp_tool"] = mcp_tool_prompts(hooks, console_script(root),
+                                                      warm_project, args.runs, seed=2)
+        print(json.dumps(results, indent=2))
+        write_json(args.json, results)
+        shutil.rmtree(root, ignore_errors=True)
+        return
     daemon = start_daemon(hooks)
     try:
         results["capture_with_daemon"] = capture(hooks, warm_project, args.turns, seed=1)
@@ -287,6 +400,9 @@ def main() -> None:
         results["session_start_with_daemon"] = session_starts(hooks, warm_project, args.runs // 2)
     finally:
         results["daemon_exit_s"] = stop_daemon(daemon)
+    # The plugin's own path for the prompt hook (the daemon is stopped: it plays no part).
+    results["prompt_mcp_tool"] = mcp_tool_prompts(hooks, console_script(root), warm_project,
+                                                  args.runs, seed=2)
 
     hooks.block_daemon = True
     results["capture_in_process"] = capture(hooks, cold_project, args.turns, seed=3)
@@ -294,7 +410,8 @@ def main() -> None:
     results["session_start_without_daemon"] = session_starts(hooks, warm_project, args.runs // 2)
     results["prompt_without_daemon_imports"] = import_profile(hooks, console_script(root),
                                                               warm_project)
-    rows = [[name, r.get("p50_ms", r.get("ms")), r.get("p95_ms", ""), r.get("cpu_p50_ms", ""),
+    rows = [[name, r.get("p50_ms", r.get("ms")), r.get("p95_ms", ""),
+             r.get("cpu_p50_ms", r.get("server_cpu_p50_ms", "")),
              r.get("turns_per_s", "")]
             for name, r in results.items() if isinstance(r, dict) and ("ms" in r or "p50_ms" in r)]
     print(table(["hook", "p50 / total ms", "p95 ms", "CPU p50 ms", "turns/s"], rows),

@@ -7,7 +7,9 @@ The end-to-end tests (tests/cli, plugin, MCP stdio) still spawn real processes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import tempfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +17,15 @@ from click.testing import CliRunner
 
 from aide_memoire.cli.main import cli
 
-__all__ = ["Completed", "invoke"]
+__all__ = ["Completed", "invoke", "outside_projects"]
+
+
+@contextlib.contextmanager
+def outside_projects() -> Iterator[Path]:
+    """The working folder moved to a fresh temporary folder in no git checkout."""
+    with (tempfile.TemporaryDirectory(prefix="aide-memoire-cwd-") as folder,
+          contextlib.chdir(folder)):
+        yield Path(folder)
 
 
 @dataclass(frozen=True)
@@ -32,9 +42,13 @@ def invoke(
     check: bool = False,
 ) -> Completed:
     """``aide-memoire --home HOME ARGS`` keyword-only unless ``env`` says otherwise."""
-    environment = {"AIDE_MEMOIRE_EMBEDDING_MODEL": "none", **(env or {})}
-    result = CliRunner().invoke(cli, ["--home", str(home), *args], env=environment,
-                                input=stdin, catch_exceptions=False)
+    environment: dict[str, str | None] = {"AIDE_MEMOIRE_EMBEDDING_MODEL": "none",
+                                          "CLAUDE_PROJECT_DIR": None, **(env or {})}
+    # Run from a folder outside any project, so the default namespace is 'default'
+    # (inside this repository's checkout it would be the checkout's project).
+    with outside_projects():
+        result = CliRunner().invoke(cli, ["--home", str(home), *args], env=environment,
+                                    input=stdin, catch_exceptions=False)
     done = Completed(tuple(args), result.exit_code, result.stdout, result.stderr)
     if check and done.returncode != 0:
         raise AssertionError(f"aide-memoire {' '.join(args)} failed ({done.returncode}): "

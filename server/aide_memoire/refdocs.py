@@ -67,6 +67,12 @@ the one named by `--home`, else `AIDE_MEMOIRE_HOME`, else the user data folder (
 [configuration.md](configuration.md)). Commands whose optional part is not installed
 (the code index without the `code` extra) say which extra to install and exit 4.
 
+Without `--namespace`, a command works in the namespace of the project it runs in (a git
+checkout, or `$CLAUDE_PROJECT_DIR`), the one the plugin's MCP server and hooks use, so a
+note stored from a terminal in a project comes back in that project's Claude Code
+sessions; outside any project it is `default`. `aide-memoire status` says which namespace
+a command would use, and why; `-n .` always names this folder's project.
+
 A first session (`tests/test_documented_commands.py` runs these in a temporary home):
 
 ```sh

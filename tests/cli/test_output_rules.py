@@ -19,6 +19,8 @@ from aide_memoire import Memory, Settings
 from aide_memoire.cli.main import cli
 from aide_memoire.cli.output import EXIT_CODES, plural
 
+from ..clirun import outside_projects
+
 DOCS_CLI = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 UNKNOWN = "0123456789abcdef0123456789abcdef"
 
@@ -31,7 +33,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def run(*args: str, stdin: bytes | str | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), input=stdin, catch_exceptions=False)
+    with outside_projects():  # the default namespace is then 'default'
+        return CliRunner().invoke(cli, list(args), input=stdin, catch_exceptions=False,
+                                  env={"CLAUDE_PROJECT_DIR": None})
 
 
 def _store(home: Path, text: str, namespace: str = "default") -> str:

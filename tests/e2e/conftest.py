@@ -16,8 +16,16 @@ from typing import Any
 
 import pytest
 
+from aide_memoire.engine.core.settings import default_model_cache
+
 from ..plugin.conftest import BARE_PATH, CLAUDE, REPO, VENV_BIN
 from .standin import StandIn, standin
+
+PREPARE_MODEL = ("from aide_memoire.engine.recall.embed import Embedder; "
+                 "from aide_memoire.engine.core.settings import Settings; "
+                 "s = Settings.from_env(); "
+                 "e = Embedder(s.embedding_model, backend=s.embedding_backend, "
+                 "int8=s.embedding_int8, cache_dir=s.model_cache_dir); assert e.wait()")
 
 BASE_ENV = {
     "PATH": BARE_PATH,
@@ -131,8 +139,11 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+def world(tmp_path_factory: pytest.TempPathFactory,
+          request: pytest.FixtureRequest) -> Iterator[World]:
     require_claude()
+    # keyword-only unless the test module names a model (EMBEDDING_MODEL = "default").
+    model = getattr(request.module, "EMBEDDING_MODEL", "none")
     root = tmp_path_factory.mktemp("e2e")
     home, store, tmp = root / "claude-home", root / "store", root / "tmp"
     for folder in (home, tmp):
@@ -141,11 +152,19 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         env = {**BASE_ENV, "HOME": str(home), "TMPDIR": str(tmp),
                "ANTHROPIC_BASE_URL": api.url,
                # The hooks and the server run this checkout's command on a test store,
-               # keyword-only (the model is not the point here; tests/engine covers it).
+               # keyword-only unless the module asks for the model.
                "AIDE_MEMOIRE_BIN": str(VENV_BIN / "aide-memoire"),
                "PYTHONPATH": str(REPO / "server"),
                "AIDE_MEMOIRE_HOME": str(store),
-               "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
+               "AIDE_MEMOIRE_EMBEDDING_MODEL": model}
+        if model != "none":
+            # The model's ONNX copy as a user has it after a first start (exported once,
+            # minutes of CPU here): the throwaway HOME would otherwise export it again
+            # inside the first session's hook timeout.
+            env["AIDE_MEMOIRE_MODEL_CACHE_DIR"] = (os.environ.get("AIDE_MEMOIRE_MODEL_CACHE_DIR")
+                                                   or str(default_model_cache()))
+            subprocess.run([str(VENV_BIN / "python"), "-c", PREPARE_MODEL], env=env,
+                           check=True, timeout=600, capture_output=True)
         world = World(root=root, home=home, store=store, tmp=tmp, api=api, env=env)
         install_plugin(env, world.project("setup"))
         try:

@@ -48,7 +48,8 @@ def _sent(bodies: list[dict[str, Any]]) -> str:
                      _texts(body.get("system", [])))
 
 
-PROMPT_HOOK = "UserPromptSubmit hook success:"
+# The prompt hook is an mcp_tool hook: Claude Code labels the context it returns so.
+PROMPT_HOOK = "UserPromptSubmit hook additional context:"
 
 
 def _prompt_hook_context(bodies: list[dict[str, Any]]) -> list[str]:
@@ -58,7 +59,8 @@ def _prompt_hook_context(bodies: list[dict[str, Any]]) -> list[str]:
     found = []
     for text in (t for body in bodies for t in _texts(body.get("messages", []))):
         for part in text.split(PROMPT_HOOK)[1:]:
-            found.append(re.split(r"\n\n\w+(?::\w+)? hook success:", part)[0])
+            found.append(re.split(r"\n\n\w+(?::\w+)? hook (?:success|additional context):",
+                                  part)[0])
     return found
 
 

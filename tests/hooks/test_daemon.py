@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire.cli.hook import _post, run_hook
+from aide_memoire.hooks.injections import read_injections
 
 from .conftest import MAIN_SESSION
 
@@ -79,6 +80,9 @@ def test_hooks_are_answered_by_the_daemon(
     assert run_hook("user-prompt-submit", json.dumps(ask).encode(), home) == ""  # once only
     assert messages(home).count("answered by the daemon") == 3
     assert "daemon did not answer" not in messages(home)
+    # The injection log says the daemon served it (once: the second prompt got nothing).
+    (entry,) = read_injections(home)
+    assert entry["served_by"] == "daemon" and entry["session_id"] == "s2"
 
 
 def test_the_hook_route_needs_the_token(home: Path, daemon: dict) -> None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +261,23 @@ def test_a_running_capture_does_not_hold_up_the_prompt_hook(
     with session_state(home, "busy", "capture"):  # a long capture of the same session
         text = hook(home, "user-prompt-submit", session_id="busy", cwd=str(project), prompt=ask)
     assert "Postgres 16" in text
+
+
+@pytest.mark.parametrize("prompt", ["ok", "thanks!", "/clear", "  go on  "])
+def test_a_prompt_that_needs_no_recall_loads_no_engine(home: Path, project: Path,
+                                                        prompt: str) -> None:
+    # No daemon and none allowed to start: the hook would otherwise import the engine.
+    probe = (
+        "import sys; from aide_memoire.cli import entry; entry.main(); "
+        "heavy = [m for m in ('aide_memoire.engine.facade.memory', 'pydantic', 'numpy', 'click') "
+        "if m in sys.modules]; print('HEAVY', heavy, file=sys.stderr)"
+    )
+    ask = {"session_id": "s", "cwd": str(project), "prompt": prompt}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "--home", str(home), "hook", "user-prompt-submit"],
+        input=json.dumps(ask).encode(), capture_output=True, check=True,
+        env={**os.environ, "AIDE_MEMOIRE_HOOK_DAEMON": "false"},
+    )
+    assert done.stdout == b""
+    assert b"HEAVY []" in done.stderr
+    assert not (home / "memory.db").exists()  # the store was not even opened

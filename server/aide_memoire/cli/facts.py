@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ..engine.facts.models import Fact, RelatedResult
+from .namespace import namespace_option
 from .output import emit
 
 __all__ = ["format_facts", "register"]
@@ -43,8 +44,7 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
 
     @cli.command()
     @click.argument("subject")
-    @click.option("--namespace", "-n", default="default", show_default=True,
-                  help="Namespace to use.")
+    @namespace_option
     @click.option("--predicate", "-p", default=None,
                   help="Only this predicate (works_at, lives_in, role, uses_version, ...).")
     @click.option("--as-of", default=None, help="The facts that held then (ISO 8601).")
@@ -64,8 +64,7 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
 
     @cli.command()
     @click.argument("entity_or_id")
-    @click.option("--namespace", "-n", default="default", show_default=True,
-                  help="Namespace to use.")
+    @namespace_option
     @click.option("--depth", type=int, default=1, show_default=True,
                   help="How many edges to follow (1 to 3).")
     @click.option("--limit", type=int, default=20, show_default=True, help="How many entities.")

@@ -13,11 +13,13 @@ keyword-only, so no hook ever loads the embedding model.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,13 @@ SESSION_START_FACTOR = 3.0  # a capture cut short resumes at the next one (keyed
 SPAWN_GRACE_S = 60.0
 LOG_MAX_BYTES = 1_000_000
 HOOK_PATH = "/hook"  # mcp/http.py serves it (not imported: it pulls in uvicorn)
+DAEMON_LOCK = "daemon.lock"  # mcp/http.py LOCK_FILE: held by a daemon for its life
+# Words that make a whole prompt a reply to the assistant, not a question ("thanks!",
+# "yes please", "ok go ahead"): such a prompt is not looked up.
+ACKNOWLEDGEMENTS = frozenset({
+    "thanks", "thank", "thx", "yes", "yeah", "yep", "sure", "okay", "cool", "great", "nice",
+    "please", "continue", "proceed", "ahead", "hello", "hey", "good", "perfect", "done",
+    "right", "fine", "agreed"})
 # Started daemons outlive this process by design; holding them here keeps Popen from
 # warning that they still run when it is collected.
 _DETACHED: list[Any] = []
@@ -157,32 +166,82 @@ def ask_daemon(home: Path, request: dict[str, Any], timeout: float) -> dict[str,
     return answer
 
 
+def _locked_elsewhere(path: Path) -> bool:
+    """Whether another process holds an exclusive lock on ``path`` (a daemon's lock; one
+    that is still loading has not announced itself in mcp-http.json yet)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: the daemon's own lock still refuses a second one
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases our probe
+    return False
+
+
 def start_daemon(home: Path) -> bool:
-    """Start ``aide-memoire serve --http`` detached, unless one runs or just started."""
+    """Start ``aide-memoire serve --http`` detached, unless one runs, is starting or was
+    started in the last SPAWN_GRACE_S. Hooks racing here start at most one: the check and
+    the marker happen under one lock (and the daemon's own lock refuses a second)."""
     if not _flag("AIDE_MEMOIRE_HOOK_DAEMON", True) or _daemon(home) is not None:
+        return False
+    if _locked_elsewhere(home / DAEMON_LOCK):
         return False
     marker = home / "hooks" / "daemon-start"
     try:
         marker.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if marker.exists() and time.time() - marker.stat().st_mtime < SPAWN_GRACE_S:
-            return False
-        marker.touch()
-        (home / "logs").mkdir(mode=0o700, parents=True, exist_ok=True)
-        env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
-        import subprocess
+        with _spawn_lock(marker.with_suffix(".lock")) as mine:
+            if not mine or (marker.exists()
+                            and time.time() - marker.stat().st_mtime < SPAWN_GRACE_S):
+                return False
+            marker.touch()
+            _spawn(home)
+    except OSError as exc:
+        log(home, "daemon", "could not start the daemon", error=str(exc))
+        return False
+    return True
 
-        err = open(home / "logs" / "daemon.log", "ab")  # noqa: SIM115 - handed to the child
+
+@contextlib.contextmanager
+def _spawn_lock(path: Path) -> Iterator[bool]:
+    """An exclusive lock for the check-and-start (True), or False if another hook holds
+    it right now (it is starting the daemon)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:
+            pass
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)
+
+
+def _spawn(home: Path) -> None:
+    """The detached ``serve --http`` (its stderr in <home>/logs/daemon.log)."""
+    import subprocess
+
+    (home / "logs").mkdir(mode=0o700, parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    with open(home / "logs" / "daemon.log", "ab") as err:  # the child keeps its own copy
         _DETACHED.append(subprocess.Popen(
             [sys.executable, "-m", "aide_memoire.cli.main", "--home", str(home),
              "serve", "--http", "--namespace", "default"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
             start_new_session=True, env=env, cwd=str(home), close_fds=True,
         ))
-        err.close()
-    except OSError as exc:
-        log(home, "daemon", "could not start the daemon", error=str(exc))
-        return False
-    return True
 
 
 # -- in process ---------------------------------------------------------------------------
@@ -197,7 +256,11 @@ def in_process(home: Path, request: dict[str, Any]) -> dict[str, Any]:
     settings = Settings.from_env(home=home, embedding_model="none")
     with Memory(settings=settings) as memory:
         memory.actor = "hook"
-        return handle(memory, request)
+        answer = handle(memory, request)
+    from ..hooks.injections import record_request
+
+    record_request(home, request, answer, "process")
+    return answer
 
 
 def _run(home: Path, request: dict[str, Any], limit: float) -> dict[str, Any]:
@@ -248,12 +311,25 @@ def _remember_shown(home: Path, session: object, answer: dict[str, Any], *,
             state.save()
 
 
+def needs_no_recall(prompt: str) -> bool:
+    """"ok", "thanks!", a bare slash command: nothing to look up, so neither the daemon
+    nor the engine is asked (engine/text.py is the standard library only)."""
+    import re
+
+    from ..engine.core.text import query_terms
+
+    if re.fullmatch(r"\s*/\S+\s*", prompt):
+        return True
+    return not any((len(t) > 2 or t.isdigit()) and t not in ACKNOWLEDGEMENTS
+                   for t in query_terms(prompt))
+
+
 def _prompt(home: Path, payload: dict[str, Any], limit: float) -> str:
     from ..hooks.state import session_state
 
     prompt = payload.get("prompt")
     session = payload.get("session_id")
-    if not isinstance(prompt, str) or not prompt.strip():
+    if not isinstance(prompt, str) or needs_no_recall(prompt):
         return ""
     project = _project(payload)
     request: dict[str, Any] = {"op": "prompt", "namespace": project.namespace,

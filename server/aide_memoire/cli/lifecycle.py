@@ -9,6 +9,7 @@ import click
 
 from ..engine.core.errors import MaintenanceBusy
 from ..engine.lifecycle.models import Action, MaintenanceReport
+from .namespace import namespace_option
 from .output import EXIT_BUSY, emit, emit_failure, fail, plural
 
 __all__ = ["register"]
@@ -36,7 +37,7 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
     """Add the lifecycle commands to the ``aide-memoire`` group."""
 
     @cli.command()
-    @click.option("--namespace", "-n", default="default", show_default=True)
+    @namespace_option
     @click.option("--apply", is_flag=True,
                   help="Do the safe steps and stage proposals (default: dry run, no writes).")
     @click.option("--auto-only", is_flag=True,
@@ -74,7 +75,7 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
     @cli.command()
     @click.argument("memory_id")
     @click.argument("outcome", type=click.Choice(["helpful", "unhelpful", "wrong"]))
-    @click.option("--namespace", "-n", default="default", show_default=True)
+    @namespace_option
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
     @click.pass_context
     def feedback(ctx: click.Context, memory_id: str, outcome: str, namespace: str,
@@ -87,7 +88,7 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
              f"{result.helpful} helpful, {result.unhelpful} unhelpful, {result.wrong} wrong)")
 
     @cli.command()
-    @click.option("--namespace", "-n", default="default", show_default=True)
+    @namespace_option
     @click.option("--dry-run", is_flag=True, help="Show the summaries; write nothing.")
     @click.option("--limit", type=int, default=20, show_default=True,
                   help="At most this many summaries.")
@@ -109,7 +110,7 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
 
     @cli.command()
     @click.argument("memory_id")
-    @click.option("--namespace", "-n", default="default", show_default=True)
+    @namespace_option
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
     @click.pass_context
     def promote(ctx: click.Context, memory_id: str, namespace: str, as_json: bool) -> None:

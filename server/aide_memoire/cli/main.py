@@ -19,6 +19,7 @@ from ..engine.core.settings import Settings
 from ..engine.facade.memory import Memory
 from ..logs import configure_logging
 from .facts import format_facts
+from .namespace import cli_namespace, namespace_option
 from .output import (
     EXIT_ERROR,
     EXIT_USAGE,
@@ -44,21 +45,6 @@ def as_of_options(fn: F) -> F:
 
 def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")(fn)
-
-
-def _here(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
-    if value != ".":
-        return value
-    from ..engine.core.projects import directory_from, project_namespace
-
-    return project_namespace(directory_from(os.environ, None))
-
-
-def namespace_option(fn: F) -> F:
-    return click.option(
-        "--namespace", "-n", default="default", show_default=True, callback=_here,
-        help="Namespace to use ('.': this project's, as the hooks and the MCP server use).",
-    )(fn)
 
 
 @contextmanager
@@ -313,9 +299,13 @@ def status(ctx: click.Context, as_json: bool) -> None:
         for s in report.stages
     ]
     lines.append(f"project    {project.namespace} ({project.root}); capture {capture_why}")
+    used, why = cli_namespace()
+    lines.append(f"namespace  {used} (what commands use without --namespace: {why})")
     emit({**report.model_dump(), "project": {
         "namespace": project.namespace, "root": str(project.root), "capture": capture_on,
-        "capture_detail": capture_why}}, as_json=as_json, text="\n".join(lines))
+        "capture_detail": capture_why},
+        "cli_namespace": {"namespace": used, "why": why}},
+        as_json=as_json, text="\n".join(lines))
 
 
 @cli.command(name="hook")
@@ -379,11 +369,14 @@ def export_cmd(
 @click.option("--all", "every", is_flag=True, help="claude-code: every project's transcripts.")
 @click.option("--dry-run", is_flag=True, help="claude-code: count what would be added.")
 @click.option("--redact-secrets", is_flag=True,
-              help="Replace secrets with [redacted:<kind>] instead of refusing the file.")
+              help="Replace secrets with [redacted:<kind>] instead of leaving their lines out.")
+@click.option("--all-or-nothing", is_flag=True,
+              help="Stop at the first line holding a secret instead of leaving it out.")
 @json_option
 @click.pass_context
 def import_cmd(ctx: click.Context, source: str, project_dir: Path | None, every: bool,
-               dry_run: bool, redact_secrets: bool, as_json: bool) -> None:
+               dry_run: bool, redact_secrets: bool, all_or_nothing: bool,
+               as_json: bool) -> None:
     """Import a JSON Lines export (memories present are skipped), or with SOURCE
     'claude-code' the Claude Code transcripts in ~/.claude/projects (docs/hooks.md)."""
     from .ops import progress_lines
@@ -403,8 +396,12 @@ def import_cmd(ctx: click.Context, source: str, project_dir: Path | None, every:
         report = memory.import_(progress_lines(
             fh, total=source_path.stat().st_size, desc="import", as_json=as_json, size=len,
             unit="B",
-        ), secrets="redact" if redact_secrets else "refuse")
+        ), secrets="redact" if redact_secrets else "refuse" if all_or_nothing else "skip")
     redacted = f", redacted {report.redacted} secrets" if report.redacted else ""
+    for line in report.refused:  # each left-out line named, never its secret
+        click.echo(f"aide-memoire: {line}", err=True)
+    if report.refused:
+        redacted += f", refused {len(report.refused)} lines holding secrets"
     emit(
         report,
         as_json=as_json,
@@ -424,6 +421,10 @@ _register_trust(cli, open_memory)
 
 cli.add_command(_serve)
 cli.add_command(_ui)
+
+from .injections import injections as _injections  # noqa: E402 - the prompt hook's log
+
+cli.add_command(_injections)
 
 from .ops import register as _register_ops  # noqa: E402 - snapshot, doctor, reembed
 

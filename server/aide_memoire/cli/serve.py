@@ -7,6 +7,7 @@ stays the stdio transport's.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -141,9 +142,16 @@ def _open(settings: Settings) -> Memory:
 
 def _serve_http(store_settings: Settings, settings: ServeSettings, port: int | None,
                 what: str) -> None:
-    from ..mcp.http import PortInUse, bind_daemon
+    from ..mcp.http import DaemonRunning, PortInUse, bind_daemon, hold_daemon_lock
     from ..mcp.run import run_http
 
+    try:
+        # Before the store opens: a second daemon for this home exits at once.
+        lock = hold_daemon_lock(store_settings.home)
+    except DaemonRunning as exc:
+        fail(str(exc), EXIT_ERROR)
+    except OSError as exc:
+        fail(f"cannot take the daemon lock in {store_settings.home}: {exc}", EXIT_ERROR)
     try:
         memory = _open(store_settings)
     except AideMemoireError as exc:
@@ -153,4 +161,7 @@ def _serve_http(store_settings: Settings, settings: ServeSettings, port: int | N
             sock = bind_daemon(memory.settings.home, port)
         except PortInUse as exc:
             fail(str(exc), EXIT_ERROR)
-        run_http(memory, settings, sock=sock, announce=f"; {what}")
+        try:
+            run_http(memory, settings, sock=sock, announce=f"; {what}")
+        finally:
+            os.close(lock)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.core.errors import SecretRefused
 from ..engine.trust.redact import redact_secrets
+from .feedback import learn_from_replies
 from .transcript import Message, read_transcript
 
 if TYPE_CHECKING:
@@ -159,4 +160,7 @@ def capture_transcript(
     if not dry_run:
         for session, turns in by_session.items():
             _write(memory, namespace, session, turns, report)
+            # Did the replies use what the prompt hook injected? (lifecycle feedback)
+            learn_from_replies(memory, namespace, session,
+                               [t["content"] for t in turns if t["speaker"] == "assistant"])
     return report

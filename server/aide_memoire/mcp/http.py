@@ -13,6 +13,11 @@
   own, so stopping one of two daemons never hides the other.
 - The SDK's DNS-rebinding guard is on (Host must be a loopback name), so a web page in
   the user's browser cannot reach the daemon through a rebound name either.
+- One daemon per data home: it holds an exclusive lock on ``<home>/daemon.lock`` for its
+  whole life, taken before the store opens, so a second one (fifty hooks starting one at
+  once, or a person's ``serve --http`` beside a hook's) exits at once with a clear line.
+- It exits by itself after ``daemon_idle_s`` seconds with no request in progress and none
+  arriving (``IdleWatch``), so a daemon a hook started never outlives its use.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,16 +51,20 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DISCOVERY_FILE",
+    "LOCK_FILE",
     "HOOK_PATH",
     "HOST",
     "PORT_FILE",
     "TOKEN_FILE",
     "BearerAuth",
+    "DaemonRunning",
+    "IdleWatch",
     "PortInUse",
     "bind_daemon",
     "default_port",
     "HookRoute",
     "ensure_token",
+    "hold_daemon_lock",
     "read_discovery",
     "serve_http",
 ]
@@ -64,6 +74,7 @@ PATH = "/mcp"
 TOKEN_FILE = "mcp-token"
 DISCOVERY_FILE = "mcp-http.json"
 PORT_FILE = "mcp-http-port"
+LOCK_FILE = "daemon.lock"
 # Derived ports sit below Linux's ephemeral range (32768-60999), where the kernel hands
 # out ports to outgoing connections, and above most well-known services.
 PORT_LOW, PORT_HIGH = 20000, 32767
@@ -71,6 +82,51 @@ PORT_LOW, PORT_HIGH = 20000, 32767
 
 class PortInUse(AideMemoireError):
     """The daemon's port is taken; the message names the port and the way out."""
+
+
+class DaemonRunning(AideMemoireError):
+    """Another daemon holds this data home's lock; the message names it and the way out."""
+
+
+def _try_lock(fd: int) -> bool:
+    """An exclusive, non-blocking lock on the open file ``fd``; False if another holds it."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def hold_daemon_lock(home: Path) -> int:
+    """Take this home's daemon lock for the life of the process (the open descriptor is
+    returned and must stay open; the system releases the lock when the process ends,
+    however it ends). Raises ``DaemonRunning`` when another daemon holds it."""
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = home / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    if not _try_lock(fd):
+        os.close(fd)
+        try:
+            pid = path.read_text(encoding="utf-8").strip() or "unknown"
+        except OSError:
+            pid = "unknown"
+        raise DaemonRunning(
+            f"another aide-memoire daemon already serves this store (pid {pid}, lock "
+            f"{path}): use it (its URL is in {home / DISCOVERY_FILE}) or stop it "
+            f"(kill {pid}) first")
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())  # who holds it, for the message above
+    return fd
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -251,7 +307,52 @@ class HookRoute:
         from ..hooks.service import handle
 
         with self.memory.acting_as("hook"):
-            return handle(self.memory, request)
+            answer = handle(self.memory, request)
+        from ..hooks.injections import record_request
+
+        record_request(self.memory.settings.home, request, answer, "daemon")
+        return answer
+
+
+class IdleWatch:
+    """Pure ASGI: notes when the last HTTP request began or ended and how many are in
+    progress (an open stream counts as in progress), so ``watch`` can stop the server
+    once it has been idle for ``limit_s`` seconds."""
+
+    def __init__(self, app: ASGIApp, limit_s: float) -> None:
+        self.app = app
+        self.limit_s = limit_s
+        self.busy = 0
+        self.last = time.monotonic()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        self.busy += 1
+        self.last = time.monotonic()
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.busy -= 1
+            self.last = time.monotonic()
+
+    def idle_for(self) -> float:
+        return 0.0 if self.busy else time.monotonic() - self.last
+
+    async def watch(self, server: uvicorn.Server) -> None:
+        """Ask ``server`` to stop once idle for the limit (returns at once with no limit)."""
+        if self.limit_s <= 0:
+            return
+        step = min(5.0, max(0.2, self.limit_s / 4))
+        while not server.should_exit:
+            await anyio.sleep(step)
+            if self.idle_for() >= self.limit_s:
+                print(f"aide-memoire: no request for {self.limit_s:g} s: the daemon exits "
+                      "(setting daemon_idle_s; a hook starts it again when needed)",
+                      file=sys.stderr, flush=True)
+                server.should_exit = True
+                return
 
 
 class _Uvicorn(uvicorn.Server):
@@ -303,10 +404,12 @@ async def serve_http(
     port: int = 0,
     announce: str = "",
     memory: Memory | None = None,
+    idle_s: float = 0.0,
 ) -> None:
     """Serve on ``sock`` (else a new one on ``port``) until SIGTERM / SIGINT, announced in
     the discovery file meanwhile when no other live daemon owns it. With ``memory``, the
-    hooks' route and the web page (under /ui, its own guard: web/security) are served too."""
+    hooks' route and the web page (under /ui, its own guard: web/security) are served too.
+    With ``idle_s`` > 0 it stops after that long without a request."""
     token = ensure_token(home)
     inner: ASGIApp = server.streamable_http_app(streamable_http_path=PATH, host=HOST)
     if memory is not None:
@@ -316,6 +419,8 @@ async def serve_http(
         from ..web import mount_web
 
         app = mount_web(app, memory, token)
+    idle = IdleWatch(app, idle_s)
+    app = idle
     sock = sock or bind_loopback(port)
     bound = sock.getsockname()[1]
     discovery = home / DISCOVERY_FILE
@@ -332,8 +437,12 @@ async def serve_http(
     print(f"aide-memoire: serving MCP over HTTP at {info['url']} (token in "
           f"{info['token_file']}){announce}{found}", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    server_ = _Uvicorn(config)
     try:
-        await _Uvicorn(config).serve(sockets=[sock])
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(idle.watch, server_)
+            await server_.serve(sockets=[sock])
+            tasks.cancel_scope.cancel()
     finally:
         _release_discovery(home)
         sock.close()

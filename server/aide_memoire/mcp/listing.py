@@ -1,5 +1,8 @@
-"""``listing.json``: what the real server answers to ``initialize`` and ``tools/list``,
-for the stdio front (``front``) to answer with before the SDK has loaded.
+"""``listing.json``: what the real server answers to ``initialize``, ``tools/list``,
+``prompts/list`` and ``resources/list``, for the stdio front (``front``) to answer with
+before the SDK has loaded. Claude Code counts a server as connected (and lets its
+``mcp_tool`` hooks call it) only once all three lists have come back, so a list left to
+the SDK delays the first prompt's memory by the SDK's whole import.
 
 Regenerate after changing a tool, the server's identity or the SDK:
 ``python -m aide_memoire.mcp.listing > server/aide_memoire/mcp/listing.json``
@@ -72,9 +75,11 @@ def generate() -> dict[str, Any]:
     common = {k: v for k, v in answers[fallback].items() if k != "protocolVersion"}
     for result in answers.values():  # the version is the only thing negotiation changes
         assert {k: v for k, v in result.items() if k != "protocolVersion"} == common
-    init, listed = anyio.run(exchange, server, [
+    init, listed, prompts, resources = anyio.run(exchange, server, [
         handshake(fallback), {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}])
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "prompts/list"},
+        {"jsonrpc": "2.0", "id": 4, "method": "resources/list"}])
     tools = listed["result"].pop("tools")
     assert [t["name"] for t in tools] == [spec.name for spec in TOOLS]
     return {
@@ -83,6 +88,8 @@ def generate() -> dict[str, Any]:
         "sdk": importlib.metadata.version("mcp"),
         "initialize": {"supported": accepted, "fallback": fallback, "result": common},
         "tools_result": listed["result"],
+        "prompts_result": prompts["result"],
+        "resources_result": resources["result"],
         "tools": [{"part": spec.part, "tool": tool} for spec, tool in zip(TOOLS, tools,
                                                                            strict=True)],
     }

@@ -9,10 +9,10 @@ when to use the tool, when not to, and what comes back.
 
 from __future__ import annotations
 
-from . import code, core, facts, lifecycle, trust, wiki
+from . import code, core, facts, hooks, lifecycle, trust, wiki
 from .spec import ToolSpec
 
-__all__ = ["TOOLS", "ToolSpec", "available_tools", "tool_by_name"]
+__all__ = ["TOOLS", "UNLISTED", "ToolSpec", "available_tools", "tool_by_name"]
 
 TOOLS: tuple[ToolSpec, ...] = (
     *core.TOOLS,
@@ -22,6 +22,10 @@ TOOLS: tuple[ToolSpec, ...] = (
     *facts.TOOLS,
     *wiki.TOOLS,
 )
+
+# Callable by name, never in tools/list: the tools Claude Code's mcp_tool hooks call (not
+# for the model, and no tools/list bytes spent on them; mcp/hooks.py).
+UNLISTED: tuple[ToolSpec, ...] = hooks.UNLISTED
 
 
 def available_tools() -> tuple[ToolSpec, ...]:

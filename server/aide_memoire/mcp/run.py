@@ -113,7 +113,7 @@ async def _http(memory: Memory, settings: ServeSettings, sock: socket.socket | N
         threading.Thread(target=_catch_up_vectors, args=(memory,), name="catch-up",
                          daemon=True).start()
         await serve_http(server, memory.settings.home, sock=sock, port=port, announce=announce,
-                         memory=memory)
+                         memory=memory, idle_s=memory.settings.daemon_idle_s)
         tasks.cancel_scope.cancel()
 
 

@@ -38,7 +38,7 @@ from .edge import MCP_ACTOR, LazyMemory, ServeSettings
 from .models import NAMESPACE_HELP
 from .notify import Changes
 from .prompts import load_prompts, render_prompt
-from .registry import ToolSpec, available_tools
+from .registry import UNLISTED, ToolSpec, available_tools
 from .schema import compact_schema, shallow_schema
 
 if TYPE_CHECKING:
@@ -109,6 +109,8 @@ class MemoryServer(Server[Any]):
         self.get_memory: Callable[[], Memory] = edge.getter(memory)
         self.serve_settings = settings
         self.specs = {spec.name: spec for spec in tools}
+        # Called by name only (Claude Code's mcp_tool hooks): never in tools/list.
+        self.specs.update({spec.name: spec for spec in UNLISTED if spec.name not in self.specs})
         self.definitions = [tool_definition(spec) for spec in tools]
         self.tools_listed = anyio.Event()
         self._limiter = anyio.CapacityLimiter(settings.workers)

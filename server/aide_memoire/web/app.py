@@ -11,7 +11,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ..engine.core.errors import AideMemoireError, NotFound
-from . import entities, health, memories, review, timeline
+from . import entities, health, injected, memories, review, timeline
 from .html import esc, page
 from .jobs import Jobs
 from .security import PREFIX, Guard, Sessions
@@ -58,6 +58,7 @@ def build_web_app(memory: Memory, bearer: str, sessions: Sessions | None = None)
     which only ``aide-memoire ui`` presents to get a sign-in ticket."""
     pages: list[tuple[str, Handler, list[str]]] = [
         *memories.ROUTES, *timeline.ROUTES, *review.ROUTES, *health.ROUTES, *entities.ROUTES,
+        *injected.ROUTES,
     ]
     routes = [Route(f"{PREFIX}{path}", _endpoint(memory, handler), methods=methods)
               for path, handler, methods in pages]

@@ -17,7 +17,7 @@ from .security import PREFIX
 __all__ = ["esc", "form", "held", "highlighted", "link", "page", "table", "url", "when"]
 
 NAV = [("Memories", "/"), ("Timeline", "/timeline"), ("Review", "/review"),
-       ("Health", "/health"), ("Entities", "/entities")]
+       ("Health", "/health"), ("Entities", "/entities"), ("Injected", "/injected")]
 HELD_NOTE = ("Stored text, shown as inert text. It may contain instructions: "
              "they are data, not orders.")
 

@@ -273,6 +273,11 @@ class Settings(BaseSettings):
         "the background when none runs, so later prompts are answered by a warm model. "
         "Off: hooks answer in process, keyword-only.",
     )
+    daemon_idle_s: float = Field(
+        default=900.0, ge=0,
+        description="The loopback daemon (aide-memoire serve --http) exits after this many "
+        "seconds with no request (none in progress); 0 keeps it running until stopped.",
+    )
     hook_time_limit_s: float = Field(
         default=2.0, gt=0, le=60,
         description="Hard limit on one hook's own work; past it the hook gives up and the "
