@@ -100,6 +100,11 @@ class Database:
         self._closed = False
         # Called with the connection after each successful commit (the audit anchor).
         self.commit_hooks: list[Callable[[Connection], object]] = []
+        # Called inside each write transaction: right after BEGIN, and just before COMMIT
+        # (the audited fields' triggers and seals, trust/seal.py). An error in a
+        # pre-commit hook rolls the transaction back like any error in it.
+        self.begin_hooks: list[Callable[[Connection], object]] = []
+        self.precommit_hooks: list[Callable[[Connection], object]] = []
         self.created = False  # True when this process made the file (a new store)
         try:
             self._prepare_files()
@@ -285,7 +290,11 @@ class Database:
                 )
             self._execute_guarded(conn, "BEGIN IMMEDIATE")
             try:
+                for hook in self.begin_hooks:
+                    hook(conn)
                 yield conn
+                for hook in self.precommit_hooks:
+                    hook(conn)
             except BaseException as exc:
                 # SQLite has already rolled back after some errors (disk full, I/O).
                 self._rollback(conn)

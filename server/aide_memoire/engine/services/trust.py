@@ -48,6 +48,9 @@ class TrustService:
 
         A forgotten summary's other sources, archived into it, become active again.
         """
+        # The debt of a purge, in the deleting transaction: a crash after this commit
+        # leaves it recorded, and the next open finishes it (trust/forget.py).
+        forget.owe_purge(tx, reason)
         derived_ids: list[str] = []
         done: set[int] = set()
         queue = [(rowid, reason) for rowid in rowids]
@@ -259,7 +262,8 @@ class TrustService:
         against its last audited hash; names the first problem found."""
         anchor = self.ctx.anchor
         with self.db.read() as conn:
-            return audit.verify(conn, anchor.read(), anchor_expected=anchor.expected())
+            return audit.verify(conn, anchor.read(), anchor_expected=anchor.expected(),
+                                fields=self.db.dialect == "sqlite")
 
     def audit_history(self, memory_id: str) -> list[AuditEvent]:
         """Every audit event about one memory, oldest first (hashes, never content)."""

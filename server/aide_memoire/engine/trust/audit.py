@@ -8,8 +8,11 @@ Events are appended inside the transaction of the change they record.
 
 Two checks reach outside the table (see anchor.py and ``verify``): the head is also
 anchored in a keyed file beside the store, so emptying or cutting the log is found;
-and each memory's text must hash to what its last audited change recorded, so a row
-edited directly in the file is found.
+each memory's text must hash to what its last audited change recorded, and its other
+audited fields (status, importance, kind, source, tags, validity, supersession... see
+seal.py) to their last ``memory.fields`` seal, so a row edited directly in the file is
+found, and named with the field. An event's detail must be exactly its canonical JSON
+(one value per key), or the hash would cover one reading and a parser see another.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ..data.protocol import Connection
 from ..data.trust import AuditLog
 from .anchor import AnchorState
 from .models import AuditEvent, AuditReport
+from . import seal
 from .review import stamp
 
 __all__ = ["GENESIS", "append_event", "event_hash", "history", "verify"]
@@ -95,18 +99,51 @@ def history(conn: Connection, memory_id: str) -> list[AuditEvent]:
     return [_event(values) for values in AuditLog.events(conn, memory_id)]
 
 
-def _check(rows: Iterable[tuple[Any, ...]]) -> tuple[int, int | None, str | None, int | None, str]:
-    """Walk the chain: (events, last seq, last hash, first bad seq, problem)."""
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
+def _detail_problem(seq: int, detail: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """The event's detail parsed, or why it cannot be trusted: it must be exactly the
+    canonical JSON it was hashed as, one value per key (a parser that keeps the last of
+    two keys would read another detail than the hash covered)."""
+    try:
+        parsed = json.loads(detail, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as exc:
+        return None, (f"event {seq}'s detail field names the key {str(exc)!r} twice: "
+                      "it was edited in the file")
+    except (TypeError, ValueError):
+        return None, f"event {seq}'s detail field is not valid JSON: it was damaged or edited"
+    if not isinstance(parsed, dict) or _canonical(parsed) != detail:
+        return None, (f"event {seq}'s detail field is not in the canonical form it was "
+                      "written in: it was edited in the file")
+    return parsed, None
+
+
+def _check(rows: Iterable[tuple[Any, ...]], sealed: list[dict[str, Any]] | None = None,
+           ) -> tuple[int, int | None, str | None, int | None, str]:
+    """Walk the chain: (events, last seq, last hash, first bad seq, problem). The details
+    of ``memory.fields`` events are collected into ``sealed`` as they pass."""
     prev_hash, last_seq, count = GENESIS, None, 0
     for values in rows:
         seq, at, actor, action, namespace, memory_id, content_hash, detail, stored_prev, digest = (
             values
         )
         count += 1
-        try:
-            detail_obj = json.loads(detail)
-        except (TypeError, ValueError):
-            return count, last_seq, prev_hash, seq, f"event {seq} has a damaged detail field"
+        detail_obj, damaged = _detail_problem(seq, detail)
+        if detail_obj is None:
+            return count, last_seq, prev_hash, seq, str(damaged)
+        if sealed is not None and action == seal.ACTION:
+            sealed.append(detail_obj)
         event = {
             "seq": seq, "at": at, "actor": actor, "action": action, "namespace": namespace,
             "memory_id": memory_id, "content_hash": content_hash, "detail": detail_obj,
@@ -158,10 +195,27 @@ def _anchor_problem(anchor: AnchorState | None, expected: bool, conn: Connection
     return None
 
 
+def _fields_problem(conn: Connection, details: list[dict[str, Any]]) -> str | None:
+    """The first memory whose audited fields differ from their last seal (or that has
+    none: a row added to the file directly)."""
+    state = seal.sealed_state(details)
+    for memory_id, _, values in seal.unsealed_rows(conn):
+        found = state.get(memory_id)
+        if found is None:
+            return (f"memory {memory_id} has no audited change: it was added to the file "
+                    "directly, not through aide-memoire")
+        problem = seal.describe(memory_id, values, found[0], found[1])
+        if problem is not None:
+            return problem
+    return None
+
+
 def verify(conn: Connection, anchor: AnchorState | None = None, *,
-           anchor_expected: bool = False) -> AuditReport:
-    """Check every link, the recorded head, the anchor and the memories' text hashes."""
-    count, last_seq, last_hash, bad, problem = _check(AuditLog.events(conn))
+           anchor_expected: bool = False, fields: bool = False) -> AuditReport:
+    """Check every link, the recorded head, the anchor, the memories' text hashes and
+    (``fields``: a store whose engine seals them, see seal.py) their audited fields."""
+    details: list[dict[str, Any]] = []
+    count, last_seq, last_hash, bad, problem = _check(AuditLog.events(conn), details)
     head = AuditLog.head(conn)
     if bad is not None:
         return AuditReport(intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
@@ -186,4 +240,8 @@ def verify(conn: Connection, anchor: AnchorState | None = None, *,
     if edited is not None:
         return AuditReport(intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
                            problem=edited[1])
+    changed = _fields_problem(conn, details) if fields else None
+    if changed is not None:
+        return AuditReport(intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
+                           problem=changed)
     return AuditReport(intact=True, events=count, head_seq=last_seq, head_hash=last_hash)
