@@ -7,8 +7,8 @@ embedding model; file permissions; the audit chain; the WAL's size.
 
 ``repair`` rebuilds only what is derived from the rows, never the rows themselves: the
 keyword index (all of it, in one transaction), orphan vectors (deleted), missing vectors
-(re-encoded), permissions (reset), an owed purge (finished). A broken audit chain or a failed ``integrity_check``
-cannot be repaired in place: restore a snapshot.
+(re-encoded), permissions (reset), an owed purge (finished). A broken audit chain or a
+failed ``integrity_check`` cannot be repaired in place: restore a snapshot.
 """
 
 from __future__ import annotations
@@ -198,11 +198,9 @@ class Checks:
         with self.db.read() as conn:
             report = audit.verify(conn, anchor.read(), anchor_expected=anchor.expected(),
                                   fields=True)
-        where = (f" at event {report.first_bad_seq}" if report.first_bad_seq is not None
-                 else "")
         detail = f"{report.events} events, chain intact" if report.intact else (
-            f"broken{where}: {report.problem}. The log is append-only and cannot be "
-            "repaired; restore a snapshot to get a verifiable history")
+            f"{report.verdict()}. The log is append-only and cannot be repaired; restore a "
+            "snapshot to get a verifiable history")
         return DoctorCheck(name="audit", ok=report.intact, detail=detail)
 
     def purge(self) -> DoctorCheck:

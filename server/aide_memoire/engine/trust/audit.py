@@ -25,9 +25,9 @@ from typing import Any
 from .. import clock
 from ..data.protocol import Connection
 from ..data.trust import AuditLog
+from . import seal
 from .anchor import AnchorState
 from .models import AuditEvent, AuditReport
-from . import seal
 from .review import stamp
 
 __all__ = ["GENESIS", "append_event", "event_hash", "history", "verify"]

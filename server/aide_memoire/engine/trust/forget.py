@@ -181,9 +181,9 @@ def retry_pending(db: Database, keywords: KeywordIndex) -> bool:
     # Called after every commit: one indexed probe of an (almost always) empty table.
     if db.closed or getattr(_busy, "active", False):
         return True
-    conn = db.conn()
-    if conn.in_transaction:
+    if db.in_transaction():
         return False
+    conn = db.conn()
     if conn.execute("SELECT 1 FROM purge_owed LIMIT 1").fetchone() is None and not (
             _legacy_marker(db)):
         return True
