@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -69,6 +70,19 @@ def normalize_namespace(raw: str, *, prefix: str = "") -> str:
     return validate_namespace(name)
 
 
+# Letters that render as blank space although Unicode files them as letters or symbols.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e")
+_INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Cn"))  # private use (Co) may draw an icon
+
+
+def _visible(ch: str) -> bool:
+    """Whether a character shows: not a control, format (zero-width, bidi, tag, soft
+    hyphen), separator or combining mark on its own, nor a blank-looking filler."""
+    category = unicodedata.category(ch)
+    return (not ch.isspace() and category not in _INVISIBLE and category[0] not in "ZM"
+            and ch not in _BLANK_LETTERS)
+
+
 def validate_content(content: object, *, max_bytes: int) -> str:
     """Return content as text if it is non-empty, valid UTF-8 and not too large."""
     if isinstance(content, bytes):
@@ -83,6 +97,11 @@ def validate_content(content: object, *, max_bytes: int) -> str:
         raise InvalidContent(f"content must be text, not {type(content).__name__}")
     if not content.strip():
         raise InvalidContent("content is empty; a memory needs some text")
+    if not any(_visible(ch) for ch in content):
+        raise InvalidContent(
+            "content has no visible characters (only whitespace, zero-width or other "
+            "invisible characters); a memory needs some text"
+        )
     if "\x00" in content:
         raise InvalidContent("content contains a NUL character; store text, not binary data")
     try:

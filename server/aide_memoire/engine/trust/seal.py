@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..data.protocol import Connection
+from ..data.sqlite import seals
 
 __all__ = ["ACTION", "SEALED_FIELDS", "describe", "ensure_triggers", "record_touched",
            "seal_all", "seal_of", "sealed_state", "unsealed_rows"]
@@ -34,16 +35,6 @@ SEALED_FIELDS = (
     "observed_at", "valid_from", "valid_to", "superseded_by",
 )
 _HINT = 4
-_COLUMNS = ", ".join(SEALED_FIELDS)
-_TRIGGERS = (
-    "CREATE TEMP TABLE IF NOT EXISTS memory_touched (memory_rowid INTEGER PRIMARY KEY)",
-    "CREATE TEMP TRIGGER IF NOT EXISTS memory_touched_insert AFTER INSERT ON main.memories "
-    "BEGIN INSERT OR IGNORE INTO memory_touched VALUES (new.rowid); END",
-    f"CREATE TEMP TRIGGER IF NOT EXISTS memory_touched_update AFTER UPDATE OF {_COLUMNS} "
-    "ON main.memories BEGIN INSERT OR IGNORE INTO memory_touched VALUES (new.rowid); END",
-)
-
-
 def _part(memory_id: str, field: str, value: Any) -> bytes:
     return json.dumps([memory_id, field, value], ensure_ascii=False).encode(
         "utf-8", "surrogatepass")
@@ -59,16 +50,7 @@ def seal_of(memory_id: str, values: Iterable[Any], fields: Iterable[str] = SEALE
 
 def ensure_triggers(conn: Connection) -> None:
     """Make this connection's TEMP triggers (idempotent; they live as long as it does)."""
-    if conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = 'memory_touched_update'"
-                    ).fetchone() is None:
-        for statement in _TRIGGERS:
-            conn.execute(statement)
-
-
-def _rows(conn: Connection, where: str, params: tuple[Any, ...] = ()
-          ) -> Iterator[tuple[str, str, tuple[Any, ...]]]:
-    for row in conn.execute(f"SELECT id, namespace, {_COLUMNS} FROM memories {where}", params):
-        yield str(row[0]), str(row[1]), tuple(row[2:])
+    seals.ensure_touch_triggers(conn, SEALED_FIELDS)
 
 
 def _event_detail(rows: Iterable[tuple[str, str, tuple[Any, ...]]]
@@ -85,18 +67,10 @@ def record_touched(tx: Connection, *, actor: str) -> None:
     """Before a commit: seal the memories this transaction inserted or changed."""
     from .audit import append_event  # audit imports this module for verify
 
-    rowids = [int(r) for (r,) in tx.execute("SELECT memory_rowid FROM memory_touched")]
+    rowids = seals.take_touched(tx)
     if not rowids:
         return
-    tx.execute("DELETE FROM memory_touched")
-    detail: dict[str, Any] = {"fields": list(SEALED_FIELDS), "memories": {}}
-    namespaces: set[str] = set()
-    for start in range(0, len(rowids), 500):
-        chunk = rowids[start:start + 500]
-        part, names = _event_detail(_rows(
-            tx, f"WHERE rowid IN ({','.join('?' * len(chunk))})", tuple(chunk)))
-        detail["memories"].update(part["memories"])
-        namespaces |= names
+    detail, namespaces = _event_detail(seals.field_rows(tx, SEALED_FIELDS, rowids))
     if detail["memories"]:  # all deleted again in the same transaction: nothing to seal
         append_event(tx, actor=actor, action=ACTION,
                      namespace=next(iter(namespaces)) if len(namespaces) == 1 else None,
@@ -107,7 +81,7 @@ def seal_all(tx: Connection, *, actor: str) -> None:
     """Seal every memory as it is now (migration 12: trust on first use)."""
     from .audit import append_event
 
-    detail, _ = _event_detail(_rows(tx, "ORDER BY rowid"))
+    detail, _ = _event_detail(seals.field_rows(tx, SEALED_FIELDS))
     if detail["memories"]:
         append_event(tx, actor=actor, action=ACTION, detail=detail)
 
@@ -146,4 +120,4 @@ def sealed_state(events: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, li
 
 def unsealed_rows(conn: Connection) -> Iterator[tuple[str, str, tuple[Any, ...]]]:
     """Every memory's (id, namespace, audited field values), in rowid order."""
-    return _rows(conn, "ORDER BY rowid")
+    return seals.field_rows(conn, SEALED_FIELDS)
