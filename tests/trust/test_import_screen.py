@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.errors import SecretRefused
+from aide_memoire.engine.errors import InvalidInput, SecretRefused
 from aide_memoire.engine.lifecycle import tiers
 
 from .conftest import keyword_settings
@@ -88,3 +88,29 @@ def test_promote_screens_the_memory_again(tmp_path: Path) -> None:
         assert all(h.id != memory_id for h in hits)
         assert memory.promote(plain, namespace=NS).status == "active"
         assert memory.audit_verify().intact
+
+
+_ROW = ('"namespace": "project:imports", "kind": "note", '
+        '"created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z"')
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    ("[1,2,3]", "must be a JSON object with at least 'id' and 'content', not a list"),
+    ('"a memory"', "not a string"),
+    ("42", "not a number"),
+    ("null", "not null"),
+    ('{"id": "m1", "content": "x", "importance": "NaN", ' + _ROW + "}",
+     "importance must be a finite number from 0 to 1, not NaN"),
+    ('{"id": "m1", "content": "x", "tags": "a,b", ' + _ROW + "}", "tags must be a valid list"),
+])
+def test_an_import_line_that_is_not_a_memory_gets_a_plain_error(
+    mem: Memory, line: str, words: str,
+) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        mem.import_([line])
+    message = str(caught.value)
+    assert message.startswith("import line 1")
+    assert words in message, message
+    for raw in ("type=", "input_type", "errors.pydantic.dev", "validation error for"):
+        assert raw not in message, message
+    assert mem.status().memories == 0

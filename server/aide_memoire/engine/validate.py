@@ -152,7 +152,11 @@ def validate_importance(importance: object) -> float:
     if isinstance(importance, bool) or not isinstance(importance, int | float):
         raise InvalidInput("importance must be a number between 0 and 1")
     value = float(importance)
-    if math.isnan(value) or not domain.IMPORTANCE_MIN <= value <= domain.IMPORTANCE_MAX:
+    if not math.isfinite(value):
+        given = "NaN" if math.isnan(value) else "infinity"
+        raise InvalidInput(f"importance must be a finite number from {domain.IMPORTANCE_MIN:g} "
+                           f"to {domain.IMPORTANCE_MAX:g}, not {given}")
+    if not domain.IMPORTANCE_MIN <= value <= domain.IMPORTANCE_MAX:
         raise InvalidInput(f"importance {importance!r} is outside "
                            f"{domain.IMPORTANCE_MIN:g}..{domain.IMPORTANCE_MAX:g}")
     return value
@@ -278,3 +282,47 @@ def validate_record(record: Any, *, max_bytes: int) -> None:
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=UTC)
             _in_range(moment, field=name, given=moment.isoformat())
+
+
+_JSON_TYPES = {dict: "an object", list: "a list", str: "a string", bool: "true or false",
+               int: "a number", float: "a number", type(None): "null"}
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a parsed value's type, for messages ('a list', 'null')."""
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _not_finite(value: object) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, str):
+        try:
+            return not math.isfinite(float(value))
+        except ValueError:
+            return False
+    return False
+
+
+def describe_validation(errors: Iterable[Mapping[str, Any]]) -> str:
+    """pydantic's errors (``exc.errors()``) as plain sentences: each field, what it must
+    be and what was given; no error codes, URLs or Python type names."""
+    parts = []
+    for error in errors:
+        where = ".".join(str(p) for p in error.get("loc", ())) or "the value"
+        given = error.get("input")
+        if _not_finite(given):
+            what = "must be a finite number"
+        elif error.get("type") == "model_type" or error.get("type") == "dict_type":
+            what = f"must be a JSON object, not {json_type(given)}"
+        elif error.get("type") == "missing":
+            what = "is required"
+        elif error.get("type") == "extra_forbidden":
+            what = "is not a known field"
+        else:
+            what = str(error.get("msg", "is not valid")).replace("Input should be", "must be")
+        shown = repr(given) if isinstance(given, str | int | float) else json_type(given)
+        if error.get("type") != "missing" and len(shown) <= 60:
+            what += f" (got {shown})"
+        parts.append(f"{where} {what}")
+    return "; ".join(parts)

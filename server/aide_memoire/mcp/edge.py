@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ValidationError
 
 from ..engine.errors import AideMemoireError, StoreError
+from ..engine.validate import describe_validation
 from ..logs import get_logger
 
 if TYPE_CHECKING:
@@ -64,7 +65,12 @@ def call(spec: ToolSpec, memory: Memory, args: BaseModel, *, default_namespace: 
 def failure_text(spec: ToolSpec, exc: BaseException) -> str:
     """What the agent reads when a call fails: the validation or engine message, which says
     how to fix the call; for anything else a generic line (the details go to the log)."""
-    if isinstance(exc, ValidationError | AideMemoireError):
+    if isinstance(exc, ValidationError):
+        # Plain sentences, not pydantic's dump (codes, Python types, a URL); the words
+        # "validation error" stay so a client can tell a bad call from a failed one.
+        return (f"Error executing tool {spec.name}: validation error: "
+                f"{describe_validation(exc.errors(include_url=False))}")
+    if isinstance(exc, AideMemoireError):
         return f"Error executing tool {spec.name}: {exc}"
     # The plain traceback, not exc_info: the console renderer's rich traceback takes about
     # two seconds of CPU to draw, on the server's event loop.

@@ -11,6 +11,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from .. import validate as v
 from ..errors import InvalidInput
 from ..models import ImportReport, MemoryRecord
@@ -132,11 +134,17 @@ class ExchangeService:
                     )
                 space = data.get("vectors") or {}
                 continue
-            vector = data.pop("vector", None) if isinstance(data, dict) else None
+            if not isinstance(data, dict):
+                raise InvalidInput(
+                    f"import line {number} is not a memory: it must be a JSON object with at "
+                    f"least 'id' and 'content', not {v.json_type(data)}")
+            vector = data.pop("vector", None)
             try:
                 record = MemoryRecord.model_validate(data)
-            except ValueError as exc:
-                raise InvalidInput(f"import line {number} is not a memory: {exc}") from None
+            except ValidationError as exc:
+                raise InvalidInput(
+                    f"import line {number} is not a memory: "
+                    f"{v.describe_validation(exc.errors(include_url=False))}") from None
             try:
                 v.validate_record(record, max_bytes=self.settings.max_content_bytes)
             except InvalidInput as exc:
