@@ -405,10 +405,12 @@ def import_cmd(ctx: click.Context, source: str, project_dir: Path | None, every:
             unit="B",
         ), secrets="redact" if redact_secrets else "refuse")
     redacted = f", redacted {report.redacted} secrets" if report.redacted else ""
+    dropped = "".join(f"\n{line}" for line in report.dropped_links)
     emit(
         report,
         as_json=as_json,
-        text=f"read {report.read}, added {report.added}, skipped {report.skipped}{redacted}",
+        text=f"read {report.read}, added {report.added}, skipped {report.skipped}{redacted}"
+        f"{dropped}",
     )
 
 

@@ -25,7 +25,7 @@ from .recall import Recaller
 from .rerank import Reranker, RerankTuning
 from .settings import Settings
 from .store import Store
-from .trust import forget, seal
+from .trust import audit, forget, seal
 from .trust.anchor import Anchor
 from .trust.guard import Trust
 from .vectors import VectorMirror, VectorTables
@@ -187,7 +187,7 @@ def _anchor(db: Database, store: Store) -> Anchor:
 def _seal_fields(db: Database, trust: Trust) -> None:
     """Chain the audited fields of every memory a write transaction touches (seal.py)."""
     db.begin_hooks.append(seal.ensure_triggers)
-    db.precommit_hooks.append(lambda tx: seal.record_touched(tx, actor=trust.actor))
+    db.precommit_hooks.append(lambda tx: audit.seal_touched(tx, actor=trust.actor))
 
 
 def _open_store(settings: Settings) -> tuple[Database, VectorTables, Store, Repositories]:

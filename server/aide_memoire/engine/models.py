@@ -113,3 +113,7 @@ class ImportReport(BaseModel):
     added: int
     skipped: int
     redacted: int = Field(default=0, description="Secrets replaced by [redacted:<kind>].")
+    dropped_links: list[str] = Field(
+        default_factory=list,
+        description="Links (reply_to, superseded_by) to memories neither stored nor in the "
+        "file, dropped; one line each, naming the import line.")

@@ -14,11 +14,13 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from .. import validate as v
-from ..errors import InvalidInput
+from ..errors import InvalidInput, SecretRefused
 from ..models import ImportReport, MemoryRecord
 from ..ops import transfer
 from ..pipeline import SecretsPolicy, check_policy
 from ..store import NewRow
+from ..trust import audit
+from ..trust.screen import refuse_secrets
 
 if TYPE_CHECKING:
     from ..context import EngineContext
@@ -28,6 +30,19 @@ __all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "ExchangeService"]
 EXPORT_FORMAT = "aide-memoire/jsonl"
 EXPORT_VERSION = 1
 EXPORT_PAGE = 500
+
+
+def _refuse_identity_secrets(record: MemoryRecord, line: int) -> None:
+    """An id and the ids it links to are stored verbatim (no redaction can keep them
+    usable), so a secret there refuses the line in every policy."""
+    try:
+        refuse_secrets({"id": record.id, "reply_to": record.reply_to,
+                        "superseded_by": record.superseded_by})
+    except SecretRefused as exc:
+        raise SecretRefused(
+            f"import line {line}: {exc}; ids are kept as they are, so the line is refused "
+            "even with redaction: give the memory another id",
+            kind=exc.kind, label=exc.label, field=exc.field, offset=exc.offset) from None
 
 
 class ExchangeService:
@@ -111,6 +126,7 @@ class ExchangeService:
         """
         check_policy(secrets)
         read = added = redacted = 0
+        links: list[tuple[int, str, str, str, str]] = []
         pending: list[tuple[int, MemoryRecord]] = []
         vectors: dict[str, Any] = {}
         space: dict[str, Any] = {}
@@ -149,7 +165,12 @@ class ExchangeService:
                 v.validate_record(record, max_bytes=self.settings.max_content_bytes)
             except InvalidInput as exc:
                 raise type(exc)(f"import line {number}: {exc}") from None
+            _refuse_identity_secrets(record, number)
             record, found = self.trust.screen_import(record, number, redact=secrets == "redact")
+            links += [(number, record.id, record.namespace, name, target)
+                      for name, target in (("reply_to", record.reply_to),
+                                           ("superseded_by", record.superseded_by))
+                      if target is not None]
             redacted += sum(len(kinds) for kinds in found.values())
             pending.append((number, record))
             if vector is not None and space.get("dim"):
@@ -160,7 +181,35 @@ class ExchangeService:
                 pending, vectors = [], {}
         if pending:
             added += self._import_batch(pending, vectors, space.get("key"))
-        return ImportReport(read=read, added=added, skipped=read - added, redacted=redacted)
+        dropped = self._drop_dangling_links(links)
+        return ImportReport(read=read, added=added, skipped=read - added, redacted=redacted,
+                            dropped_links=dropped)
+
+    def _drop_dangling_links(self, links: list[tuple[int, str, str, str, str]]) -> list[str]:
+        """Links (reply_to, superseded_by) to memories that exist neither in the store nor
+        in the file are dropped, each named by its line: a dangling superseded_by would
+        hide a memory from recall behind a successor nobody can read. Checked once the
+        whole file is in, since a successor comes after what it supersedes."""
+        if not links:
+            return []
+        dropped: list[str] = []
+        with self.db.write() as tx:
+            for number, memory_id, namespace, name, target in links:
+                if self.store.rowid_of(tx, target, namespace) is not None:
+                    continue
+                rowid = self.store.rowid_of(tx, memory_id, namespace)
+                if rowid is None:  # the row was skipped (already present): not ours to edit
+                    continue
+                record = self.store.get_by_rowid(tx, rowid)
+                if record is None or getattr(record, name) != target:
+                    continue
+                self.store.update_fields(tx, rowid, {name: None})
+                audit.append_event(tx, actor=self.trust.actor, action="import.link_dropped",
+                                   namespace=namespace, memory_id=memory_id,
+                                   detail={"field": name, "line": number})
+                dropped.append(f"import line {number}: {name} names memory {target[:40]!r}, "
+                               f"which is not in {namespace} nor in the file; link dropped")
+        return dropped
 
     def _import_row(self, number: int, record: MemoryRecord) -> NewRow:
         """The record as a new write, validated field by field like one."""

@@ -30,7 +30,8 @@ from .anchor import AnchorState
 from .models import AuditEvent, AuditReport
 from .review import stamp
 
-__all__ = ["GENESIS", "append_event", "event_hash", "history", "verify"]
+__all__ = ["GENESIS", "append_event", "event_hash", "history", "seal_all", "seal_touched",
+           "verify"]
 
 GENESIS = "0" * 64
 
@@ -76,6 +77,21 @@ def append_event(
         _canonical(detail), prev_hash, digest,
     ))
     return seq
+
+
+def seal_touched(tx: Connection, *, actor: str) -> None:
+    """Before a commit: one ``memory.fields`` event sealing the memories this
+    transaction inserted or changed (seal.py); nothing when it touched none."""
+    found = seal.touched_detail(tx)
+    if found is not None:
+        append_event(tx, actor=actor, action=seal.ACTION, namespace=found[1], detail=found[0])
+
+
+def seal_all(tx: Connection, *, actor: str) -> None:
+    """Seal every memory as it is now (migration 12: trust on first use)."""
+    detail = seal.all_detail(tx)
+    if detail is not None:
+        append_event(tx, actor=actor, action=seal.ACTION, detail=detail)
 
 
 def _event(values: tuple[Any, ...]) -> AuditEvent:

@@ -106,7 +106,7 @@ def apply_integrity(tx: Connection) -> None:
     """Step 12: the table of owed purges (forget.py), and one ``memory.fields`` event
     sealing every existing memory's audited fields (seal.py), appended to the chain
     like any event so that an existing log still verifies."""
-    from .seal import seal_all
+    from .audit import seal_all
 
     tx.execute(PURGE_OWED_SQL)
     seal_all(tx, actor="migration")

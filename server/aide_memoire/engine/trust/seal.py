@@ -26,8 +26,8 @@ from typing import Any
 from ..data.protocol import Connection
 from ..data.sqlite import seals
 
-__all__ = ["ACTION", "SEALED_FIELDS", "describe", "ensure_triggers", "record_touched",
-           "seal_all", "seal_of", "sealed_state", "unsealed_rows"]
+__all__ = ["ACTION", "SEALED_FIELDS", "all_detail", "describe", "ensure_triggers",
+           "seal_of", "sealed_state", "touched_detail", "unsealed_rows"]
 
 ACTION = "memory.fields"
 SEALED_FIELDS = (
@@ -63,27 +63,22 @@ def _event_detail(rows: Iterable[tuple[str, str, tuple[Any, ...]]]
     return {"fields": list(SEALED_FIELDS), "memories": seals}, namespaces
 
 
-def record_touched(tx: Connection, *, actor: str) -> None:
-    """Before a commit: seal the memories this transaction inserted or changed."""
-    from .audit import append_event  # audit imports this module for verify
-
+def touched_detail(tx: Connection) -> tuple[dict[str, Any], str | None] | None:
+    """The ``memory.fields`` detail sealing what this transaction touched, and the one
+    namespace it touched (None for several); None when it touched no memory."""
     rowids = seals.take_touched(tx)
     if not rowids:
-        return
+        return None
     detail, namespaces = _event_detail(seals.field_rows(tx, SEALED_FIELDS, rowids))
-    if detail["memories"]:  # all deleted again in the same transaction: nothing to seal
-        append_event(tx, actor=actor, action=ACTION,
-                     namespace=next(iter(namespaces)) if len(namespaces) == 1 else None,
-                     detail=detail)
+    if not detail["memories"]:  # all deleted again in the same transaction
+        return None
+    return detail, next(iter(namespaces)) if len(namespaces) == 1 else None
 
 
-def seal_all(tx: Connection, *, actor: str) -> None:
-    """Seal every memory as it is now (migration 12: trust on first use)."""
-    from .audit import append_event
-
+def all_detail(tx: Connection) -> dict[str, Any] | None:
+    """The ``memory.fields`` detail sealing every memory as it is now; None if none."""
     detail, _ = _event_detail(seals.field_rows(tx, SEALED_FIELDS))
-    if detail["memories"]:
-        append_event(tx, actor=actor, action=ACTION, detail=detail)
+    return detail if detail["memories"] else None
 
 
 def describe(memory_id: str, values: tuple[Any, ...], sealed: str,
