@@ -7,6 +7,7 @@ must not pay for the SDK before it answers.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import traceback
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from ..engine.errors import AideMemoireError, StoreError
 from ..engine.validate import describe_validation
 from ..logs import get_logger
+from .pins import NamespacePin, namespaces_in
 
 if TYPE_CHECKING:
     from ..engine.memory import Memory
@@ -38,6 +40,8 @@ class ServeSettings:
 
     default_namespace: str = "default"
     workers: int = 4
+    # None: today's rule (any namespace of the store); else only these (pins.py).
+    pin: NamespacePin | None = None
 
 
 def resolve_namespace(args: BaseModel, default: str) -> str:
@@ -53,13 +57,31 @@ def parse(spec: ToolSpec, arguments: object) -> ToolInput:
 
 
 def call(spec: ToolSpec, memory: Memory, args: BaseModel, *, default_namespace: str,
-         actor: str | None = MCP_ACTOR) -> BaseModel:
-    """Run the tool's handler with its namespace resolved, attributed to ``actor``."""
+         actor: str | None = MCP_ACTOR, pin: NamespacePin | None = None) -> BaseModel:
+    """Run the tool's handler with its namespace resolved (and held to ``pin``),
+    attributed to ``actor``; a read that returns another namespace's data is audited."""
     namespace = resolve_namespace(args, default_namespace)
-    if actor is None:
-        return spec.handler(memory, args, namespace)
-    with memory.acting_as(actor):  # audit events of these calls say who made them
-        return spec.handler(memory, args, namespace)
+    if pin is not None:
+        pin.check(namespace, tool=spec.name)
+    with contextlib.ExitStack() as scope:
+        if actor is not None:  # audit events of these calls say who made them
+            scope.enter_context(memory.acting_as(actor))
+        out = spec.handler(memory, args, namespace)
+        if pin is not None:
+            out = pin.restrict(out)
+        crossed = crossed_namespaces(spec, out, default_namespace)
+        if crossed:
+            memory.audit_cross_namespace_read(
+                crossed[0] if len(crossed) == 1 else None, what=spec.name,
+                home=default_namespace)
+    return out
+
+
+def crossed_namespaces(spec: ToolSpec, out: BaseModel, default_namespace: str) -> list[str]:
+    """The other namespaces a read's result carries data of (empty for a write)."""
+    if not spec.read_only:
+        return []
+    return sorted(ns for ns in namespaces_in(out) if ns != default_namespace)
 
 
 def failure_text(spec: ToolSpec, exc: BaseException) -> str:

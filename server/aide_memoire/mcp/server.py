@@ -82,12 +82,20 @@ def _error(text: str) -> types.CallToolResult:
                                 is_error=True)
 
 
-def _result(spec: ToolSpec, out: BaseModel) -> types.CallToolResult:
+def _result(spec: ToolSpec, out: BaseModel, *, crossed: Sequence[str] = (),
+            default: str = "") -> types.CallToolResult:
     structured = out.model_dump(mode="json")
     text = (spec.render(out) if spec.render is not None
             else pydantic_core.to_json(structured, indent=2).decode())
+    meta: dict[str, Any] | None = None
+    if crossed:
+        # Marked where an agent and a client both look: the text and the result's _meta.
+        text = (f"(read across namespaces: {', '.join(crossed)}; this session's own is "
+                f"{default})\n" + text)
+        meta = {"aide-memoire/cross_namespace": {"namespaces": list(crossed),
+                                                 "default": default}}
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                structured_content=structured)
+                                structured_content=structured, _meta=meta)
 
 
 class MemoryServer(Server[Any]):
@@ -126,7 +134,8 @@ class MemoryServer(Server[Any]):
 
     def _run(self, spec: ToolSpec, args: BaseModel) -> BaseModel:
         return edge.call(spec, self.get_memory(), args,
-                         default_namespace=self.serve_settings.default_namespace)
+                         default_namespace=self.serve_settings.default_namespace,
+                         pin=self.serve_settings.pin)
 
     async def _call_tool(self, ctx: Context,
                          params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -141,7 +150,9 @@ class MemoryServer(Server[Any]):
             out = await anyio.to_thread.run_sync(self._run, spec, args, limiter=self._limiter)
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error result
             return _error(edge.failure_text(spec, exc))
-        return _result(spec, out)
+        crossed = edge.crossed_namespaces(spec, out, self.serve_settings.default_namespace)
+        return _result(spec, out, crossed=crossed,
+                       default=self.serve_settings.default_namespace)
 
     async def _list_prompts(self, ctx: Context, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(prompts=[

@@ -265,6 +265,20 @@ class TrustService:
             return audit.verify(conn, anchor.read(), anchor_expected=anchor.expected(),
                                 fields=self.db.dialect == "sqlite")
 
+    def audit_cross_namespace_read(self, namespace: str | None, *, what: str,
+                                   home: str) -> None:
+        """An event saying who read outside their own namespace, where and through what."""
+        if namespace is not None:
+            namespace = v.validate_namespace(namespace)
+        home = v.validate_namespace(home)
+        if not isinstance(what, str) or not what or len(what) > 100:
+            raise InvalidInput("what must be a short non-empty string (a tool or command)")
+        with self.db.write() as tx:
+            audit.append_event(tx, actor=self.actor, action="read.cross_namespace",
+                               namespace=namespace,
+                               detail={"via": what, "home": home,
+                                       "scope": "one" if namespace else "several"})
+
     def audit_history(self, memory_id: str) -> list[AuditEvent]:
         """Every audit event about one memory, oldest first (hashes, never content)."""
         if not isinstance(memory_id, str) or not memory_id:
