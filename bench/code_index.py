@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from aide_memoire.engine.code.index import CodeIndex
-from aide_memoire.engine.db import Database
+from aide_memoire.engine.storage.db import Database
 from aide_memoire.logs import configure_logging
 
 QUERIES = [

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
-from aide_memoire.engine.hooks.prompt import (  # noqa: E402
+from aide_memoire.hooks.prompt import (  # noqa: E402
     RECALL_LIMIT,
     prompt_stems,
     relevance,

@@ -33,7 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
-from aide_memoire.engine.fusion import (  # noqa: E402
+from aide_memoire.engine.core.text import states_time  # noqa: E402
+from aide_memoire.engine.recall.fusion import (  # noqa: E402
     DENSE_SCALES,
     KEYWORD_SCALES,
     Candidates,
@@ -43,9 +44,8 @@ from aide_memoire.engine.fusion import (  # noqa: E402
     keyword_scores,
     prefer_timed,
 )
-from aide_memoire.engine.recall import RecallRequest  # noqa: E402
-from aide_memoire.engine.store import RowFilter  # noqa: E402
-from aide_memoire.engine.text import states_time  # noqa: E402
+from aide_memoire.engine.recall.recaller import RecallRequest  # noqa: E402
+from aide_memoire.engine.storage.store import RowFilter  # noqa: E402
 from locomo import CATEGORIES, ingest, parse_evidence  # noqa: E402
 
 # The grid: every combination is scored (the CV figures are for this grid; the

@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory  # noqa: E402
-from aide_memoire.engine import clock  # noqa: E402
-from aide_memoire.engine.data.transfer import migrate_store  # noqa: E402
-from aide_memoire.engine.driver import load_driver  # noqa: E402
-from aide_memoire.engine.embed import EmbeddingSpace  # noqa: E402
-from aide_memoire.engine.settings import Settings  # noqa: E402
+from aide_memoire.engine.core import clock  # noqa: E402
+from aide_memoire.engine.core.settings import Settings  # noqa: E402
+from aide_memoire.engine.recall.embed import EmbeddingSpace  # noqa: E402
+from aide_memoire.engine.storage.driver import load_driver  # noqa: E402
+from aide_memoire.engine.storage.transfer import migrate_store  # noqa: E402
 from scale import make_item  # noqa: E402
 
 

@@ -26,11 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import percentile, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
-from aide_memoire.engine import clock  # noqa: E402
-from aide_memoire.engine.embed import EmbeddingSpace  # noqa: E402
+from aide_memoire.engine.core import clock  # noqa: E402
 from aide_memoire.engine.lifecycle.dedup import NearDuplicates  # noqa: E402
-from aide_memoire.engine.store import NewRow, Written  # noqa: E402
-from aide_memoire.engine.vectors import VectorCache  # noqa: E402
+from aide_memoire.engine.recall.embed import EmbeddingSpace  # noqa: E402
+from aide_memoire.engine.storage.store import NewRow, Written  # noqa: E402
+from aide_memoire.engine.storage.vectors import VectorCache  # noqa: E402
 
 NS = "bench"
 DIM = 384

@@ -28,15 +28,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
-from aide_memoire.engine.fusion import RecallTuning, fuse  # noqa: E402
-from aide_memoire.engine.recall import RecallRequest  # noqa: E402
-from aide_memoire.engine.store import RowFilter  # noqa: E402
+from aide_memoire.engine.recall.fusion import RecallTuning, fuse  # noqa: E402
+from aide_memoire.engine.recall.recaller import RecallRequest  # noqa: E402
+from aide_memoire.engine.storage.store import RowFilter  # noqa: E402
 
 # The fusion constants before the cross-validated ones (recall at commit c712472).
 BEFORE = RecallTuning(keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
                       agreement_bonus=0.0, feedback_docs=0, feedback_weight=0.0,
                       keyword_scale="minmax")
-# The calibrated keyword scales (engine/calibrate.py, off by default), at the keyword
+# The calibrated keyword scales (engine/recall/calibrate.py, off by default), at the keyword
 # weight cross-validation chose for them on LOCOMO.
 SCALED = RecallTuning(keyword_weight=0.55, keyword_scale="scaled")
 IDEAL = RecallTuning(keyword_weight=0.55, keyword_scale="ideal")

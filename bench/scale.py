@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _pg  # noqa: E402
 from _common import machine, percentile, table, write_json  # noqa: E402
 from aide_memoire import Memory  # noqa: E402
-from aide_memoire.engine.fusion import KEYWORD_SCALES  # noqa: E402
-from aide_memoire.engine.settings import Settings  # noqa: E402
+from aide_memoire.engine.core.settings import Settings  # noqa: E402
+from aide_memoire.engine.recall.fusion import KEYWORD_SCALES  # noqa: E402
 
 
 def _words(text: str, sep: str | None = None) -> list[str]:

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory  # noqa: E402
-from aide_memoire.engine.driver import load_driver  # noqa: E402
-from aide_memoire.engine.settings import Settings  # noqa: E402
+from aide_memoire.engine.core.settings import Settings  # noqa: E402
+from aide_memoire.engine.storage.driver import load_driver  # noqa: E402
 from scale import make_item  # noqa: E402
 
 # (memories, namespaces): one namespace at three sizes, and ten memories spread over ten

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, percentile, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
-from aide_memoire.engine import clock  # noqa: E402
+from aide_memoire.engine.core import clock  # noqa: E402
 
 NS = "project:big"
 SMALL = "project:small"

@@ -37,7 +37,7 @@ SLOW_MODULES = {
 SLOW_TESTS = {
     "test_documented_commands_run_as_documented",  # a new user's shell, the real model
     "test_several_processes_indexing_one_tree",  # several processes at once
-    # Stores opened with the real model (tests/engine/test_store_size.py):
+    # Stores opened with the real model (tests/engine/storage/test_store_size.py):
     "test_one_memory_with_its_vector_is_under_200_kb",
     "test_each_new_namespace_costs_kilobytes_not_megabytes",
     "test_recall_with_the_model",  # tests/postgres: the real model on each backend

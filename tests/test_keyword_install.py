@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from aide_memoire.engine.parts import PARTS
+from aide_memoire.engine.core.parts import PARTS
 from aide_memoire.mcp.registry import TOOLS
 from mcp import Client, StdioServerParameters
 

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from .engine.async_memory import AsyncMemory
-    from .engine.errors import (
+    from .engine.core.errors import (
         AideMemoireError,
         ForeignDatabase,
         InvalidContent,
@@ -28,17 +27,18 @@ if TYPE_CHECKING:
         StoreError,
         StoreFull,
     )
-    from .engine.memory import Memory
-    from .engine.models import Hit, ImportReport, MemoryRecord, Stage, Status
-    from .engine.settings import Settings
+    from .engine.core.models import Hit, ImportReport, MemoryRecord, Stage, Status
+    from .engine.core.settings import Settings
+    from .engine.facade.async_memory import AsyncMemory
+    from .engine.facade.memory import Memory
 
 _WHERE = {
-    "AsyncMemory": "engine.async_memory",
-    "Memory": "engine.memory",
-    "Settings": "engine.settings",
-    **{name: "engine.models" for name in ("Hit", "ImportReport", "MemoryRecord", "Stage",
+    "AsyncMemory": "engine.facade.async_memory",
+    "Memory": "engine.facade.memory",
+    "Settings": "engine.core.settings",
+    **{name: "engine.core.models" for name in ("Hit", "ImportReport", "MemoryRecord", "Stage",
                                           "Status")},
-    **{name: "engine.errors" for name in (
+    **{name: "engine.core.errors" for name in (
         "AideMemoireError", "ForeignDatabase", "InvalidContent", "InvalidInput",
         "InvalidNamespace", "InvalidQuery", "ModelUnavailable", "NewerSchema", "NotFound",
         "PartMissing", "SecretRefused", "StoreError", "StoreFull")},

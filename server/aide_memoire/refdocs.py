@@ -20,7 +20,7 @@ from annotated_types import Ge, Le
 from pydantic import SecretStr
 from pydantic.fields import FieldInfo
 
-from .engine.settings import Settings
+from .engine.core.settings import Settings
 
 __all__ = ["render_cli_md", "render_configuration_md"]
 
@@ -31,7 +31,7 @@ HELP_WIDTH = 88
 CONFIG_HEADER = """\
 # Configuration
 
-Generated from `server/aide_memoire/engine/settings.py` by
+Generated from `server/aide_memoire/engine/core/settings.py` by
 `python -m aide_memoire.refdocs configuration > docs/configuration.md`; do not edit by
 hand (`tests/plugin/test_refdocs.py` fails when this page and the settings differ).
 

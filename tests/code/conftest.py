@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire.engine.code.index import CodeIndex
-from aide_memoire.engine.db import Database
+from aide_memoire.engine.storage.db import Database
 
 
 def open_index(folder: Path) -> CodeIndex:

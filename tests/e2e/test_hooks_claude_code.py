@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from aide_memoire.engine.projects import project_namespace
+from aide_memoire.engine.core.projects import project_namespace
 
 from .conftest import World, wait_for
 

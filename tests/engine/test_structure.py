@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import AsyncMemory, Memory, Settings
-from aide_memoire.engine.context import START_ORDER, ProposalRegistry
+from aide_memoire.engine.runtime.context import START_ORDER, ProposalRegistry
 from aide_memoire.engine.services import SERVICE_ORDER
 
 ENGINE = Path(__file__).resolve().parents[2] / "server" / "aide_memoire" / "engine"
@@ -24,8 +24,8 @@ TOP = ENGINE.parent.parent
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 # Clients of the facade that live in the engine: the async twin, and the plugin's hooks
 # (they take a Memory as the CLI and MCP server do).
-FACADE_CLIENTS = {"aide_memoire.engine.async_memory"}
-FACADE_CLIENT_PACKAGES = ("aide_memoire.engine.hooks",)
+FACADE_CLIENTS = {"aide_memoire.engine.facade.async_memory"}
+FACADE_CLIENT_PACKAGES = ("aide_memoire.hooks",)
 
 
 def _module(path: Path) -> str:
@@ -100,19 +100,20 @@ def test_memory_is_a_facade_not_a_sum_of_mixins() -> None:
 
 
 def test_only_the_facade_and_its_clients_import_memory_py() -> None:
-    importers = {name for name, found in GRAPH.items() if "aide_memoire.engine.memory" in found}
+    memory = "aide_memoire.engine.facade.memory"
+    importers = {name for name, found in GRAPH.items() if memory in found}
     strays = {
         name for name in importers - FACADE_CLIENTS
         if not name.startswith(FACADE_CLIENT_PACKAGES)
     }
     assert strays == set()
-    assert "aide_memoire.engine.async_memory" in importers  # the walk does see imports
+    assert "aide_memoire.engine.facade.async_memory" in importers  # the walk does see imports
 
 
 def test_services_sit_on_top_only_the_facade_imports_them() -> None:
     services = {n for n in MODULES if n.startswith("aide_memoire.engine.services")}
     users = {name for name, found in GRAPH.items() if found & services} - services
-    assert users == {"aide_memoire.engine.memory"}
+    assert users == {"aide_memoire.engine.facade.memory"}
 
 
 def _annotated_names(tree: ast.AST) -> Iterator[tuple[str, ast.expr | None, int]]:

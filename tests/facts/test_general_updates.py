@@ -169,7 +169,7 @@ def _totals(got: dict[str, Outcome]) -> tuple[Outcome, Outcome]:
     return changes, controls
 
 
-# PostgreSQL's keyword side computes FTS5's own tokens and bm25 (data/postgres/keyword.py,
+# PostgreSQL's keyword side computes FTS5's own tokens and bm25 (storage/postgres/keyword.py,
 # schema step 11), so the calibrated keyword share, and with it "now" and as_of, must come
 # out as on SQLite, not only the links.
 

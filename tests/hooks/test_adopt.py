@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from aide_memoire import Memory, Settings
 from aide_memoire.cli.hook import run_hook
 from aide_memoire.cli.main import cli
-from aide_memoire.engine.projects import project_for
+from aide_memoire.engine.core.projects import project_for
 
 from .conftest import git_project
 

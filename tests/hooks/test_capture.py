@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 from aide_memoire import Memory, MemoryRecord
-from aide_memoire.engine.hooks.capture import capture_transcript, strip_private
-from aide_memoire.engine.hooks.transcript import read_transcript
 from aide_memoire.engine.trust.redact import redact_secrets
+from aide_memoire.hooks.capture import capture_transcript, strip_private
+from aide_memoire.hooks.transcript import read_transcript
 
 from .conftest import MAIN_SESSION, PASSWORD, PRIVATE, TOKEN, store_bytes
 
@@ -188,7 +188,7 @@ def test_concurrent_captures_of_the_same_lines_add_them_once(
     import threading
 
     from aide_memoire import Settings
-    from aide_memoire.engine.hooks.service import handle
+    from aide_memoire.hooks.service import handle
 
     settings = Settings(home=home, embedding_model="none")
     with Memory(settings=settings) as setup:

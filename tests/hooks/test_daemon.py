@@ -121,7 +121,7 @@ def test_a_prompt_hook_answered_by_the_daemon_loads_no_engine(
                                  "transcript_path": str(transcript)}).encode(), home)
     probe = (
         "import sys; from aide_memoire.cli import entry; entry.main(); "
-        "heavy = [m for m in ('aide_memoire.engine.memory', 'pydantic', 'numpy', 'click') "
+        "heavy = [m for m in ('aide_memoire.engine.facade.memory', 'pydantic', 'numpy', 'click') "
         "if m in sys.modules]; print('HEAVY', heavy, file=sys.stderr)"
     )
     ask = {"session_id": "fresh", "cwd": str(project),

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from aide_memoire import Memory, Settings
 from aide_memoire.cli.hook import run_hook
 from aide_memoire.cli.main import cli
-from aide_memoire.engine.hooks.briefing import CHARS_PER_TOKEN
-from aide_memoire.engine.projects import project_namespace
+from aide_memoire.engine.core.projects import project_namespace
+from aide_memoire.hooks.briefing import CHARS_PER_TOKEN
 
 from .conftest import MAIN_SESSION, TOKEN, store_bytes
 
@@ -252,7 +252,7 @@ def test_after_a_compaction_memories_may_come_back(
 def test_a_running_capture_does_not_hold_up_the_prompt_hook(
     home: Path, project: Path, captured: Path
 ) -> None:
-    from aide_memoire.engine.hooks.state import session_state
+    from aide_memoire.hooks.state import session_state
 
     ask = "Which Postgres version does the staging database run now?"
     with session_state(home, "busy", "capture"):  # a long capture of the same session

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from aide_memoire import Memory, Settings
 from aide_memoire.cli.main import cli
-from aide_memoire.engine.projects import project_namespace
+from aide_memoire.engine.core.projects import project_namespace
 
 from .conftest import FIXTURES, PRIVATE, TOKEN, store_bytes
 

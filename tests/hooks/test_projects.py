@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from aide_memoire.engine.projects import project_for, project_namespace
+from aide_memoire.engine.core.projects import project_for, project_namespace
 from aide_memoire.mcp.run import default_namespace
 
 from .conftest import git_project

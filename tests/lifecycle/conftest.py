@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory, Settings
-from aide_memoire.engine import clock
+from aide_memoire.engine.core import clock
 
 NS = "project:scenario"
 _VOCABULARY = {

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.errors import NotFound
+from aide_memoire.engine.core.errors import NotFound
 from aide_memoire.engine.trust.models import ReviewItem
 
 from .conftest import NS, Planted, settings

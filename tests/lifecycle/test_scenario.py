@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine import clock
-from aide_memoire.engine.errors import MaintenanceBusy, NotFound
+from aide_memoire.engine.core import clock
+from aide_memoire.engine.core.errors import MaintenanceBusy, NotFound
 from aide_memoire.engine.lifecycle import lease
 
 from .conftest import NS, Planted, settings

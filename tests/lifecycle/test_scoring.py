@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory, Settings
-from aide_memoire.engine import clock
-from aide_memoire.engine.errors import InvalidInput, NotFound
+from aide_memoire.engine.core import clock
+from aide_memoire.engine.core.errors import InvalidInput, NotFound
 from aide_memoire.engine.lifecycle.scoring import Weights, estimate, multiplier
 
 NS = "project:rank"

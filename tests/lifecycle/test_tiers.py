@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory, Settings
-from aide_memoire.engine import clock
+from aide_memoire.engine.core import clock
 from tests.clirun import Completed, invoke
 
 NS = "project:tiers"

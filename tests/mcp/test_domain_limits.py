@@ -1,4 +1,4 @@
-"""The limits of a memory's fields are declared once (engine/domain.py): the schemas the
+"""The limits of a memory's fields are declared once (engine/core/domain.py): the schemas the
 MCP tools publish and the engine's own checks both say exactly those numbers."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from aide_memoire import InvalidContent, InvalidInput, InvalidNamespace, Memory, Settings
-from aide_memoire.engine import domain as d
-from aide_memoire.engine import validate as v
+from aide_memoire.engine.core import domain as d
+from aide_memoire.engine.core import validate as v
 from aide_memoire.mcp.registry import TOOLS
 from aide_memoire.mcp.server import tool_definition
 

@@ -151,7 +151,8 @@ def test_a_malformed_handshake_is_left_to_the_sdk(pipes: Pipes) -> None:
 
 def test_the_front_imports_neither_the_sdk_nor_pydantic_nor_the_engine() -> None:
     code = ("import sys, aide_memoire.mcp.front; "
-            "print(sorted(m for m in ('mcp', 'pydantic', 'numpy', 'aide_memoire.engine.memory')"
+            "print(sorted(m for m in ('mcp', 'pydantic', 'numpy',"
+            " 'aide_memoire.engine.facade.memory')"
             " if m in sys.modules))")
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True, env={**os.environ})

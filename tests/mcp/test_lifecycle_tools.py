@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from aide_memoire import Memory
-from aide_memoire.engine import clock
+from aide_memoire.engine.core import clock
 
 from .conftest import NAMESPACE, connect
 

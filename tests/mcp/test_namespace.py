@@ -18,7 +18,7 @@ def test_explicit_namespace_wins_and_is_validated() -> None:
 
 
 def test_claude_project_dir_then_working_directory() -> None:
-    # Readable folder name plus a hash of the project root (engine/projects.py).
+    # Readable folder name plus a hash of the project root (engine/core/projects.py).
     env = {"CLAUDE_PROJECT_DIR": "/home/a/My Project (v2)"}
     assert re.fullmatch(r"project:My-Project-v2-[0-9a-f]{6}",
                         default_namespace(environ=env, cwd=Path("/elsewhere")))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.errors import NotFound
+from aide_memoire.engine.core.errors import NotFound
 
 from .conftest import NAMESPACE, connect
 

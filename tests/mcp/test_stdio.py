@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aide_memoire.engine.projects import project_namespace
+from aide_memoire.engine.core.projects import project_namespace
 from aide_memoire.mcp.registry import TOOLS
 from mcp import Client, StdioServerParameters
 

@@ -14,7 +14,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from aide_memoire import Memory, Settings
-from aide_memoire.engine.migrations import APPLICATION_ID, SCHEMA_VERSION
+from aide_memoire.engine.storage.migrations import APPLICATION_ID, SCHEMA_VERSION
 from aide_memoire.mcp.registry import TOOLS
 from mcp import Client, StdioServerParameters
 
@@ -201,7 +201,7 @@ def test_a_person_at_a_terminal_still_gets_the_error_and_the_exit(tmp_path: Path
 def test_a_setting_that_does_not_validate_names_its_variable_not_its_value(
     monkeypatch: pytest.MonkeyPatch, variable: str, value: str,
 ) -> None:
-    from aide_memoire.engine.errors import InvalidInput
+    from aide_memoire.engine.core.errors import InvalidInput
 
     monkeypatch.setenv(variable, value)
     with pytest.raises(InvalidInput) as raised:
@@ -212,7 +212,7 @@ def test_a_setting_that_does_not_validate_names_its_variable_not_its_value(
 def test_an_open_failure_the_engine_did_not_name_is_still_a_store_error(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from aide_memoire.engine.errors import StoreError
+    from aide_memoire.engine.core.errors import StoreError
     from aide_memoire.mcp.edge import LazyMemory
 
     calls: list[int] = []

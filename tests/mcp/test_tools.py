@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.domain import RESULTS_MAX
+from aide_memoire.engine.core.domain import RESULTS_MAX
 from aide_memoire.mcp import core as m
 from aide_memoire.mcp.registry import TOOLS, ToolSpec
 from aide_memoire.mcp.render import PREFACE

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from aide_memoire import Memory
-from aide_memoire.engine.settings import Settings
+from aide_memoire.engine.core.settings import Settings
 
 ENV = {**os.environ, "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
 KILLS = 15

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from aide_memoire import Memory
 from aide_memoire.cli.main import cli
-from aide_memoire.engine.embed import PACKAGED_MODEL
-from aide_memoire.engine.settings import Settings
+from aide_memoire.engine.core.settings import Settings
+from aide_memoire.engine.recall.embed import PACKAGED_MODEL
 
 
 def _none(home: Path) -> Memory:

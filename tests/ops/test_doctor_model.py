@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from aide_memoire import Memory, Settings
-from aide_memoire.engine.embed import PACKAGED_MODEL
+from aide_memoire.engine.recall.embed import PACKAGED_MODEL
 
 
 def _doctor_cli(home: Path) -> dict[str, object]:

@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory, Settings
-from aide_memoire.engine.errors import (
+from aide_memoire.engine.core.errors import (
     ForeignDatabase,
     InvalidInput,
     StoreBusy,
     StoreError,
     StoreFull,
 )
-from aide_memoire.engine.migrations import APPLICATION_ID, SCHEMA_VERSION
+from aide_memoire.engine.storage.migrations import APPLICATION_ID, SCHEMA_VERSION
 from tests.clirun import Completed, invoke
 
 NS = "project:faults"

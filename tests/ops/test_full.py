@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.errors import StoreFull
-from aide_memoire.engine.settings import Settings
+from aide_memoire.engine.core.errors import StoreFull
+from aide_memoire.engine.core.settings import Settings
 
 
 def _settings(home: Path, pages: int | None) -> Settings:

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.errors import InvalidInput, StoreError
+from aide_memoire.engine.core.errors import InvalidInput, StoreError
+from aide_memoire.engine.core.settings import Settings
 from aide_memoire.engine.ops.snapshot import verify_file
-from aide_memoire.engine.settings import Settings
 
 ENV = {**os.environ, "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
 WRITER = textwrap.dedent(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aide_memoire.engine.projects import project_namespace
+from aide_memoire.engine.core.projects import project_namespace
 from mcp import Client, StdioServerParameters
 
 from .conftest import BARE_PATH, LAUNCHER, PLUGIN, VENV_BIN

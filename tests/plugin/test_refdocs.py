@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from aide_memoire.engine.settings import Settings
+from aide_memoire.engine.core.settings import Settings
 from aide_memoire.refdocs import main, render_cli_md, render_configuration_md
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

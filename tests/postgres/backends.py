@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aide_memoire.engine.data.filter import RowFilter
-from aide_memoire.engine.data.postgres import PostgresDatabase, postgres_repositories
-from aide_memoire.engine.data.protocol import Connection
-from aide_memoire.engine.data.repositories import Repositories
-from aide_memoire.engine.data.sqlite import sqlite_repositories
-from aide_memoire.engine.data.sqlite.vectors import SqliteVectorIndex
-from aide_memoire.engine.db import Database
+from aide_memoire.engine.storage.db import Database
+from aide_memoire.engine.storage.filter import RowFilter
+from aide_memoire.engine.storage.postgres import PostgresDatabase, postgres_repositories
+from aide_memoire.engine.storage.protocol import Connection
+from aide_memoire.engine.storage.repositories import Repositories
+from aide_memoire.engine.storage.sqlite import sqlite_repositories
+from aide_memoire.engine.storage.sqlite.vectors import SqliteVectorIndex
 
 BACKENDS = ("sqlite", "postgres")
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import psycopg
 
-from aide_memoire.engine.data.protocol import Connection
+from aide_memoire.engine.storage.protocol import Connection
 
 GATE_KEY = 19_019  # an advisory lock key of the test database
 

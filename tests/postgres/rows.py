@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aide_memoire.engine import clock
-from aide_memoire.engine.data.postgres import PgConnection, index_document
-from aide_memoire.engine.store import content_hash
+from aide_memoire.engine.core import clock
+from aide_memoire.engine.storage.postgres import PgConnection, index_document
+from aide_memoire.engine.storage.store import content_hash
 
 _INSERT = (
     "INSERT INTO memories (id, namespace, kind, content, content_hash, created_at, "

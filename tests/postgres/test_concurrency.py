@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from aide_memoire.engine.data.postgres import PgConnection, PostgresDatabase
+from aide_memoire.engine.storage.postgres import PgConnection, PostgresDatabase
 
 from .gate import start_gate
 

@@ -6,15 +6,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from aide_memoire.engine.data.postgres import (
+from aide_memoire.engine.core.errors import InvalidInput, StoreBusy, StoreConflict, StoreError
+from aide_memoire.engine.storage.postgres import (
     PgConnection,
     PostgresDatabase,
     ensure_space,
     insert_vectors,
 )
-from aide_memoire.engine.data.postgres.connection import translate
-from aide_memoire.engine.data.protocol import Connection
-from aide_memoire.engine.errors import InvalidInput, StoreBusy, StoreConflict, StoreError
+from aide_memoire.engine.storage.postgres.connection import translate
+from aide_memoire.engine.storage.protocol import Connection
 
 from .rows import insert_memory
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 import psycopg
 import pytest
 
-from aide_memoire.engine.data.postgres import PostgresDatabase
+from aide_memoire.engine.storage.postgres import PostgresDatabase
 
 from .rows import insert_memory
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.errors import InvalidInput, StoreError
+from aide_memoire.engine.core.errors import InvalidInput, StoreError
 
 from .conftest import open_memory
 

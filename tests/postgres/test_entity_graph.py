@@ -4,11 +4,11 @@ calls, the same answers, including the two statements each backend writes its ow
 
 from __future__ import annotations
 
-from aide_memoire.engine import clock
-from aide_memoire.engine.data.filter import RowFilter
-from aide_memoire.engine.data.rows import NewRow
-from aide_memoire.engine.data.sqlite.links import drop_mentions
-from aide_memoire.engine.data.sqlite.review import has_item_for_fact
+from aide_memoire.engine.core import clock
+from aide_memoire.engine.storage.filter import RowFilter
+from aide_memoire.engine.storage.rows import NewRow
+from aide_memoire.engine.storage.sqlite.links import drop_mentions
+from aide_memoire.engine.storage.sqlite.review import has_item_for_fact
 from aide_memoire.engine.trust import review
 
 from .backends import Backend

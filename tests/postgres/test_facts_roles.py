@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.data.postgres import (
+from aide_memoire.engine.storage.postgres import (
     PostgresDatabase,
     grant_store_access,
     restrict_namespace,

@@ -21,7 +21,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from aide_memoire.engine.projects import project_namespace
+from aide_memoire.engine.core.projects import project_namespace
 
 from ..hooks import conftest as hook_fixtures
 from ..hooks.conftest import MAIN_SESSION

@@ -16,17 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from aide_memoire.engine.data.filter import RowFilter
-from aide_memoire.engine.data.postgres import (
+from aide_memoire.engine.core.text import fts_query
+from aide_memoire.engine.recall.fusion import KEYWORD_WEIGHTS
+from aide_memoire.engine.storage.filter import RowFilter
+from aide_memoire.engine.storage.migrations import FTS_COLUMNS
+from aide_memoire.engine.storage.postgres import (
     PostgresDatabase,
     postgres_repositories,
     schema,
     security,
 )
-from aide_memoire.engine.data.rows import NewRow
-from aide_memoire.engine.fusion import KEYWORD_WEIGHTS
-from aide_memoire.engine.migrations import FTS_COLUMNS
-from aide_memoire.engine.text import fts_query
+from aide_memoire.engine.storage.rows import NewRow
 
 from .backends import Backend, open_backend
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from aide_memoire.engine.data.postgres import PostgresDatabase
+from aide_memoire.engine.storage.postgres import PostgresDatabase
 
 from .conftest import open_memory
 from .gate import start_gate

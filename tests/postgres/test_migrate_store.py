@@ -21,12 +21,12 @@ import psycopg
 import pytest
 
 from aide_memoire import Memory, Settings
-from aide_memoire.engine.data.postgres import PostgresDatabase
-from aide_memoire.engine.data.transfer import TransferReport, migrate_store
-from aide_memoire.engine.driver import load_driver
-from aide_memoire.engine.errors import InvalidInput, NewerSchema, StoreError
-from aide_memoire.engine.migrations import SCHEMA_VERSION
+from aide_memoire.engine.core.errors import InvalidInput, NewerSchema, StoreError
 from aide_memoire.engine.ops.doctor import rebuild_fts
+from aide_memoire.engine.storage.driver import load_driver
+from aide_memoire.engine.storage.migrations import SCHEMA_VERSION
+from aide_memoire.engine.storage.postgres import PostgresDatabase
+from aide_memoire.engine.storage.transfer import TransferReport, migrate_store
 
 from .conftest import PgServer, new_database
 

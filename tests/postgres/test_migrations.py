@@ -11,10 +11,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from aide_memoire.engine.data.postgres import PostgresDatabase
-from aide_memoire.engine.db import Database
-from aide_memoire.engine.errors import ForeignDatabase, InvalidInput, NewerSchema, StoreError
-from aide_memoire.engine.migrations import MIGRATIONS
+from aide_memoire.engine.core.errors import ForeignDatabase, InvalidInput, NewerSchema, StoreError
+from aide_memoire.engine.storage.db import Database
+from aide_memoire.engine.storage.migrations import MIGRATIONS
+from aide_memoire.engine.storage.postgres import PostgresDatabase
 
 from .rows import insert_memory
 
@@ -166,9 +166,9 @@ def test_without_the_driver_the_backend_names_its_extra() -> None:
     # extra has (this environment has it, for the tests above).
     code = (
         "import sys; sys.modules['psycopg'] = None\n"
-        "from aide_memoire.engine.errors import PartMissing\n"
+        "from aide_memoire.engine.core.errors import PartMissing\n"
         "try:\n"
-        "    import aide_memoire.engine.data.postgres\n"
+        "    import aide_memoire.engine.storage.postgres\n"
         "except PartMissing as exc:\n"
         "    print(exc.extra, exc)\n"
     )

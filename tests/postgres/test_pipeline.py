@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from aide_memoire.engine.data.postgres import PostgresDatabase, ensure_space, insert_vectors
-from aide_memoire.engine.errors import InvalidInput, StoreConflict
+from aide_memoire.engine.core.errors import InvalidInput, StoreConflict
+from aide_memoire.engine.storage.postgres import PostgresDatabase, ensure_space, insert_vectors
 
 from .rows import insert_memory
 

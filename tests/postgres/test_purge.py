@@ -8,9 +8,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from aide_memoire.engine.data.postgres import PostgresDatabase, ensure_space, insert_vectors
-from aide_memoire.engine.data.postgres.purge import purge
-from aide_memoire.engine.errors import InvalidInput, StoreError
+from aide_memoire.engine.core.errors import InvalidInput, StoreError
+from aide_memoire.engine.storage.postgres import PostgresDatabase, ensure_space, insert_vectors
+from aide_memoire.engine.storage.postgres.purge import purge
 
 from .conftest import PgServer
 from .rows import insert_memory

@@ -1,4 +1,4 @@
-"""The repositories of engine/data/repositories.py on both backends: the same calls, the
+"""The repositories of engine/storage/repositories.py on both backends: the same calls, the
 same answers (rows, filters, keyword ranking, vectors, links, supersession, statistics).
 
 Each test runs once on SQLite and once on a fresh PostgreSQL database (the ``backend``
@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aide_memoire.engine import clock
-from aide_memoire.engine.data.filter import RowFilter
-from aide_memoire.engine.data.rows import NewRow, content_hash
-from aide_memoire.engine.embed import EmbeddingSpace
-from aide_memoire.engine.fusion import KEYWORD_WEIGHTS
-from aide_memoire.engine.migrations import FTS_COLUMNS
-from aide_memoire.engine.text import fts_query
+from aide_memoire.engine.core import clock
+from aide_memoire.engine.core.text import fts_query
+from aide_memoire.engine.recall.embed import EmbeddingSpace
+from aide_memoire.engine.recall.fusion import KEYWORD_WEIGHTS
+from aide_memoire.engine.storage.filter import RowFilter
+from aide_memoire.engine.storage.migrations import FTS_COLUMNS
+from aide_memoire.engine.storage.rows import NewRow, content_hash
 from aide_memoire.engine.trust.forget import match_all
 
 from .backends import Backend, open_backend

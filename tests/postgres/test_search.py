@@ -13,14 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from aide_memoire.engine.data.postgres import (
+from aide_memoire.engine.storage.postgres import (
     PostgresDatabase,
     ensure_space,
     insert_vectors,
     keyword_search,
     knn,
 )
-from aide_memoire.engine.data.postgres.vectors import partition_name
+from aide_memoire.engine.storage.postgres.vectors import partition_name
 
 from .conftest import PgServer, new_database
 from .rows import insert_memory

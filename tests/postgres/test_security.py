@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import psycopg
 import pytest
 
-from aide_memoire.engine.data.postgres import (
+from aide_memoire.engine.core.errors import InvalidInput, StoreError
+from aide_memoire.engine.storage.postgres import (
     PgConnection,
     PostgresDatabase,
     ensure_space,
@@ -21,7 +22,6 @@ from aide_memoire.engine.data.postgres import (
     restricted_namespaces,
     unrestrict_namespace,
 )
-from aide_memoire.engine.errors import InvalidInput, StoreError
 
 from .conftest import PgServer
 from .rows import insert_memory

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from aide_memoire.engine.data.postgres import PostgresDatabase, ensure_space, insert_vectors, knn
-from aide_memoire.engine.data.postgres.connection import reads_vectors
+from aide_memoire.engine.storage.postgres import PostgresDatabase, ensure_space, insert_vectors, knn
+from aide_memoire.engine.storage.postgres.connection import reads_vectors
 
 from .rows import insert_memory
 

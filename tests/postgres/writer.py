@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from aide_memoire.engine.data.postgres import (  # noqa: E402
+from aide_memoire.engine.storage.postgres import (  # noqa: E402
     PgConnection,
     PostgresDatabase,
     keyword_search,

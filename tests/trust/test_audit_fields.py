@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine import context, db, migrations
+from aide_memoire.engine.runtime import context
+from aide_memoire.engine.storage import db, migrations
 
 from .conftest import cli, keyword_settings
 

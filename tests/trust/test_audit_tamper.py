@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.store import content_hash
+from aide_memoire.engine.storage.store import content_hash
 
 from .conftest import cli, keyword_settings
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.crashpoints import CRASH_ENV
+from aide_memoire.engine.core.crashpoints import CRASH_ENV
 
 from .conftest import cli, keyword_settings
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine import clock
-from aide_memoire.engine.errors import NotFound
+from aide_memoire.engine.core import clock
+from aide_memoire.engine.core.errors import NotFound
 from aide_memoire.engine.lifecycle.summaries import prepare_summary, write_summary
-from aide_memoire.engine.store import content_hash
+from aide_memoire.engine.storage.store import content_hash
 
 from .conftest import keyword_settings
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.errors import InvalidInput, SecretRefused
+from aide_memoire.engine.core.errors import InvalidInput, SecretRefused
 from aide_memoire.engine.lifecycle import tiers
 
 from .conftest import keyword_settings

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import InvalidInput, Memory, NotFound, SecretRefused
-from aide_memoire.engine.errors import InvalidContent
+from aide_memoire.engine.core.errors import InvalidContent
 
 from .conftest import keyword_settings
 

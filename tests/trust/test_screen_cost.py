@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from aide_memoire.engine.errors import SecretRefused
+from aide_memoire.engine.core.errors import SecretRefused
 from aide_memoire.engine.trust import injection_rules, secret_formats
 from aide_memoire.engine.trust.gate import LiteralGate
 from aide_memoire.engine.trust.screen import refuse_secrets, screen_record

@@ -27,8 +27,8 @@ def register(cli: click.Group, open_memory: Any) -> None:
     @click.pass_context
     def show(ctx: click.Context, directory: Path | None) -> None:
         """Print the project's root, namespace and whether capture is on."""
-        from ..engine.hooks.capture import capture_enabled
-        from ..engine.projects import directory_from, project_for
+        from ..engine.core.projects import directory_from, project_for
+        from ..hooks.capture import capture_enabled
 
         found = project_for(directory or directory_from(os.environ, None))
         with open_memory(ctx) as memory:
@@ -48,9 +48,9 @@ def register(cli: click.Group, open_memory: Any) -> None:
     def adopt(ctx: click.Context, directory: Path | None, source: str | None,
               dry_run: bool) -> None:
         """Move the memories of an older namespace into this project's namespace."""
+        from ..engine.core.projects import directory_from, project_for
+        from ..engine.core.validate import validate_namespace
         from ..engine.ops.adopt import adopt_namespace
-        from ..engine.projects import directory_from, project_for
-        from ..engine.validate import validate_namespace
         from .output import fail
 
         found = project_for(directory or directory_from(os.environ, None))

@@ -45,9 +45,9 @@ def import_claude_code(
     """Import the transcripts of one project (or all); returns the counts."""
     from tqdm import tqdm
 
-    from ..engine.hooks.capture import capture_enabled, capture_transcript
-    from ..engine.hooks.state import capture_lock
-    from ..engine.projects import project_for
+    from ..engine.core.projects import project_for
+    from ..hooks.capture import capture_enabled, capture_transcript
+    from ..hooks.state import capture_lock
 
     files = sorted(transcripts_root().glob("*/*.jsonl"))
     wanted = None if every else project_for(project_dir or Path.cwd()).root

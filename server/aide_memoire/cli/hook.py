@@ -48,7 +48,7 @@ def data_home(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 
 def make_home(home: Path) -> None:
-    """Create the store's folder as the store itself does (engine/db.py: mode 0700).
+    """Create the store's folder as the store itself does (engine/storage/db.py: mode 0700).
     Raises OSError when it cannot be made."""
     if not home.is_dir():
         home.mkdir(parents=True, mode=0o700)
@@ -190,9 +190,9 @@ def start_daemon(home: Path) -> bool:
 
 def in_process(home: Path, request: dict[str, Any]) -> dict[str, Any]:
     """Run the request here, keyword-only (no model is loaded in a hook process)."""
-    from ..engine.hooks.service import handle
-    from ..engine.memory import Memory
-    from ..engine.settings import Settings
+    from ..engine.core.settings import Settings
+    from ..engine.facade.memory import Memory
+    from ..hooks.service import handle
 
     settings = Settings.from_env(home=home, embedding_model="none")
     with Memory(settings=settings) as memory:
@@ -212,14 +212,14 @@ def _run(home: Path, request: dict[str, Any], limit: float) -> dict[str, Any]:
 
 
 def _project(payload: dict[str, Any]) -> Any:
-    from ..engine.projects import directory_from, project_for
+    from ..engine.core.projects import directory_from, project_for
 
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     return project_for(directory_from(os.environ, cwd))
 
 
 def _session_start(home: Path, payload: dict[str, Any], limit: float) -> str:
-    from ..engine.hooks.state import expire_states
+    from ..hooks.state import expire_states
 
     project = _project(payload)
     start_daemon(home)
@@ -237,7 +237,7 @@ def _session_start(home: Path, payload: dict[str, Any], limit: float) -> str:
 def _remember_shown(home: Path, session: object, answer: dict[str, Any], *,
                     forget: bool) -> None:
     """Note what the session was shown, so that no later prompt shows it again."""
-    from ..engine.hooks.state import session_state
+    from ..hooks.state import session_state
 
     ids = [str(i) for i in answer.get("ids") or []]
     if (ids or forget) and isinstance(session, str) and session:
@@ -249,7 +249,7 @@ def _remember_shown(home: Path, session: object, answer: dict[str, Any], *,
 
 
 def _prompt(home: Path, payload: dict[str, Any], limit: float) -> str:
-    from ..engine.hooks.state import session_state
+    from ..hooks.state import session_state
 
     prompt = payload.get("prompt")
     session = payload.get("session_id")
@@ -274,9 +274,9 @@ def _prompt(home: Path, payload: dict[str, Any], limit: float) -> str:
 
 
 def _capture(home: Path, payload: dict[str, Any], event: str, limit: float) -> str:
-    from ..engine.hooks.capture import capture_enabled
-    from ..engine.hooks.state import session_state
-    from ..engine.settings import Settings
+    from ..engine.core.settings import Settings
+    from ..hooks.capture import capture_enabled
+    from ..hooks.state import session_state
 
     path = payload.get("transcript_path")
     session = payload.get("session_id")

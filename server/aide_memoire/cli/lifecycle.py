@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ..engine.errors import MaintenanceBusy
+from ..engine.core.errors import MaintenanceBusy
 from ..engine.lifecycle.models import Action, MaintenanceReport
 from .output import EXIT_BUSY, emit, emit_failure, fail, plural
 

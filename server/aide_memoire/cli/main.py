@@ -13,10 +13,10 @@ from typing import IO, Any, TypeVar
 import click
 
 from .._version import __version__
-from ..engine import domain
-from ..engine.errors import NotFound
-from ..engine.memory import Memory
-from ..engine.settings import Settings
+from ..engine.core import domain
+from ..engine.core.errors import NotFound
+from ..engine.core.settings import Settings
+from ..engine.facade.memory import Memory
 from ..logs import configure_logging
 from .facts import format_facts
 from .output import (
@@ -49,7 +49,7 @@ def json_option(fn: F) -> F:
 def _here(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     if value != ".":
         return value
-    from ..engine.projects import directory_from, project_namespace
+    from ..engine.core.projects import directory_from, project_namespace
 
     return project_namespace(directory_from(os.environ, None))
 
@@ -108,7 +108,7 @@ def strip_final_newline(data: bytes) -> bytes:
     return data[:-1] if data.endswith(b"\n") else data
 
 
-# Option help derived from the one declaration of the memory's fields (engine/domain.py).
+# Option help derived from the one declaration of the memory's fields (engine/core/domain.py).
 _KINDS_HELP = f"{', '.join(domain.KINDS[:-1])} or {domain.KINDS[-1]}."
 _TAGS_HELP = (f"Comma-separated tags (at most {domain.TAGS_MAX}, each up to "
               f"{domain.TAG_MAX} characters).")
@@ -294,8 +294,8 @@ def forget(
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """What the store holds and which recall stages are live."""
-    from ..engine.hooks.capture import capture_enabled
-    from ..engine.projects import directory_from, project_for
+    from ..engine.core.projects import directory_from, project_for
+    from ..hooks.capture import capture_enabled
 
     project = project_for(directory_from(os.environ, None))
     with open_memory(ctx) as memory:

@@ -1,5 +1,5 @@
 """``aide-memoire migrate-store``: copy the store to PostgreSQL, or a server store back to
-a SQLite file, verified table by table (engine/data/transfer/).
+a SQLite file, verified table by table (engine/storage/transfer/).
 
 A bar per table on stderr (rows copied of the table's rows) when stderr is a terminal
 and ``--quiet`` is not given; the result on stdout (one JSON document with ``--json``).
@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..engine.settings import Settings
+from ..engine.core.settings import Settings
 from .output import EXIT_ERROR, emit, emit_failure, engine_errors, plural
 
 __all__ = ["register"]
@@ -69,8 +69,8 @@ def register(cli: click.Group) -> None:
         compared before it commits; any difference rolls it back (exit 1, the table named).
         A target holding any row is refused: nothing is ever merged.
         """
-        from ..engine.data.transfer import migrate_store as copy_store
-        from ..engine.driver import load_driver
+        from ..engine.storage.driver import load_driver
+        from ..engine.storage.transfer import migrate_store as copy_store
 
         bars = _Bars()
         try:

@@ -12,11 +12,11 @@ from typing import Any, TypeVar
 
 import click
 
-from ..engine.errors import AideMemoireError, InvalidInput
-from ..engine.memory import Memory
+from ..engine.core.errors import AideMemoireError, InvalidInput
+from ..engine.core.settings import Settings
+from ..engine.facade.memory import Memory
 from ..engine.ops.models import DoctorReport
 from ..engine.ops.snapshot import DEFAULT_KEEP
-from ..engine.settings import Settings
 from .output import EXIT_ERROR, EXIT_USAGE, emit, fail, plural
 
 __all__ = ["progress_bar", "progress_lines", "register"]

@@ -23,9 +23,9 @@ from typing import Any, NoReturn
 import click
 from pydantic import BaseModel
 
-from ..engine import parts
-from ..engine.errors import AideMemoireError, InvalidInput, PartMissing
-from ..engine.models import Hit, MemoryRecord
+from ..engine.core import parts
+from ..engine.core.errors import AideMemoireError, InvalidInput, PartMissing
+from ..engine.core.models import Hit, MemoryRecord
 
 __all__ = [
     "EXIT_BUSY",

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..engine import parts
-from ..engine.errors import AideMemoireError, InvalidInput, StoreError
-from ..engine.settings import Settings
+from ..engine.core import parts
+from ..engine.core.errors import AideMemoireError, InvalidInput, StoreError
+from ..engine.core.settings import Settings
 from ..mcp.edge import ServeSettings
 from .output import EXIT_ERROR, EXIT_USAGE, fail
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["serve"]
 
@@ -141,7 +141,7 @@ def _check_home(settings: Settings, *, exit_on_error: bool = True) -> StoreError
 
 
 def _open(settings: Settings) -> Memory:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
     memory = Memory(settings=settings)
     memory.embedder.progress = say

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..engine.errors import NotFound
+from ..engine.core.errors import NotFound
 from ..engine.trust.models import AuditEvent, ReviewItem
 from .output import EXIT_ERROR, emit, emit_failure, fail
 

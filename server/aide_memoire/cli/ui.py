@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from ..engine.settings import Settings
+from ..engine.core.settings import Settings
 from ..mcp.http import TOKEN_FILE, read_discovery
 from ..web import PREFIX
 from .output import fail

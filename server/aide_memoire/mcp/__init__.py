@@ -3,7 +3,7 @@
 Layout: one module per tool family, all of one shape (``core``, ``trust``, ``code``,
 ``lifecycle``, ``facts``: input and output models, handlers, the family's ``TOOLS``),
 ``spec`` (``ToolSpec`` and the hint presets), ``models`` (the shared field types, from
-engine/domain.py), ``registry`` (``TOOLS``: every family collected), ``edge`` (the one
+engine/core/domain.py), ``registry`` (``TOOLS``: every family collected), ``edge`` (the one
 adapter every call goes through: namespace, actor, error text), ``server``
 (``build_server``, the SDK's low-level ``Server``), ``front`` and ``listing`` (the stdio
 handshake answered before the SDK loads), ``stdio``, ``http`` (the daemon), ``run``,

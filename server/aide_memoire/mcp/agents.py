@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import ValidationError
 
-from ..engine.domain import QUERY_MAX
-from ..engine.errors import InvalidInput
+from ..engine.core.domain import QUERY_MAX
+from ..engine.core.errors import InvalidInput
 from . import edge
 from .core import RecallInput, RecallOutput, recall
 from .registry import ToolSpec, available_tools, tool_by_name
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["auto_recall", "call_tool", "register_tools", "render_recall", "tool_specs"]
 

@@ -15,7 +15,7 @@ from .models import ToolInput
 from .spec import READ, WRITE, ToolSpec
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["TOOLS"]
 

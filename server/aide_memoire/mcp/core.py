@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from ..engine import domain as d
-from ..engine.errors import NotFound
+from ..engine.core import domain as d
+from ..engine.core.errors import NotFound
+from ..engine.core.models import Hit, MemoryRecord, Status
 from ..engine.facts.models import MemoryDetail
-from ..engine.models import Hit, MemoryRecord, Status
 from .models import (
     AnyKind,
     AsOf,
@@ -37,7 +37,7 @@ from .render import estimate_tokens, render_memories, render_memory
 from .spec import DESTRUCTIVE, READ, WRITE, ToolSpec
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = [
     "TOOLS",

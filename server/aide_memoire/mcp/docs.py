@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..engine.parts import PARTS
+from ..engine.core.parts import PARTS
 from .prompts import load_prompts
 from .registry import TOOLS, ToolSpec
 

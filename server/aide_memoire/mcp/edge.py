@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ValidationError
 
-from ..engine.errors import AideMemoireError, StoreError
-from ..engine.validate import describe_validation
+from ..engine.core.errors import AideMemoireError, StoreError
+from ..engine.core.validate import describe_validation
 from ..logs import get_logger
 from .pins import NamespacePin, namespaces_in
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
     from .models import ToolInput
     from .spec import ToolSpec
 

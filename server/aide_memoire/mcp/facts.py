@@ -12,7 +12,7 @@ from .models import Namespace, ToolInput, When
 from .spec import READ, ToolSpec
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["TOOLS"]
 

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..engine import parts
+from ..engine.core import parts
 
 __all__ = ["LISTING", "SENTINEL", "Front", "active", "sdk_matches", "start"]
 

@@ -34,14 +34,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import uvicorn
 
-from ..engine.errors import AideMemoireError
+from ..engine.core.errors import AideMemoireError
 from ..web.headers import check_bearer, loopback_host, single_header
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = [
     "DISCOVERY_FILE",
@@ -230,7 +230,7 @@ HOOK_MAX_BYTES = 1_000_000
 
 
 class HookRoute:
-    """``POST /hook``: the Claude Code hooks' requests (engine/hooks/service.py) answered
+    """``POST /hook``: the Claude Code hooks' requests (hooks/service.py) answered
     by the warm engine, so a prompt hook process never loads the model. Behind the same
     bearer token as everything else (it sits inside BearerAuth)."""
 
@@ -272,7 +272,7 @@ class HookRoute:
         return self.memory.recaller.dense_live() and self.memory.embedder.space is None
 
     def _handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        from ..engine.hooks.service import handle
+        from ..hooks.service import handle
 
         with self.memory.acting_as("hook"):
             return handle(self.memory, request)

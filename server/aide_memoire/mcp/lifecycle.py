@@ -20,7 +20,7 @@ from .models import MemoryId, Namespace, ToolInput
 from .spec import ACCUMULATE, READ, WRITE, ToolSpec
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["TOOLS"]
 

@@ -1,5 +1,5 @@
 """The field types every tool family's inputs share. Their descriptions are what an agent
-reads; their bounds are engine/domain.py's, so a wrong argument is refused by the schema
+reads; their bounds are engine/core/domain.py's, so a wrong argument is refused by the schema
 before any engine call with the limits the engine itself applies (and the engine still
 validates everything it is handed).
 """
@@ -11,9 +11,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from ..engine import domain as d
-from ..engine import validate as v
-from ..engine.domain import MemoryKind, StoreKind
+from ..engine.core import domain as d
+from ..engine.core import validate as v
+from ..engine.core.domain import MemoryKind, StoreKind
 
 __all__ = [
     "AnyKind",
@@ -55,7 +55,7 @@ Namespace = Annotated[
 ]
 Tag = Annotated[str, Field(min_length=1, max_length=d.TAG_MAX, pattern=d.TAG_PATTERN)]
 Tags = Annotated[list[Tag], Field(max_length=d.TAGS_MAX)]
-# maxLength counts characters; the engine's limit is in bytes (see engine/domain.py).
+# maxLength counts characters; the engine's limit is in bytes (see engine/core/domain.py).
 Content = Annotated[str, Field(min_length=1, max_length=d.CONTENT_MAX_BYTES)]
 Label = Annotated[str, Field(min_length=1, max_length=d.FIELD_MAX)]
 Query = Annotated[str, Field(min_length=1, max_length=d.QUERY_MAX)]

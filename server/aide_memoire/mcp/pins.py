@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..engine.errors import InvalidNamespace
+from ..engine.core.errors import InvalidNamespace
 
 __all__ = ["ALLOW_ENV", "NamespacePin", "namespaces_in", "parse_pin"]
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from html import escape
 
-from ..engine.models import Hit, MemoryRecord
+from ..engine.core.models import Hit, MemoryRecord
 
 __all__ = ["PREFACE", "estimate_tokens", "neutralise_tags", "render_memories", "render_memory"]
 

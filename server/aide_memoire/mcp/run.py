@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..engine.errors import AideMemoireError
-from ..engine.projects import directory_from, project_namespace
-from ..engine.validate import validate_namespace
+from ..engine.core.errors import AideMemoireError
+from ..engine.core.projects import directory_from, project_namespace
+from ..engine.core.validate import validate_namespace
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
     from .edge import LazyMemory, ServeSettings
     from .server import MemoryServer
 
@@ -41,7 +41,7 @@ def default_namespace(
     cwd: Path | None = None,
 ) -> str:
     """``explicit`` if given, else the namespace of the client's project (``CLAUDE_PROJECT_DIR``,
-    else the working directory): see engine/projects.py."""
+    else the working directory): see engine/core/projects.py."""
     if explicit:
         return validate_namespace(explicit)
     env = os.environ if environ is None else environ

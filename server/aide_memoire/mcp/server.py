@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 from mcp import types
 
 from .._version import __version__
-from ..engine.errors import AideMemoireError
+from ..engine.core.errors import AideMemoireError
 from . import edge
 from .edge import MCP_ACTOR, LazyMemory, ServeSettings
 from .prompts import load_prompts, render_prompt
@@ -36,7 +36,7 @@ from .registry import ToolSpec, available_tools
 from .schema import compact_schema, shallow_schema
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["INSTRUCTIONS", "MCP_ACTOR", "MemoryServer", "ServeSettings", "build_server",
            "tool_definition"]

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from ..engine import parts
+from ..engine.core import parts
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
     from .models import ToolInput
 
 __all__ = ["ACCUMULATE", "DESTRUCTIVE", "READ", "WRITE", "Handler", "Hints", "ToolSpec"]
@@ -60,7 +60,7 @@ class ToolSpec:
     hints: Hints
     # Text content for the agent; None means the output as JSON.
     render: Callable[[Any], str] | None = None
-    # The optional part (engine/parts.py) the tool needs; None = the base install.
+    # The optional part (engine/core/parts.py) the tool needs; None = the base install.
     part: str | None = None
 
     @property

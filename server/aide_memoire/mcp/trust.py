@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from ..engine.errors import NotFound
+from ..engine.core.errors import NotFound
 from ..engine.trust.models import AuditEvent, AuditReport, ReviewDecision, ReviewItem
 from .models import MemoryId, Namespace, ToolInput
 from .render import PREFACE, neutralise_tags
 from .spec import DESTRUCTIVE, READ, ToolSpec
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["TOOLS"]
 

@@ -14,7 +14,7 @@ from .security import PREFIX
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["PREFIX", "mount_web"]
 

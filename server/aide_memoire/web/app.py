@@ -10,7 +10,7 @@ from starlette.applications import Starlette
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from ..engine.errors import AideMemoireError, NotFound
+from ..engine.core.errors import AideMemoireError, NotFound
 from . import entities, health, memories, review, timeline
 from .html import esc, page
 from .jobs import Jobs
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.types import ASGIApp
 
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["ACTOR", "build_web_app"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..engine.errors import NotFound
+from ..engine.core.errors import NotFound
 from . import queries
 from .html import HELD_NOTE, esc, field, memory_url, page, select, table, url, when
 from .memories import pick_namespace
@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
+    from ..engine.facade.memory import Memory
     from ..engine.facts.models import Fact, RelatedResult
-    from ..engine.memory import Memory
 
 __all__ = ["ROUTES", "graph_svg"]
 

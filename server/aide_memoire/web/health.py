@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["ROUTES"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..engine.models import Hit
-from ..engine.validate import validate_namespace
+from ..engine.core.models import Hit
+from ..engine.core.validate import validate_namespace
 from . import queries
 from .html import HELD_NOTE, esc, field, flash, memory_url, page, select, table, url
 from .memory_page import ROUTES as DETAIL_ROUTES
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["ROUTES", "pick_namespace"]
 
@@ -132,7 +132,7 @@ def memories(memory: Memory, request: Request) -> Response:
 def _check_day(value: str, name: str) -> None:
     from datetime import date
 
-    from ..engine.errors import InvalidInput
+    from ..engine.core.errors import InvalidInput
 
     try:
         date.fromisoformat(value)

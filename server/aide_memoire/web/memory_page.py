@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.responses import RedirectResponse
 
-from ..engine.errors import AideMemoireError, NotFound
+from ..engine.core.errors import AideMemoireError, NotFound
 from . import queries
 from .html import esc, flash, form, held, memory_url, page, pretty, table, when
 
@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from ..engine.memory import Memory
-    from ..engine.models import MemoryRecord
+    from ..engine.core.models import MemoryRecord
+    from ..engine.facade.memory import Memory
 
 __all__ = ["ROUTES"]
 

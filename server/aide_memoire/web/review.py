@@ -8,14 +8,14 @@ from urllib.parse import urlencode
 
 from starlette.responses import RedirectResponse
 
-from ..engine.errors import AideMemoireError, NotFound
+from ..engine.core.errors import AideMemoireError, NotFound
 from .html import esc, field, flash, form, held, highlighted, memory_url, page, pretty, select, when
 
 if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
     from ..engine.trust.models import ReviewItem
 
 __all__ = ["ROUTES"]

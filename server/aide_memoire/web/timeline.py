@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from ..engine.errors import InvalidInput
+from ..engine.core.errors import InvalidInput
 from . import queries
 from .html import HELD_NOTE, esc, field, memory_url, page, select, table, url
 from .memories import pick_namespace
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import Response
 
-    from ..engine.memory import Memory
+    from ..engine.facade.memory import Memory
 
 __all__ = ["ROUTES"]
 

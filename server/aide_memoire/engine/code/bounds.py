@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 
 if TYPE_CHECKING:  # pathspec is part of the code extra; settings import this module
     import pathspec

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ..data.protocol import Connection
+from ..storage.protocol import Connection
 
 __all__ = ["DenseCodeRanker", "fuse"]
 

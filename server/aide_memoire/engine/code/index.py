@@ -18,11 +18,11 @@ from io import BytesIO
 from pathlib import Path
 
 from ...logs import get_logger
-from .. import clock
-from ..data.protocol import Connection
-from ..data.rows import inserted_rowid
-from ..db import Database
-from ..errors import InvalidInput, NotFound
+from ..core import clock
+from ..core.errors import InvalidInput, NotFound
+from ..storage.db import Database
+from ..storage.protocol import Connection
+from ..storage.rows import inserted_rowid
 from .bounds import DEFAULT_SECRET_FILES, check_root, redact_text, secret_file_spec
 from .chunk import Chunk, chunk_file
 from .dense import DenseCodeRanker

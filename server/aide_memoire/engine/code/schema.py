@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..data.protocol import Connection
+from ..storage.protocol import Connection
 
 __all__ = [
     "FTS_COLUMNS", "MIGRATION_NAME", "SCHEMA_SQL", "TABLES", "VECTORS_SQL", "drop_if_unused",

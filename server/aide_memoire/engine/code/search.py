@@ -6,9 +6,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from .. import domain
-from ..data.protocol import Connection
-from ..errors import InvalidInput, InvalidQuery
+from ..core import domain
+from ..core.errors import InvalidInput, InvalidQuery
+from ..storage.protocol import Connection
 from .dense import DenseCodeRanker, fuse
 from .languages import EXTENSIONS, TEXT_LANGUAGES
 from .models import CodeHit, SymbolHit

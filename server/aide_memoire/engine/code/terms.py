@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
-from ..text import STOP_WORDS
+from ..core.text import STOP_WORDS
 
 __all__ = ["fts_query", "index_text", "split_identifier"]
 

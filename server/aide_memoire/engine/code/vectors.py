@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..data.protocol import Connection
-from ..embed import Embedder
-from ..errors import ModelUnavailable
+from ..core.errors import ModelUnavailable
+from ..recall.embed import Embedder
+from ..storage.protocol import Connection
 from .terms import split_identifier
 
 __all__ = ["BODY_LINES", "EmbeddedCodeRanker", "TEXT_CHARS", "dense_text"]

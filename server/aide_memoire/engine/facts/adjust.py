@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..data.protocol import Connection
-from ..recall import RecallRequest
+from ..recall.recaller import RecallRequest
+from ..storage.protocol import Connection
 
 if TYPE_CHECKING:
-    from ..data.repositories import MemoryRows
+    from ..storage.repositories import MemoryRows
 
 # (connection, request, fused scores by rowid) -> adjusted scores; see Recaller.adjusters.
 Adjuster = Callable[[Connection, RecallRequest, dict[int, float]], dict[int, float]]

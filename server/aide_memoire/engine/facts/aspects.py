@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from ..text import STOP_WORDS, tokens
+from ..core.text import STOP_WORDS, tokens
 from .entities import Mention
 from .scope import ADDS, CONTINUES, EXTENDS, Marked, main_clause, marked, reaches
 

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..text import STOP_WORDS
+from ..core.text import STOP_WORDS
 from .taxonomy import category_of
 
 __all__ = ["Mention", "find_names", "normalise"]

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from .. import clock
-from ..data.filter import RowFilter
-from ..data.protocol import Connection
-from ..data.repositories import EntityGraph
+from ..core import clock
+from ..storage.filter import RowFilter
+from ..storage.protocol import Connection
+from ..storage.repositories import EntityGraph
 from .models import RelatedEntity, RelatedMemory
 
 __all__ = ["HALF_LIFE_DAYS", "add_edges", "add_similar", "related"]

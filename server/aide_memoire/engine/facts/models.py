@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..models import MemoryRecord
+from ..core.models import MemoryRecord
 
 __all__ = ["Fact", "MemoryDetail", "RelatedEntity", "RelatedMemory", "RelatedResult"]
 

@@ -7,7 +7,7 @@ is edited (they no longer describe it).
 
 from __future__ import annotations
 
-from ..data.protocol import Connection
+from ..storage.protocol import Connection
 
 __all__ = ["MIGRATION_NAME", "apply"]
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..text import STOP_WORDS, tokens
+from ..core.text import STOP_WORDS, tokens
 
 __all__ = ["ADDS", "CONTINUES", "EXTENDS", "Marked", "main_clause", "marked", "reaches"]
 

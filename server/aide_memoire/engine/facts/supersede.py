@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from .. import clock
-from ..data.protocol import Connection
-from ..data.sqlite.review import has_item_for_fact
+from ..core import clock
+from ..storage.protocol import Connection
+from ..storage.sqlite.review import has_item_for_fact
 from ..trust import audit, review
 from .taxonomy import category_of
 
 if TYPE_CHECKING:
-    from ..data.repositories import MemoryRows
+    from ..storage.repositories import MemoryRows
 
 __all__ = ["CONFLICT_KIND", "Closing", "close_matching", "rebuild_slot", "settle_memories",
            "supersede_memory"]

@@ -26,15 +26,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import clock
-from ..data.sqlite.updates import add_terms, embeddings_by_rowid, mark_updated_by, update_rows
+from ..core import clock
+from ..storage.sqlite.updates import add_terms, embeddings_by_rowid, mark_updated_by, update_rows
 from ..trust import audit, review
 from .aspects import Features, Signature, bounded_signature, pair_features
 from .entities import Mention
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
-    from ..data.protocol import Connection
+    from ..runtime.context import EngineContext
+    from ..storage.protocol import Connection
     from ..trust.models import ReviewItem
 
 __all__ = ["UPDATE_KIND", "GeneralUpdates", "UpdateTuning", "approve_update", "reject_update"]

@@ -9,7 +9,7 @@ sure the store was. Both follow their memories on delete and on edit.
 
 from __future__ import annotations
 
-from ..data.protocol import Connection
+from ..storage.protocol import Connection
 from .schema import _statements
 
 __all__ = ["MIGRATION_NAME", "apply"]

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from .. import clock
-from ..data.protocol import Connection
-from ..store import NewRow, Written
+from ..core import clock
+from ..storage.protocol import Connection
+from ..storage.store import NewRow, Written
 from .entities import Mention
 from .graph import add_edges, add_similar
 from .supersede import close_matching, rebuild_slot, settle_memories
@@ -18,7 +18,7 @@ from .taxonomy import is_single
 from .updates import GeneralUpdates, Item
 
 if TYPE_CHECKING:
-    from ..data.repositories import EntityGraph, MemoryRows
+    from ..storage.repositories import EntityGraph, MemoryRows
     from .extract import Extraction
 
 __all__ = ["FactWriter", "SpanFinder"]

@@ -11,11 +11,11 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from ...logs import get_logger
-from .. import clock
-from ..errors import AideMemoireError
+from ..core import clock
+from ..core.errors import AideMemoireError
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
+    from ..runtime.context import EngineContext
 
 __all__ = ["Background"]
 

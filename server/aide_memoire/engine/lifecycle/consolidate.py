@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import clock
-from ..data.protocol import Connection
-from ..store import content_hash
+from ..core import clock
+from ..storage.protocol import Connection
+from ..storage.store import content_hash
 from .dedup import load_vectors, similar_pairs
 
 if TYPE_CHECKING:
-    from ..data.repositories import MemoryRows
+    from ..storage.repositories import MemoryRows
 
 __all__ = [
     "Cluster", "Piece", "find_clusters", "pieces_evidence", "pieces_from_evidence", "render",

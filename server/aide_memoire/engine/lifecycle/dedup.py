@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import clock
-from ..data.protocol import Connection
-from ..data.sqlite.vectors import SqliteVectorIndex
-from ..mirror import VectorMirror
-from ..store import NewRow, Store, Written
+from ..core import clock
+from ..recall.mirror import VectorMirror
+from ..storage.protocol import Connection
+from ..storage.sqlite.vectors import SqliteVectorIndex
+from ..storage.store import NewRow, Store, Written
 from ..trust import review
 from . import tiers
 
 if TYPE_CHECKING:
-    from ..data.repositories import MemoryRows
-    from ..db import Database
-    from ..embed import EmbeddingSpace
-    from ..settings import Settings
+    from ..core.settings import Settings
+    from ..recall.embed import EmbeddingSpace
+    from ..storage.db import Database
+    from ..storage.repositories import MemoryRows
 
 __all__ = [
     "DEDUP_KINDS", "ExactGroup", "NearDuplicates", "exact_groups", "load_vectors", "merge",

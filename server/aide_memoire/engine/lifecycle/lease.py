@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from .. import clock
-from ..data.protocol import Connection
-from ..errors import MaintenanceBusy
+from ..core import clock
+from ..core.errors import MaintenanceBusy
+from ..storage.protocol import Connection
 
 __all__ = ["LEASE_MINUTES", "acquire", "holder", "release"]
 

@@ -19,11 +19,11 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from ...logs import get_logger
-from .. import clock
-from .. import validate as v
-from ..data.sqlite.links import SqliteLinks
-from ..data.trust import ReviewQueue
-from ..errors import InvalidInput, NotFound
+from ..core import clock
+from ..core import validate as v
+from ..core.errors import InvalidInput, NotFound
+from ..storage.sqlite.links import SqliteLinks
+from ..storage.trust import ReviewQueue
 from ..trust import audit, review
 from . import consolidate as cons
 from . import lease, tiers
@@ -32,8 +32,8 @@ from .models import Action, MaintenanceReport
 from .scoring import HELPFUL_AS_RECALLS, Weights, estimate, retention
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
-    from ..data.protocol import Connection
+    from ..runtime.context import EngineContext
+    from ..storage.protocol import Connection
     from ..trust.models import ReviewItem
 
 __all__ = ["PROPOSAL_KINDS", "maintain"]

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .. import clock
+from ..core import clock
 
 if TYPE_CHECKING:
-    from ..data.repositories import MemoryRows
-    from ..recall import RecallRequest
-    from ..settings import Settings
-from ..data.protocol import Connection
+    from ..core.settings import Settings
+    from ..recall.recaller import RecallRequest
+    from ..storage.repositories import MemoryRows
+from ..storage.protocol import Connection
 
 __all__ = ["OUTCOME_VALUES", "Weights", "estimate", "multiplier", "utility_adjuster"]
 

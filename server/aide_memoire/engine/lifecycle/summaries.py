@@ -15,16 +15,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotFound, StoreConflict
-from ..store import NewRow, content_hash
+from ..core.errors import NotFound, StoreConflict
+from ..storage.store import NewRow, content_hash
 from . import tiers
 from .consolidate import pieces_from_evidence, render
 
 if TYPE_CHECKING:
-    from ..context import EngineContext, ProposalHandler
-    from ..data.protocol import Connection
-    from ..data.repositories import MemoryRows
-    from ..pipeline import Prepared
+    from ..runtime.context import EngineContext, ProposalHandler
+    from ..runtime.pipeline import Prepared
+    from ..storage.protocol import Connection
+    from ..storage.repositories import MemoryRows
     from ..trust.models import ReviewItem
 
 __all__ = ["approve_consolidate", "prepare_consolidate", "prepare_summary", "summary_row",

@@ -10,10 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .. import clock
-from ..data.protocol import Connection
-from ..data.sqlite.links import SqliteLinks
-from ..store import Store
+from ..core import clock
+from ..storage.protocol import Connection
+from ..storage.sqlite.links import SqliteLinks
+from ..storage.store import Store
 from ..trust import audit
 
 __all__ = ["add_link", "archive", "links_of", "restore"]

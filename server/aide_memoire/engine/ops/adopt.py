@@ -1,7 +1,7 @@
 """Moving a namespace's memories into another: how a project adopts its old namespace.
 
 Earlier versions named a project's namespace ``project:<folder>``; now it is
-``project:<folder>-<hash>`` (engine/projects.py). Adopting moves every row of the old
+``project:<folder>-<hash>`` (engine/core/projects.py). Adopting moves every row of the old
 namespace, in one transaction: each table with a ``namespace`` column, the dense vectors
 (their partition key), and the entity graph (an entity both namespaces know becomes one).
 The audit log keeps its history and gains one ``adopt`` event. Keyword indexes need no
@@ -10,8 +10,8 @@ change (they are keyed by row, not by namespace).
 
 from __future__ import annotations
 
-from ..data.sqlite import namespaces as sqlite_namespaces
-from ..db import Database
+from ..storage.db import Database
+from ..storage.sqlite import namespaces as sqlite_namespaces
 from ..trust import audit
 
 __all__ = ["adopt_namespace", "auto_adopt", "plain_candidates"]
@@ -23,7 +23,7 @@ def adopt_namespace(db: Database, old: str, new: str, *, actor: str) -> int:
     """Move every memory of ``old`` into ``new``; returns how many memories moved."""
     move = sqlite_namespaces.move_namespace
     if db.dialect == "postgres":  # its catalogue and partitions are its own
-        from ..data.postgres import namespaces as postgres_namespaces
+        from ..storage.postgres import namespaces as postgres_namespaces
 
         move = postgres_namespaces.move_namespace
     with db.write() as tx:

@@ -18,14 +18,14 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ..data.protocol import Connection
-from ..db import Database
-from ..embed import Embedder, EmbeddingSpace
-from ..migrations import APPLICATION_ID, SCHEMA_VERSION
-from ..store import Store
+from ..recall.embed import Embedder, EmbeddingSpace
+from ..storage.db import Database
+from ..storage.migrations import APPLICATION_ID, SCHEMA_VERSION
+from ..storage.protocol import Connection
+from ..storage.store import Store
+from ..storage.vectors import VectorTables
 from ..trust import audit, forget
 from ..trust.anchor import KEY_FILENAME, Anchor
-from ..vectors import VectorTables
 from .models import DoctorCheck, DoctorReport
 from .reembed import count_missing
 from .snapshot import SNAPSHOT_DIR

@@ -15,16 +15,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .. import clock
-from ..compose import dense_text
-from ..data.protocol import Connection
-from ..data.repositories import MemoryRows
-from ..db import Database
-from ..embed import Embedder, EmbeddingSpace
-from ..errors import InvalidInput
-from ..store import Store, content_hash, indexed
+from ..core import clock
+from ..core.compose import dense_text
+from ..core.errors import InvalidInput
+from ..recall.embed import Embedder, EmbeddingSpace
+from ..storage.db import Database
+from ..storage.protocol import Connection
+from ..storage.repositories import MemoryRows
+from ..storage.store import Store, content_hash, indexed
+from ..storage.vectors import VectorTables
 from ..trust import audit
-from ..vectors import VectorTables
 from .models import ReembedReport
 
 __all__ = ["Progress", "count_missing", "reembed"]

@@ -23,13 +23,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import clock
-from ..data.protocol import Connection
-from ..db import Database
-from ..driver import Driver
-from ..errors import InvalidInput, StoreError
-from ..migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from ..settings import DB_FILENAME
+from ..core import clock
+from ..core.errors import InvalidInput, StoreError
+from ..core.settings import DB_FILENAME
+from ..storage.db import Database
+from ..storage.driver import Driver
+from ..storage.migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from ..storage.protocol import Connection
 from ..trust import audit
 from ..trust.anchor import Anchor
 from .models import RestoreReport, SnapshotInfo

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ..data.protocol import Connection
-from ..embed import PACKAGED_MODEL, Embedder, EmbeddingSpace, resolve_model
-from ..errors import InvalidInput, ModelUnavailable
-from ..vectors import VectorTables
+from ..core.errors import InvalidInput, ModelUnavailable
+from ..recall.embed import PACKAGED_MODEL, Embedder, EmbeddingSpace, resolve_model
+from ..storage.protocol import Connection
+from ..storage.vectors import VectorTables
 
 __all__ = ["decode_vector", "encode_vector", "model_name", "stored_space", "vector_lookup"]
 

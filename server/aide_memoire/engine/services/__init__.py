@@ -20,7 +20,7 @@ from .records import RecordsService
 from .trust import TrustService
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
+    from ..runtime.context import EngineContext
 
 __all__ = [
     "SERVICE_ORDER",

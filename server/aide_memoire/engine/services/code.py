@@ -10,12 +10,12 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
-from .. import parts
+from ..core import parts
 
 if TYPE_CHECKING:
     from ..code.index import CodeIndex, Progress
     from ..code.models import CodeHit, CodeIndexReport, SymbolHit
-    from ..context import EngineContext
+    from ..runtime.context import EngineContext
 
 __all__ = ["CodeService"]
 

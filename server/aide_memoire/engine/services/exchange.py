@@ -13,17 +13,17 @@ from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from .. import validate as v
-from ..errors import InvalidInput, SecretRefused
-from ..models import ImportReport, MemoryRecord
+from ..core import validate as v
+from ..core.errors import InvalidInput, SecretRefused
+from ..core.models import ImportReport, MemoryRecord
 from ..ops import transfer
-from ..pipeline import SecretsPolicy, check_policy
-from ..store import NewRow
+from ..runtime.pipeline import SecretsPolicy, check_policy
+from ..storage.store import NewRow
 from ..trust import audit
 from ..trust.screen import refuse_secrets
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
+    from ..runtime.context import EngineContext
 
 __all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "ExchangeService"]
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .. import clock
-from .. import validate as v
-from ..errors import InvalidInput, NotFound
+from ..core import clock
+from ..core import validate as v
+from ..core.errors import InvalidInput, NotFound
+from ..core.models import Stage
 from ..facts import graph
 from ..facts.adjust import BridgeTuning, bridges, supersession
 from ..facts.entities import normalise
@@ -25,13 +26,12 @@ from ..facts.updates import (
     reject_update,
 )
 from ..facts.write import FactWriter
-from ..models import Stage
-from ..store import RowFilter
+from ..storage.store import RowFilter
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
-    from ..data.protocol import Connection
     from ..facts.gliner import GlinerSpans
+    from ..runtime.context import EngineContext
+    from ..storage.protocol import Connection
     from ..trust.models import ReviewItem
     from .records import RecordsService
 

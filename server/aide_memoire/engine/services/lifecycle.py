@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import clock
-from .. import validate as v
-from ..data.trust import ReviewQueue
-from ..errors import InvalidInput, NotFound
+from ..core import clock
+from ..core import validate as v
+from ..core.errors import InvalidInput, NotFound
+from ..core.models import Stage
 from ..lifecycle import consolidate as cons
 from ..lifecycle import lease, runner, tiers
 from ..lifecycle.background import Background
@@ -34,12 +34,12 @@ from ..lifecycle.summaries import (
     prepare_summary,
     write_summary,
 )
-from ..models import Stage
+from ..storage.trust import ReviewQueue
 from ..trust import audit, forget
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
-    from ..data.protocol import Connection
+    from ..runtime.context import EngineContext
+    from ..storage.protocol import Connection
 
 __all__ = ["LifecycleService"]
 

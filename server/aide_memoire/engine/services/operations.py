@@ -7,18 +7,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..._version import __version__
-from .. import validate as v
-from ..context import sqlite_only
-from ..driver import load_driver
-from ..models import Stage, Status
+from ..core import validate as v
+from ..core.models import Stage, Status
+from ..core.settings import Settings
 from ..ops import doctor as ops_doctor
 from ..ops import reembed as ops_reembed
 from ..ops import snapshot as ops_snapshot
 from ..ops.models import DoctorReport, ReembedReport, RestoreReport, SnapshotInfo
-from ..settings import Settings
+from ..runtime.context import sqlite_only
+from ..storage.driver import load_driver
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
+    from ..runtime.context import EngineContext
     from .facts import FactsService
     from .lifecycle import LifecycleService
     from .recall import RecallService

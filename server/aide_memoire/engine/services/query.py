@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from .. import domain
-from .. import validate as v
-from ..errors import InvalidInput
-from ..store import RowFilter
+from ..core import domain
+from ..core import validate as v
+from ..core.errors import InvalidInput
+from ..storage.store import RowFilter
 
 __all__ = ["LIMIT_MAX", "check_limit", "namespaces", "row_filter"]
 

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .. import parts
-from ..errors import InvalidInput
-from ..models import Hit, Stage
-from ..recall import RecallRequest
+from ..core import parts
+from ..core.errors import InvalidInput
+from ..core.models import Hit, Stage
+from ..recall.recaller import RecallRequest
 from .query import check_limit, row_filter
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
+    from ..runtime.context import EngineContext
 
 __all__ = ["RecallService"]
 

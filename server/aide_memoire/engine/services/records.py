@@ -11,20 +11,20 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ...logs import get_logger
-from .. import clock
-from .. import validate as v
-from ..conversation import Turn, plan_turns
-from ..domain import IMPORTANCE_DEFAULT
-from ..errors import InvalidInput, NotFound
+from ..core import clock
+from ..core import validate as v
+from ..core.domain import IMPORTANCE_DEFAULT
+from ..core.errors import InvalidInput, NotFound
+from ..core.models import MemoryRecord
 from ..facts.supersede import supersede_memory
-from ..models import MemoryRecord
-from ..pipeline import SecretsPolicy, WriteResult, check_policy
-from ..store import NewRow, WriteHook, Written
+from ..runtime.conversation import Turn, plan_turns
+from ..runtime.pipeline import SecretsPolicy, WriteResult, check_policy
+from ..storage.store import NewRow, WriteHook, Written
 from .query import check_limit, row_filter
 
 if TYPE_CHECKING:
-    from ..context import EngineContext
-    from ..data.protocol import Connection
+    from ..runtime.context import EngineContext
+    from ..storage.protocol import Connection
 
 __all__ = ["RecordsService"]
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from .. import validate as v
-from ..errors import InvalidContent, InvalidInput, NotFound
+from ..core import validate as v
+from ..core.errors import InvalidContent, InvalidInput, NotFound
 from ..lifecycle import tiers
 from ..trust import audit, derived, forget, review
 from ..trust.models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
 from ..trust.screen import refuse_secrets, screen_text
 
 if TYPE_CHECKING:
-    from ..context import EngineContext, ProposalHandler
-    from ..data.protocol import Connection
+    from ..runtime.context import EngineContext, ProposalHandler
+    from ..storage.protocol import Connection
 
 __all__ = ["TrustService"]
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...logs import get_logger
-from ..data.protocol import Connection
-from ..data.trust import AuditLog
+from ..storage.protocol import Connection
+from ..storage.trust import AuditLog
 
 __all__ = ["Anchor", "AnchorState"]
 

@@ -22,9 +22,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .. import clock
-from ..data.protocol import Connection
-from ..data.trust import AuditLog
+from ..core import clock
+from ..storage.protocol import Connection
+from ..storage.trust import AuditLog
 from . import seal
 from .anchor import AnchorState
 from .models import AuditEvent, AuditReport

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 
-from ..data.protocol import Connection
-from ..data.repositories import MemoryRows
-from ..data.sqlite.links import SqliteLinks, drop_mentions
+from ..storage.protocol import Connection
+from ..storage.repositories import MemoryRows
+from ..storage.sqlite.links import SqliteLinks, drop_mentions
 
 __all__ = ["drop_mentions", "summaries_of"]
 

@@ -30,13 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...logs import get_logger
-from .. import clock
-from ..crashpoints import crash_point
-from ..data.protocol import Connection
-from ..data.repositories import KeywordIndex
-from ..db import Database
-from ..store import RowFilter, Store
-from ..text import query_terms
+from ..core import clock
+from ..core.crashpoints import crash_point
+from ..core.text import query_terms
+from ..storage.db import Database
+from ..storage.protocol import Connection
+from ..storage.repositories import KeywordIndex
+from ..storage.store import RowFilter, Store
 
 __all__ = ["PurgeOwed", "match_all", "owe_purge", "owed", "purge", "retry_pending",
            "select_for_forget"]

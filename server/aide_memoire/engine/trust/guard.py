@@ -13,12 +13,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
-from ..data.protocol import Connection
-from ..data.trust import Findings, SizeStats
-from ..db import Database
-from ..errors import SecretRefused
-from ..models import MemoryRecord
-from ..store import NewRow, Store, content_hash
+from ..core.errors import SecretRefused
+from ..core.models import MemoryRecord
+from ..storage.db import Database
+from ..storage.protocol import Connection
+from ..storage.store import NewRow, Store, content_hash
+from ..storage.trust import Findings, SizeStats
 from . import audit, review
 from .findings import Finding
 from .injection import size_anomaly

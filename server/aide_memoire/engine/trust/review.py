@@ -10,9 +10,9 @@ import json
 from datetime import datetime
 from typing import Any
 
-from .. import clock
-from ..data.protocol import Connection
-from ..data.trust import ReviewQueue
+from ..core import clock
+from ..storage.protocol import Connection
+from ..storage.trust import ReviewQueue
 from .models import ReviewItem
 
 __all__ = [

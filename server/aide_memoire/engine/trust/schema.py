@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..data.protocol import Connection
+from ..storage.protocol import Connection
 
 __all__ = ["MIGRATION_NAME", "MIGRATION_VERSION", "apply"]
 

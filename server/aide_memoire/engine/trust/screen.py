@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import SecretRefused
+from ..core.errors import SecretRefused
 from .fields import record_fields
 from .findings import Finding
 from .injection import scan_injection

@@ -23,8 +23,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..data.protocol import Connection
-from ..data.sqlite import seals
+from ..storage.protocol import Connection
+from ..storage.sqlite import seals
 
 __all__ = ["ACTION", "SEALED_FIELDS", "all_detail", "describe", "ensure_triggers",
            "seal_of", "sealed_state", "touched_detail", "unsealed_rows"]

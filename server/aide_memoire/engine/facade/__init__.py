@@ -1,0 +1,1 @@
+"""The facade: Memory and AsyncMemory, thin fronts over the services."""

@@ -1,0 +1,1 @@
+"""Recall: the recaller, keyword calibration, fusion, reranking, the mirror and the embedders."""

@@ -1,0 +1,224 @@
+"""Fusion: a query's keyword and dense candidates into one score per row.
+
+Pure functions over a :class:`Candidates` record, so that the cross-validation harness
+(bench/locomo_cv.py) scores the very code recall runs, for many tunings, from one
+retrieval per question. Every constant here was chosen by leave-one-conversation-out
+cross-validation on the LOCOMO development split (docs/benchmarks.md), except where a
+comment says why it could not be.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ..core.errors import InvalidInput
+from ..core.text import QueryShape, states_time
+
+__all__ = [
+    "DENSE_SCALES", "KEYWORD_SCALES", "KEYWORD_WEIGHTS", "Candidates", "RecallTuning",
+    "dense_scores", "fuse", "keyword_scores", "prefer_timed",
+]
+
+# bm25() column weights, in FTS_COLUMNS order. A turn's neighbours count for less than
+# the turn itself (measured on the LOCOMO development split: docs/benchmarks.md).
+KEYWORD_WEIGHTS: dict[str, float] = {
+    "content": 1.0,
+    "speaker": 1.0,
+    "context": 0.5,
+    "after": 0.25,
+    "window": 0.3,
+    "tags": 1.0,
+    "dates": 1.0,
+}
+
+
+@dataclass(frozen=True)
+class RecallTuning:
+    """Recall's constants (fusion's chosen by cross-validation: docs/benchmarks.md).
+
+    Every candidate is scored on both sides: a dense candidate outside the keyword list
+    scores 0 there, so the keyword list is taken deep (its scores are cheap: FTS5 ranks
+    every match anyway) and the dense side scores every row.
+
+    fused = w * the keyword score (min-max of bm25 over the matches, or calibrated)
+          + (1 - w) * min-max of the dense cosine over every row
+          + speaker_boost if the query names exactly one speaker and the memory is theirs
+          + agreement_bonus if both sides rank the memory in their first agreement_depth
+    with w = identifier_keyword_weight for a query holding an identifier, else
+    keyword_weight; then, for a question about time, timed_boost for each of the best
+    timed_depth that states a time.
+    """
+
+    depth: int = 300
+    keyword_depth: int = 2000
+    keyword_weight: float = 0.55
+    speaker_boost: float = 0.25
+    # Not chosen on LOCOMO (no question there holds an identifier): an identifier is
+    # matched exactly or not at all, and the dense model reads "XJ-4471" as noise, so
+    # the keyword side leads. Pinned by tests/engine/recall/recaller/test_query_shapes.py.
+    identifier_keyword_weight: float = 0.75
+    # Off: cross-validation chose a bonus (0.05) in some folds, none on all data, and
+    # its held-out figures are better without it.
+    agreement_bonus: float = 0.0
+    agreement_depth: int = 3
+    timed_boost: float = 0.2
+    timed_depth: int = 50
+    # Feedback from the retrievers' own best rows: words shared by at least two of the
+    # best `feedback_docs` of each side (not in the query) form a second keyword query,
+    # whose min-max score is added with `feedback_weight`. 0 docs: off (no extra query).
+    # Off by default: under CV it adds +0.010 hit@10, +0.016 MRR on LOCOMO but doubles
+    # the keyword side's cost (a second FTS5 query over every match); chosen under CV,
+    # when on: 5 rows, 8 words, weight 0.1 (docs/benchmarks.md).
+    feedback_docs: int = 0
+    feedback_terms: int = 8
+    feedback_weight: float = 0.0
+    # A speaker's name matches nearly every turn of their conversation (and, store-wide,
+    # only that conversation): the boost above handles it, BM25 gets the other words.
+    names_in_keyword_query: bool = False
+    # In a store of more than prune_above rows, a word found in more than this share of
+    # it (and at least common_floor rows) adds little to BM25 but makes FTS5 rank every
+    # row holding it: such words only count together (see Recaller._keyword_match).
+    prune_above: int = 5_000
+    common_share: float = 0.01
+    common_floor: int = 1000
+    # Namespaces bigger than this are ranked by the sign bits of their vectors first, and
+    # only the best `shortlist` rows (and every keyword match) get an exact cosine: the
+    # float scan is memory-bound (154 MB at 100k rows). None: always exact.
+    shortlist_above: int | None = 20_000
+    shortlist: int = 3000
+    keyword_weights: dict[str, float] = field(default_factory=lambda: dict(KEYWORD_WEIGHTS))
+    # How the keyword side is scaled to [0, 1] (see keyword_scores): "minmax" over the
+    # matches; "ideal", each row's bm25 over that of a row holding every query word
+    # (engine/recall/calibrate.py); "scaled", min-max times the best row's share of that ideal.
+    # "scaled" by default, with keyword_weight 0.55: under leave-one-conversation-out CV
+    # on LOCOMO it raises hit@10 0.872 -> 0.889 (open-domain 0.593 -> 0.644, multi-hop
+    # 0.801 -> 0.834) for an MRR change of -0.0015 (0.6229 -> 0.6214, well inside the
+    # noise of 786 questions), and on the held-out paraphrase set, never tuned on, hit@1
+    # goes 0.208 -> 0.438: min-max gave a distractor's partial keyword match full weight
+    # whenever no row matched well (docs/benchmarks.md).
+    keyword_scale: str = "scaled"
+    # How the dense side is scaled: "namespace", between the query's lowest and highest
+    # cosine over the namespace (its best row scores 1 however far it is); "cosine", the
+    # cosine itself (fixed bounds 0 and 1, below 0 counts 0).
+    dense_scale: str = "namespace"
+
+
+@dataclass
+class Candidates:
+    """What the retrievers found for one query, before any constant of fusion is applied.
+
+    ``keyword``: -bm25 per matching row; ``dense``: cosine per row scored (the best
+    ``depth`` and every keyword match), with the namespace's lowest and highest cosine;
+    ``speaker_rows``: the candidates said by the one speaker the query names.
+    """
+
+    keyword: dict[int, float]
+    dense: dict[int, float]
+    dense_low: float = 0.0
+    dense_high: float = 0.0
+    dense_live: bool = False
+    speaker_rows: set[int] = field(default_factory=set)
+    shape: QueryShape = field(default_factory=QueryShape)
+    feedback: dict[int, float] = field(default_factory=dict)
+    # The bm25 a row holding every keyword-query word would get (0: not computed).
+    keyword_ideal: float = 0.0
+
+    def rows(self) -> set[int]:
+        return set(self.keyword) | set(self.dense) | set(self.feedback)
+
+
+def _minmax(values: Mapping[int, float]) -> dict[int, float]:
+    if not values:
+        return {}
+    low, high = min(values.values()), max(values.values())
+    span = high - low
+    if span <= 0:
+        return {key: 1.0 for key in values}
+    return {key: (value - low) / span for key, value in values.items()}
+
+
+def _top(scores: Mapping[int, float], count: int) -> set[int]:
+    return set(sorted(scores, key=lambda r: (-scores[r], r))[:count])
+
+
+KEYWORD_SCALES = ("minmax", "ideal", "scaled")
+
+
+def keyword_scores(found: Candidates, scale: str) -> dict[int, float]:
+    """The keyword side in [0, 1]: min-max over the matches, or calibrated against the
+    ideal row (capped at 1: a long row repeating the words may pass it)."""
+    if scale == "minmax" or found.keyword_ideal <= 0 or not found.keyword:
+        return _minmax(found.keyword)
+    ideal = found.keyword_ideal
+    if scale == "ideal":
+        return {r: min(1.0, max(0.0, s / ideal)) for r, s in found.keyword.items()}
+    if scale == "scaled":
+        share = min(1.0, max(0.0, max(found.keyword.values()) / ideal))
+        return {r: share * v for r, v in _minmax(found.keyword).items()}
+    raise InvalidInput(f"unknown keyword scale {scale!r}: expected one of {KEYWORD_SCALES}")
+
+
+DENSE_SCALES = ("namespace", "cosine")
+
+
+def dense_scores(found: Candidates, scale: str) -> dict[int, float]:
+    """The dense side: scaled by the namespace's cosine range, or the cosine itself."""
+    if scale == "namespace":
+        span = found.dense_high - found.dense_low or 1.0
+        return {r: (s - found.dense_low) / span for r, s in found.dense.items()}
+    if scale == "cosine":
+        return {r: max(0.0, s) for r, s in found.dense.items()}
+    raise InvalidInput(f"unknown dense scale {scale!r}: expected one of {DENSE_SCALES}")
+
+
+def fuse(found: Candidates, tuning: RecallTuning) -> dict[int, float]:
+    """One score per candidate (see RecallTuning for the formula)."""
+    keyword_norm = keyword_scores(found, tuning.keyword_scale)
+    dense_norm = dense_scores(found, tuning.dense_scale)
+    if not found.dense_live:
+        alpha = 1.0
+    elif found.shape.identifier:
+        alpha = tuning.identifier_keyword_weight
+    else:
+        alpha = tuning.keyword_weight
+    fused = {
+        r: alpha * keyword_norm.get(r, 0.0) + (1.0 - alpha) * dense_norm.get(r, 0.0)
+        for r in found.rows()
+    }
+    if tuning.feedback_weight > 0 and found.feedback:
+        for rowid, value in _minmax(found.feedback).items():
+            fused[rowid] += tuning.feedback_weight * value
+    if tuning.speaker_boost > 0:
+        for rowid in found.speaker_rows:
+            if rowid in fused:
+                fused[rowid] += tuning.speaker_boost
+    if tuning.agreement_bonus > 0 and found.keyword and found.dense:
+        both = _top(found.keyword, tuning.agreement_depth) & _top(
+            found.dense, tuning.agreement_depth
+        )
+        for rowid in both:
+            fused[rowid] += tuning.agreement_bonus
+    return fused
+
+
+def prefer_timed(
+    fused: dict[int, float],
+    shape: QueryShape,
+    tuning: RecallTuning,
+    contents: Callable[[Iterable[int]], Mapping[int, str]],
+) -> dict[int, float]:
+    """For a question about time ("when did", "how long ago"), lift the best candidates
+    whose text states a time: such a question is answered by a dated statement.
+
+    ``contents`` gives the text of the rows asked (only the best ``timed_depth`` are).
+    """
+    if not shape.temporal or tuning.timed_boost <= 0 or not fused:
+        return fused
+    best = sorted(fused, key=lambda r: (-fused[r], r))[: tuning.timed_depth]
+    text = contents(best)
+    out = dict(fused)
+    for rowid in best:
+        if states_time(text.get(rowid, "")):
+            out[rowid] += tuning.timed_boost
+    return out

@@ -1,0 +1,120 @@
+"""The memories repository on PostgreSQL (the :class:`~..repositories.MemoryRows` Protocol).
+
+Most of the SQLite class's SQL is portable as written (the connection adapter turns its
+``?`` into psycopg's placeholders and answers ``lastrowid`` through ``RETURNING``), so
+this class inherits it and rewrites only what is SQLite's own: ``json_each`` /
+``json_extract`` (JSON text cast to ``json`` here), ``IS ?`` on a parameter (``IS NOT
+DISTINCT FROM``), two-argument ``max()`` (``GREATEST``), ``instr`` (``strpos``), the
+filter (filters.where_pg) and the indexes (keyword_index.py, vector_index.py). The shared
+repository tests (tests/postgres/test_repositories.py) run both classes on the same
+calls and compare the answers.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Iterable
+
+from ..filter import RowFilter
+from ..protocol import Connection
+from ..rows import content_hash
+from ..sqlite.memories import SqliteMemoryRows
+from .filters import where_pg
+from .keyword_index import PostgresKeywordIndex
+from .vector_index import PostgresVectorIndex
+
+__all__ = ["PostgresMemoryRows"]
+
+
+class PostgresMemoryRows(SqliteMemoryRows):
+    """The ``memories`` table with its full-text and pgvector indexes."""
+
+    render = staticmethod(where_pg)
+
+    def __init__(
+        self,
+        vectors: PostgresVectorIndex | None = None,
+        keywords: PostgresKeywordIndex | None = None,
+    ) -> None:
+        # The parent's attributes, typed as its indexes; the keyword class has its methods.
+        self.vectors = vectors or PostgresVectorIndex()
+        self.keywords = keywords or PostgresKeywordIndex()  # type: ignore[assignment]
+
+    def passing(self, conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
+        """The rowids among ``rowids`` that pass ``where`` (storage/sqlite's ``passing``)."""
+        clause, params = where_pg(where, "m")
+        return {int(r) for (r,) in conn.execute(
+            f"SELECT m.rowid FROM memories m WHERE m.rowid = ANY(?) AND {clause}",
+            [list(rowids), *params])}
+
+    def find_exact(
+        self,
+        conn: Connection,
+        namespace: str,
+        content: str,
+        kind: str,
+        session_id: str | None,
+        position: int | None,
+    ) -> str | None:
+        """An active or quarantined memory with the same text (and the same turn slot)."""
+        found = conn.execute(
+            "SELECT id FROM memories WHERE namespace = ? AND content_hash = ? AND kind = ? "
+            "AND status IN ('active', 'quarantined') "
+            "AND session_id IS NOT DISTINCT FROM ?::text "
+            "AND position IS NOT DISTINCT FROM ?::bigint LIMIT 1",
+            (namespace, content_hash(content), kind, session_id, position),
+        ).fetchone()
+        return str(found[0]) if found else None
+
+    def summaries_citing(
+        self, conn: Connection, namespace: str, memory_id: str, linked: Iterable[str]
+    ) -> builtins.list[tuple[int, str, str]]:
+        """(rowid, id, metadata JSON) of the namespace's summaries whose id is in ``linked``
+        or whose metadata names ``memory_id`` (a cheap text test; the caller parses)."""
+        return [
+            (int(r), str(i), str(m))
+            for r, i, m in conn.execute(
+                "SELECT rowid, id, metadata FROM memories WHERE namespace = ? "
+                "AND kind = 'summary' AND (id = ANY(?) OR strpos(metadata, ?) > 0) "
+                "ORDER BY rowid",
+                (namespace, sorted(linked), json.dumps(memory_id)),
+            )
+        ]
+
+    def metadata_values(
+        self, conn: Connection, namespace: str, kind: str, source: str, key: str
+    ) -> set[str]:
+        """The distinct values of a top-level metadata key over a namespace's rows of one
+        kind and source (the capture hook's turn uuids)."""
+        if not key.isidentifier():
+            raise ValueError(f"metadata key {key!r} is not a plain name")
+        rows = conn.execute(
+            "SELECT metadata::json ->> ? FROM memories "
+            "WHERE namespace = ? AND kind = ? AND source = ?",
+            (key, namespace, kind, source),
+        ).fetchall()
+        return {str(r[0]) for r in rows if r[0] is not None}
+
+    def record_access(self, tx: Connection, items: Iterable[tuple[int, str, str]]) -> None:
+        """(extra accesses, latest access time, id) per memory: counts add up and the
+        last access only moves forward."""
+        tx.executemany(
+            "UPDATE memories SET access_count = access_count + ?, "
+            "last_accessed_at = GREATEST(COALESCE(last_accessed_at, ''), ?) WHERE id = ?",
+            builtins.list(items),
+        )
+
+    def metadata_expiries(
+        self, conn: Connection, namespace: str
+    ) -> builtins.list[tuple[str, object]]:
+        """(id, metadata.expires_at as stored) of a namespace's active memories that set it.
+
+        As stored: a JSON number comes back a number, text as text (json_extract's way).
+        """
+        return [(str(i), e) for i, e in conn.execute(
+            "SELECT id, metadata::json -> 'expires_at' FROM memories WHERE namespace = ? "
+            "AND status = 'active' AND metadata::json ->> 'expires_at' IS NOT NULL "
+            "ORDER BY rowid",
+            (namespace,),
+        )]

@@ -1,0 +1,233 @@
+"""Dense vectors on SQLite: sqlite-vec ``vec0`` tables, one per embedding space.
+
+Each embedding space (model + dimension) has its own ``vec0`` table, partitioned by
+namespace, written in the same transaction as the row. ``vector_state`` tells the
+in-process mirror (engine/recall/mirror.py) when a namespace's vectors changed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...core.errors import StoreError
+from ...recall.embed import EmbeddingSpace
+from ..protocol import Connection
+
+__all__ = ["CHUNK_MAX", "CHUNK_MIN", "SqliteVectorIndex", "chunk_size_for"]
+
+_TABLE_RE = re.compile(r"^memory_vec_[0-9a-z_]+$")
+
+# vec0 reserves a whole chunk (chunk_size vectors) per partition, i.e. per namespace, as
+# soon as the partition's first vector lands: at its default of 1024 that is 1.5 MB for
+# one 384-d memory. Recall reads vectors through the numpy mirror, never vec0's KNN, so a
+# small chunk costs nothing measurable (bench/store_size.py); a space created in a store
+# that already holds many memories (reembed) gets bigger chunks, bounded by the default.
+CHUNK_MIN, CHUNK_MAX = 16, 1024
+
+
+def chunk_size_for(largest_namespace: int) -> int:
+    """vec0 ``chunk_size`` for a new space: a partition of that many rows fills ~8 chunks."""
+    size = CHUNK_MIN
+    while size < largest_namespace // 8 and size < CHUNK_MAX:
+        size *= 2
+    return size
+
+
+def _blob(vector: Any) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+class SqliteVectorIndex:
+    """The vec0 tables (one per embedding space) and their bookkeeping
+    (``vector_spaces``, ``vector_state``)."""
+
+    engine = "sqlite-vec"
+
+    def __init__(self, vec_available: bool) -> None:
+        self.vec_available = vec_available
+
+    @staticmethod
+    def table_name(space: EmbeddingSpace) -> str:
+        name = f"memory_vec_{space.key}"
+        assert _TABLE_RE.match(name)
+        return name
+
+    def ensure_space(self, tx: Connection, space: EmbeddingSpace, stamp: str) -> str:
+        table = self.table_name(space)
+        found = self.table_of(tx, space)
+        if found:
+            return found
+        self._require_vec()
+        largest = tx.execute(
+            "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM memories "
+            "GROUP BY namespace)"
+        ).fetchone()[0]
+        tx.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
+            f"namespace text partition key, embedding float[{int(space.dim)}], "
+            f"chunk_size={chunk_size_for(int(largest))})"
+        )
+        tx.execute(
+            "INSERT INTO vector_spaces (key, model, dim, table_name, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (space.key, space.model, space.dim, table, stamp),
+        )
+        return table
+
+    def spaces(self, conn: Connection) -> list[tuple[str, str, int, str]]:
+        return [
+            (str(k), str(m), int(d), str(t))
+            for k, m, d, t in conn.execute(
+                "SELECT key, model, dim, table_name FROM vector_spaces ORDER BY created_at"
+            )
+        ]
+
+    def table_of(self, conn: Connection, space: EmbeddingSpace) -> str | None:
+        """The table holding ``space``'s vectors, or None while the space has none."""
+        found = conn.execute(
+            "SELECT table_name FROM vector_spaces WHERE key = ?", (space.key,)
+        ).fetchone()
+        return str(found[0]) if found else None
+
+    def _require_vec(self) -> None:
+        if not self.vec_available:
+            raise StoreError(
+                "this store keeps dense vectors but sqlite-vec is not loaded here; install "
+                "'aide-memoire[vectors]' (and a driver that loads extensions) to change it"
+            )
+
+    def insert(
+        self,
+        tx: Connection,
+        space: EmbeddingSpace,
+        items: Sequence[tuple[int, str, Any]],
+        stamp: str,
+    ) -> None:
+        """Add (rowid, namespace, vector) items; replaces any vector the rows had."""
+        if not items:
+            return
+        table = self.ensure_space(tx, space, stamp)
+        self._require_vec()
+        rowids = [rowid for rowid, _, _ in items]
+        existing = (
+            {
+                int(r)
+                for (r,) in tx.execute(
+                    f"SELECT rowid FROM {table} WHERE rowid IN ({','.join('?' * len(rowids))})",
+                    rowids,
+                )
+            }
+            if len(rowids) <= 900
+            else None
+        )
+        replaced = set()
+        for rowid, namespace, vector in items:
+            if existing is None or rowid in existing:
+                deleted = tx.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,)).rowcount
+                if deleted:
+                    replaced.add(namespace)
+            tx.execute(
+                f"INSERT INTO {table} (rowid, namespace, embedding) VALUES (?, ?, ?)",
+                (rowid, namespace, _blob(vector)),
+            )
+        per_namespace: dict[str, int] = {}
+        for rowid, namespace, _ in items:
+            per_namespace[namespace] = max(per_namespace.get(namespace, 0), rowid)
+        for namespace, top in per_namespace.items():
+            state = tx.execute(
+                "SELECT max_rowid FROM vector_state WHERE space = ? AND namespace = ?",
+                (space.key, namespace),
+            ).fetchone()
+            appended = state is None or min(r for r, ns, _ in items if ns == namespace) > state[0]
+            tx.execute(
+                "INSERT INTO vector_state (space, namespace, max_rowid, epoch) VALUES (?, ?, ?, 0) "
+                "ON CONFLICT (space, namespace) DO UPDATE SET "
+                "max_rowid = max(max_rowid, excluded.max_rowid), "
+                "epoch = epoch + ?",
+                (space.key, namespace, top, 0 if appended and namespace not in replaced else 1),
+            )
+
+    def delete(self, tx: Connection, rowid: int, namespace: str) -> None:
+        """Remove a row's vectors from every space."""
+        for key, _, _, table in self.spaces(tx):
+            self._require_vec()
+            if tx.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,)).rowcount:
+                tx.execute(
+                    "UPDATE vector_state SET epoch = epoch + 1 WHERE space = ? AND namespace = ?",
+                    (key, namespace),
+                )
+
+    def missing(
+        self,
+        conn: Connection,
+        space: EmbeddingSpace,
+        namespace: str | None,
+        limit: int,
+        after: int = 0,
+    ) -> list[int]:
+        """Rowids above ``after`` with no vector in ``space`` (for re-embedding), oldest first."""
+        found = self.table_of(conn, space)
+        # A cursor (rowid > after) keeps a long re-embedding pass linear, not quadratic.
+        where = "WHERE m.rowid > ?" + (" AND m.namespace = ?" if namespace else "")
+        args: list[Any] = [after, namespace] if namespace else [after]
+        if not found:
+            sql = f"SELECT m.rowid FROM memories m {where} ORDER BY m.rowid LIMIT ?"
+        else:
+            self._require_vec()
+            sql = (
+                f"SELECT m.rowid FROM memories m {where} AND NOT EXISTS "
+                f"(SELECT 1 FROM {found} v WHERE v.rowid = m.rowid) ORDER BY m.rowid LIMIT ?"
+            )
+        return [int(r) for (r,) in conn.execute(sql, [*args, limit])]
+
+    def dedup_rows(
+        self,
+        conn: Connection,
+        table: str,
+        namespace: str,
+        kinds: Sequence[str],
+        *,
+        above: int,
+        below: int | None,
+        active_only: bool,
+    ) -> list[tuple[int, str, str, bytes]]:
+        """(rowid, id, kind, float32 blob) of a namespace's non-turn memories of ``kinds``
+        with a vector in ``table``, rowid in (above, below), oldest first."""
+        sql = (
+            f"SELECT m.rowid, m.id, m.kind, v.embedding FROM {table} v "
+            "JOIN memories m ON m.rowid = v.rowid "
+            f"WHERE v.namespace = ? AND m.kind IN ({','.join('?' * len(kinds))}) "
+            "AND m.session_id IS NULL AND m.rowid > ?"
+        )
+        args: list[Any] = [namespace, *kinds, above]
+        if below is not None:
+            sql += " AND m.rowid < ?"
+            args.append(below)
+        if active_only:
+            sql += " AND m.status = 'active'"
+        return [(int(r), str(i), str(k), bytes(b))
+                for r, i, k, b in conn.execute(sql + " ORDER BY m.rowid", args)]
+
+    def count_missing(self, conn: Connection, space: EmbeddingSpace, namespace: str | None) -> int:
+        """Memories (of a namespace, or all) with no vector in ``space``."""
+        found = self.table_of(conn, space)
+        where, args = ("WHERE m.namespace = ?", [namespace]) if namespace else ("", [])
+        if not found:
+            return int(conn.execute(f"SELECT count(*) FROM memories m {where}",
+                                    args).fetchone()[0])
+        joiner = "AND" if namespace else "WHERE"
+        return int(conn.execute(
+            f"SELECT count(*) FROM memories m {where} {joiner} NOT EXISTS "
+            f"(SELECT 1 FROM {found} v WHERE v.rowid = m.rowid)", args
+        ).fetchone()[0])
+
+    def embedding_of(self, conn: Connection, space: EmbeddingSpace, memory_id: str) -> bytes | None:
+        """A memory's float32 vector in ``space`` (None if it has none)."""
+        found = conn.execute(
+            f"SELECT v.embedding FROM memories m JOIN {self.table_name(space)} v "
+            "ON v.rowid = m.rowid WHERE m.id = ?", (memory_id,)).fetchone()
+        return bytes(found[0]) if found else None

@@ -1,0 +1,139 @@
+"""The vector mirror: one bounded copy shared by recall and near duplicates,
+scored with no lock held (real model, real SQLite, real sqlite-vec)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from aide_memoire import Memory
+from aide_memoire.engine.recall.mirror import VectorMirror, _Slice, sign_bits
+
+TOPICS = ["deploy", "billing", "kitchen", "garden", "travel", "music", "sport", "health"]
+
+
+def _fill(memory: Memory, namespace: str, count: int) -> None:
+    memory.store_many(
+        [{"content": f"Note {n} about {TOPICS[n % len(TOPICS)]}: item {n * 7919 % 1000} "
+                     f"was moved to shelf {n % 13} by {['Ana', 'Ben', 'Cy'][n % 3]}"}
+         for n in range(count)], namespace=namespace)
+
+
+def _table(memory: Memory) -> tuple[object, str]:
+    space = memory.embedder.space
+    assert space is not None
+    return space, memory.vector_tables.table_name(space)
+
+
+def test_recall_and_near_duplicates_share_one_mirror(memory: Memory) -> None:
+    _fill(memory, "p", 40)
+    memory.recall("who moved the billing item", namespace="p")
+    near = memory.services.lifecycle.near_duplicates
+    assert near.mirror is memory.recaller.cache is memory.mirror
+    (only,) = memory.mirror._slices.values()
+    assert only.view.size == 40
+    # A near duplicate is still caught against the shared copy.
+    first = memory.store("The boiler is serviced every October by Acme Heating.", namespace="p")
+    second = memory.store("The boiler gets serviced every October by Acme Heating.", namespace="p")
+    assert {"source": second, "target": first, "kind": "near_duplicate"}.items() <= next(
+        link for link in memory.links(second) if link["kind"] == "near_duplicate").items()
+
+
+def test_dense_recalls_score_with_no_lock_held(memory: Memory) -> None:
+    _fill(memory, "p", 60)
+    expected = [h.id for h in memory.recall("garden shelf moved by Ben", namespace="p")]
+    results: dict[int, list[str]] = {}
+    # Hold the mirror's only lock: recalls on a fresh mirror must not need it.
+    with memory.mirror._lock:
+        threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, [
+            h.id for h in memory.recall("garden shelf moved by Ben", namespace="p")]))
+            for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        stuck = [t for t in threads if t.is_alive()]
+    assert not stuck, "a recall waited for the mirror's lock while scoring"
+    assert all(results[i] == expected for i in range(4))
+
+
+def test_the_budget_evicts_and_an_oversize_namespace_is_streamed(memory: Memory) -> None:
+    _fill(memory, "a", 50)
+    _fill(memory, "b", 50)
+    space, table = _table(memory)
+    query = memory.embedder.encode(["the kitchen item on shelf 4"])[0]
+    conn = memory.db.conn()
+    full = VectorMirror()
+    exact = {ns: full.scores(conn, space, table, [ns], query) for ns in ("a", "b")}  # type: ignore[arg-type]
+    per_row = _Slice.bytes_per_row(384)
+    small = VectorMirror(budget_bytes=per_row * 300)  # room for one namespace's slice only
+    for ns in ("a", "b"):
+        rowids, scores, _, _ = small.scores(conn, space, table, [ns], query)  # type: ignore[arg-type]
+        assert np.array_equal(rowids, exact[ns][0]) and np.allclose(scores, exact[ns][1])
+    assert list(k[1] for k in small._slices) == ["b"] and small.nbytes <= small.budget_bytes
+    tiny = VectorMirror(budget_bytes=per_row * 10)  # smaller than any namespace: streamed
+    rowids, scores, low, high = tiny.scores(conn, space, table, ["a"], query)  # type: ignore[arg-type]
+    assert not tiny._slices and np.array_equal(rowids, exact["a"][0])
+    # Streamed from the table (no neighbour smoothing; these are notes): the same cosines.
+    assert np.allclose(scores, exact["a"][1], atol=1e-6)
+    assert low <= float(scores.min()) and high >= float(scores.max())
+
+
+def test_a_slice_keeps_one_copy_and_scores_a_big_one_through_its_shortlist() -> None:
+    rng = np.random.default_rng(3)
+    raw = rng.standard_normal((25_000, 384)).astype(np.float32)
+    raw /= np.linalg.norm(raw, axis=1, keepdims=True)
+    piece = _Slice(384)
+    rows = [(i + 1, raw[i].tobytes(), None, None, "note") for i in range(len(raw))]
+    piece.append(rows[:20_000], lambda ids: {})
+    piece.append(rows[20_000:], lambda ids: {})
+    view = piece.view
+    assert view.size == len(raw) and view.vectors.blocks[0].shape[1] == 384
+    assert piece.nbytes < 1.6 * len(raw) * _Slice.bytes_per_row(384)  # one copy, growth slack
+    query = raw[7]
+    bits = sign_bits(query[None, :], 6)[0]
+    rowids, scores, _, high = piece.search(query, bits, np.zeros(0, np.int64), None)
+    assert np.array_equal(rowids, np.arange(1, len(raw) + 1))
+    assert np.allclose(scores, raw @ query, atol=1e-5) and abs(high - 1.0) < 1e-5
+    shortlisted, _, _, _ = piece.search(query, bits, np.array([20_123]), 300)
+    assert {8, 20_123} <= set(shortlisted.tolist())  # the row itself, and a must-score row
+
+
+def test_four_dense_recalls_are_inside_scoring_at_once(memory: Memory) -> None:
+    """No lock is held while scoring: four threads meet at a barrier the mirror's
+    scoring hook waits on. Were scoring serialised, the first thread would wait there
+    holding it and the barrier would break; wall-time ratios are in bench/parallel_recall.py."""
+    _fill(memory, "p", 80)
+    queries = ["garden shelf moved by Ben", "who moved the billing item", "kitchen notes",
+               "travel item on shelf 3"]
+    expected = {q: [h.id for h in memory.recall(q, namespace="p")] for q in queries}
+    barrier = threading.Barrier(len(queries), timeout=60)
+    inside: list[str] = []
+
+    def meet() -> None:
+        inside.append(threading.current_thread().name)
+        barrier.wait()
+
+    results: dict[str, list[str]] = {}
+    errors: list[BaseException] = []
+
+    def run(query: str) -> None:
+        try:
+            results[query] = [h.id for h in memory.recall(query, namespace="p")]
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    memory.mirror.on_scoring = meet
+    try:
+        threads = [threading.Thread(target=run, args=(q,), name=f"recall-{i}")
+                   for i, q in enumerate(queries)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+    finally:
+        memory.mirror.on_scoring = None
+    assert not errors, f"the four recalls were not scoring at the same time: {errors!r}"
+    assert sorted(inside) == sorted(t.name for t in threads)
+    assert results == expected  # and scoring together changed no result
