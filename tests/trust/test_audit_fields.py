@@ -194,3 +194,20 @@ def test_a_store_from_before_the_seals_migrates_with_its_chain_intact(
     _plain_edit(home, "UPDATE memories SET tags = '[]' WHERE id = ?", (ids[0],))
     _, report = _verify(home)
     assert f"memory {ids[0]}'s tags was changed" in str(report["problem"])
+
+
+@pytest.mark.parametrize("args", [("doctor",), ("doctor", "--json"), ("doctor", "--repair"),
+                                  ("doctor", "--repair", "--json")])
+def test_doctor_exits_non_zero_whenever_it_reports_not_healthy(
+    tmp_path: Path, args: tuple[str, ...],
+) -> None:
+    home = tmp_path / "home"
+    target = _seed(home)
+    assert cli(home, *args, check=False).returncode == 0
+    _plain_edit(home, "UPDATE memories SET status = 'archived' WHERE id = ?", (target,))
+    done = cli(home, *args, check=False)
+    assert done.returncode == 1, done.stdout
+    if "--json" in args:
+        assert json.loads(done.stdout)["healthy"] is False
+    else:
+        assert "NOT healthy" in done.stdout and "None" not in done.stdout
