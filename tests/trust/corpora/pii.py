@@ -175,6 +175,31 @@ _LOOKALIKES = [
 ]
 
 
+def _lookalike(g: Gen) -> str:
+    """Text shaped near a format that is not personal data, from classes of its own."""
+    shape = g.rng.randrange(9)
+    if shape == 0:
+        return f"Upgrade to v{g.rng.randint(0, 30)}.{g.rng.randint(0, 99)}.{g.rng.randint(0, 99)}."
+    if shape == 1:
+        return f"Build {g.pick('123456789')}{_digits(g, 9)} passed the checks."
+    if shape == 2:
+        return f"The release is planned for {_date(g)} at the latest."
+    if shape == 3:
+        return f"Order 0{_digits(g, 6)} left the warehouse."
+    if shape == 4:
+        return f"Levels 0{g.pick('123456')} {_digits(g, 2)} {_digits(g, 2)} were logged."
+    if shape == 5:
+        iban = _iban(g).replace(" ", "")
+        wrong = f"{iban[:2]}{(int(iban[2:4]) + 1) % 100:02d}{iban[4:]}"
+        return f"Reference {wrong} is not valid."
+    if shape == 6:
+        return (f"We mapped {g.rng.randint(2, 40)} {g.pick(['streets', 'roads', 'avenues'])} "
+                "last week.")
+    if shape == 7:
+        return f"It took {g.rng.randint(1, 59)} min {g.rng.randint(1, 59)} s at {_digits(g, 2)}:30."
+    return f"Chapter {g.rng.randint(1, 40)} {g.pick(['covers', 'explains', 'skips'])} the road."
+
+
 def rows() -> Iterator[Row]:
     g = Gen(SEED)
     makers = [("uk-phone", _uk_phone, _SENTENCES, "[PHONE]"),
@@ -193,6 +218,12 @@ def rows() -> Iterator[Row]:
             yield Row(text, name, value, mask)
     for text in _LOOKALIKES:
         yield Row(text, "lookalike", None, None)
+    seen = set(_LOOKALIKES)
+    while len(seen) < len(_LOOKALIKES) + 90:
+        text = _lookalike(g)
+        if text not in seen:
+            seen.add(text)
+            yield Row(text, "lookalike", None, None)
 
 
 def score(rows_: list[Row]) -> dict[str, dict[str, object]]:
