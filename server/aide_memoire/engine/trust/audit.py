@@ -31,7 +31,7 @@ from .models import AuditEvent, AuditReport
 from .review import stamp
 
 __all__ = ["GENESIS", "append_event", "event_hash", "history", "seal_all", "seal_touched",
-           "verify"]
+           "seal_unsealed", "verify"]
 
 GENESIS = "0" * 64
 
@@ -92,6 +92,21 @@ def seal_all(tx: Connection, *, actor: str) -> None:
     detail = seal.all_detail(tx)
     if detail is not None:
         append_event(tx, actor=actor, action=seal.ACTION, detail=detail)
+
+
+def seal_unsealed(tx: Connection, *, actor: str) -> int:
+    """Seal the memories no ``memory.fields`` event covers yet (rows copied in by
+    migrate-store from a backend that does not seal); a memory whose seal no longer
+    matches is left as it is, so that an edit is reported, never laundered. Returns how
+    many were sealed."""
+    details: list[dict[str, Any]] = []
+    _check(AuditLog.events(tx), details)
+    state = seal.sealed_state(details)
+    detail = seal.detail_of(r for r in seal.unsealed_rows(tx) if r[0] not in state)
+    if detail is None:
+        return 0
+    append_event(tx, actor=actor, action=seal.ACTION, detail=detail)
+    return len(detail["memories"])
 
 
 def _event(values: tuple[Any, ...]) -> AuditEvent:

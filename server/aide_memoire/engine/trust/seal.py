@@ -26,7 +26,7 @@ from typing import Any
 from ..storage.protocol import Connection
 from ..storage.sqlite import seals
 
-__all__ = ["ACTION", "SEALED_FIELDS", "all_detail", "describe", "ensure_triggers",
+__all__ = ["ACTION", "SEALED_FIELDS", "all_detail", "describe", "detail_of", "ensure_triggers",
            "seal_of", "sealed_state", "touched_detail", "unsealed_rows"]
 
 ACTION = "memory.fields"
@@ -73,6 +73,12 @@ def touched_detail(tx: Connection) -> tuple[dict[str, Any], str | None] | None:
     if not detail["memories"]:  # all deleted again in the same transaction
         return None
     return detail, next(iter(namespaces)) if len(namespaces) == 1 else None
+
+
+def detail_of(rows: Iterable[tuple[str, str, tuple[Any, ...]]]) -> dict[str, Any] | None:
+    """The ``memory.fields`` detail sealing these rows (``unsealed_rows`` shape)."""
+    detail, _ = _event_detail(rows)
+    return detail if detail["memories"] else None
 
 
 def all_detail(tx: Connection) -> dict[str, Any] | None:
