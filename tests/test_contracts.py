@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
+import importlib
+import inspect
 
 import aide_memoire
 
-PACKAGE = Path(aide_memoire.__file__).parent
+from .import_graph import GRAPH, MODULES, cycles, package_edges
+
+E = "aide_memoire.engine"
 
 
 def test_public_names() -> None:
@@ -41,25 +43,118 @@ def test_public_names() -> None:
         assert hasattr(aide_memoire, name), name
 
 
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            module = node.module or ""
-            found.add("." * node.level + module)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
+# The edges: they take a Memory; the engine never imports them.
+EDGES = ("aide_memoire.cli", "aide_memoire.mcp", "aide_memoire.web", "aide_memoire.hooks",
+         "aide_memoire.tools", "aide_memoire.refdocs")
+
+
+def test_engine_imports_no_edge() -> None:
+    found = sorted(
+        f"{module} -> {other}" for module, others in GRAPH.items() if module.startswith(E)
+        for other in others if other.startswith(EDGES)
+    )
+    assert found == []
+
+
+# Package imports that run against the layers (docs/architecture.md, "Layers"), and why.
+# Without them the package graph has no cycle; each is a debt, and the test fails when
+# one is gone (remove its entry) as when a new back edge closes a cycle.
+BACK_EDGES = {
+    (f"{E}.core", f"{E}.code"): "settings.py reads the code index's default secret files",
+    (f"{E}.storage", f"{E}.code"): "migrations.py runs the code index's schema step",
+    (f"{E}.storage", f"{E}.facts"): "migrations.py runs the facts' schema steps",
+    (f"{E}.storage", f"{E}.lifecycle"): "migrations.py runs lifecycle's schema step",
+    (f"{E}.storage", f"{E}.trust"): "migrations.py runs the trust tables' schema step",
+    (f"{E}.storage", f"{E}.recall"): "repositories.py names recall's EmbeddingSpace; "
+                                     "vectors.py re-exports the mirror under old names",
+    (f"{E}.storage", f"{E}.storage.sqlite"): "store.py and vectors.py: old aliases of the "
+                                             "SQLite repositories",
+    ("aide_memoire.mcp", "aide_memoire.cli"): "mcp/front.py answers the prompt hook with "
+                                              "cli/hook.py's code",
+}
+
+
+def test_the_package_graph_has_no_cycle_but_the_listed_back_edges() -> None:
+    graph: dict[str, set[str]] = {}
+    for importer, imported in package_edges(GRAPH):
+        if (importer, imported) not in BACK_EDGES:
+            graph.setdefault(importer, set()).add(imported)
+    assert cycles(graph) == []
+
+
+def test_every_listed_back_edge_is_still_there() -> None:
+    edges = package_edges(GRAPH)
+    assert [edge for edge in BACK_EDGES if edge not in edges] == []
+
+
+def test_the_graph_walk_sees_relative_type_level_and_lazy_imports() -> None:
+    # context.py imports the PostgreSQL parts inside a function, relatively.
+    assert f"{E}.storage.postgres.parts" in GRAPH[f"{E}.runtime.context"]
+    assert (f"{E}.facade", f"{E}.services") in package_edges(GRAPH)
+
+
+# Modules outside engine/storage/ that import a backend's package, and why (only shrinks).
+BACKEND_IMPORTS = {
+    f"{E}.runtime.context": "the composition root picks the backend's repositories",
+    f"{E}.facts.supersede": "has_item_for_fact: portable SQL filed under sqlite/",
+    f"{E}.facts.updates": "sqlite/updates.py: portable SQL filed under sqlite/",
+    f"{E}.lifecycle.dedup": "typed by SqliteVectorIndex, not the VectorIndex Protocol",
+    f"{E}.lifecycle.runner": "typed by SqliteLinks, not the MemoryLinks Protocol",
+    f"{E}.lifecycle.tiers": "typed by SqliteLinks, not the MemoryLinks Protocol",
+    f"{E}.trust.derived": "SqliteLinks and drop_mentions, not the MemoryLinks Protocol",
+    f"{E}.ops.adopt": "picks each backend's namespace move itself",
+}
+
+
+def _backend_importers() -> dict[str, list[str]]:
+    backends = (f"{E}.storage.sqlite", f"{E}.storage.postgres")
+    found: dict[str, list[str]] = {}
+    for module, others in GRAPH.items():
+        if module.startswith(f"{E}.storage"):
+            continue
+        hits = sorted(o for o in others if o.startswith(backends))
+        if hits:
+            found[module] = hits
     return found
 
 
-def test_engine_imports_nothing_from_mcp_or_cli() -> None:
-    for path in (PACKAGE / "engine").rglob("*.py"):
-        for name in _imports(path):
-            stripped = name.lstrip(".")
-            assert not stripped.startswith(
-                ("mcp", "cli", "aide_memoire.mcp", "aide_memoire.cli")
-            ), f"{path.relative_to(PACKAGE)} imports {name}"
-            assert not (name.startswith("..") and stripped.split(".")[0] in {"mcp", "cli"}), (
-                f"{path.relative_to(PACKAGE)} imports {name}"
-            )
+def test_only_storage_imports_a_backend_package() -> None:
+    strays = {m: hits for m, hits in _backend_importers().items() if m not in BACKEND_IMPORTS}
+    assert strays == {}, "go through the storage Protocols (engine/storage/protocol.py)"
+
+
+def test_every_backend_import_exemption_is_still_needed() -> None:
+    assert [m for m in BACKEND_IMPORTS if m not in _backend_importers()] == []
+
+
+# The SQLite side: its package and the SQLite-only modules beside it.
+_SQLITE = (f"{E}.storage.sqlite", f"{E}.storage.db", f"{E}.storage.driver",
+           f"{E}.storage.store", f"{E}.storage.vectors")
+# PostgreSQL classes that still derive from a SQLite one (only shrinks).
+SQLITE_BASED = {
+    f"{E}.storage.postgres.entities.PostgresEntityGraph": "inherits SqliteEntityGraph",
+    f"{E}.storage.postgres.memories.PostgresMemoryRows": "inherits SqliteMemoryRows",
+    f"{E}.storage.postgres.parts.PostgresStore": "inherits Store (= SqliteMemoryRows)",
+    f"{E}.storage.postgres.vector_index.PostgresVectorIndex": "inherits SqliteVectorIndex",
+}
+
+
+def _postgres_classes_on_sqlite() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for name in sorted(MODULES):
+        if not name.startswith(f"{E}.storage.postgres"):
+            continue
+        for _, cls in inspect.getmembers(importlib.import_module(name), inspect.isclass):
+            if cls.__module__ != name:
+                continue
+            bases = [f"{b.__module__}.{b.__qualname__}" for b in cls.__mro__[1:]
+                     if b.__module__.startswith(_SQLITE)]
+            if bases:
+                found[f"{name}.{cls.__qualname__}"] = bases
+    return found
+
+
+def test_no_postgres_class_derives_from_a_sqlite_one() -> None:
+    found = _postgres_classes_on_sqlite()
+    assert {k: v for k, v in found.items() if k not in SQLITE_BASED} == {}
+    assert [k for k in SQLITE_BASED if k not in found] == [], "remove these entries"
