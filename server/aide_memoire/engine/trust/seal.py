@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..storage.protocol import Connection
-from ..storage.sqlite import seals
+from ..storage import seals
 
 __all__ = ["ACTION", "SEALED_FIELDS", "all_detail", "describe", "detail_of", "ensure_triggers",
            "seal_of", "sealed_state", "touched_detail", "unsealed_rows"]

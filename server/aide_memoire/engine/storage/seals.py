@@ -1,5 +1,7 @@
 """SQLite side of the audited fields' seals (trust/seal.py): the TEMP triggers that note
-which memories a transaction touched, and the rows the seals are computed from.
+which memories a transaction touched, and the rows the seals are computed from. Here
+beside the Protocols rather than in sqlite/ because the trust layer calls it directly
+(it has no PostgreSQL twin: the context registers it for a SQLite store only).
 
 TEMP objects live in the connection that made them, so only the engine's own
 connections record touches; an edit made from any other connection records nothing.
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..protocol import Connection
+from .protocol import Connection
 
 __all__ = ["ensure_touch_triggers", "field_rows", "take_touched"]
 
