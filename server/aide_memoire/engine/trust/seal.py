@@ -23,8 +23,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..storage.protocol import Connection
 from ..storage import seals
+from ..storage.protocol import Connection
 
 __all__ = ["ACTION", "SEALED_FIELDS", "all_detail", "describe", "detail_of", "ensure_triggers",
            "seal_of", "sealed_state", "touched_detail", "unsealed_rows"]
