@@ -126,3 +126,15 @@ def test_serve_refuses_a_default_namespace_outside_its_pin(tmp_path: Any) -> Non
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode != 0
     assert f"namespace {B!r} is outside what this server is pinned to" in done.stderr
+
+
+async def test_resources_of_a_pinned_session_stay_in_its_namespaces(memory: Memory) -> None:
+    _seed(memory)
+    async with pinned(memory, B) as client:
+        listed = await client.list_resources()
+        uris = [str(r.uri) for r in listed.resources]
+        assert any(B in u for u in uris) and not any(A in u for u in uris), uris
+        status = await client.read_resource("memory://status")
+        assert A not in status.contents[0].text
+        with pytest.raises(Exception, match="outside what this server is pinned to"):
+            await client.read_resource(f"memory://recent/{A}")
