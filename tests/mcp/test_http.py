@@ -222,3 +222,59 @@ async def test_a_wrong_token_tells_the_sdk_client_what_is_wrong(daemon: tuple) -
     message = str(errors[0])
     assert "token is missing or wrong" in message
     assert str(home / TOKEN_FILE) in message
+
+
+@pytest.mark.parametrize("host", [
+    "localhost:1.evil.example", "127.0.0.1:{port}.evil.example", "localhost:{port}@evil.example",
+    "localhost:{port}:80", "localhost:abc", "localhost:+{port}", "localhost:{other}",
+    "evil.example", "localhost.evil.example:{port}", "",
+])
+def test_a_host_with_anything_beyond_a_loopback_name_and_port_is_refused(
+    daemon: tuple, host: str,
+) -> None:
+    _, info, home = daemon
+    port = int(str(info["port"]))
+    token = (home / TOKEN_FILE).read_text().strip()
+    headers = {**HEADERS, "Authorization": f"Bearer {token}",
+               "Host": host.format(port=port, other=port + 1)}
+    with httpx2.Client(timeout=10) as http:
+        answer = http.post(str(info["url"]), json=HANDSHAKE, headers=headers)
+    assert answer.status_code == 421, (host, answer.text)
+    assert "Host header" in answer.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("host", ["localhost:{port}", "127.0.0.1:{port}"])
+def test_a_loopback_host_with_or_without_the_port_is_served(daemon: tuple, host: str) -> None:
+    _, info, home = daemon
+    token = (home / TOKEN_FILE).read_text().strip()
+    headers = {**HEADERS, "Authorization": f"Bearer {token}",
+               "Host": host.format(port=info["port"])}
+    with httpx2.Client(timeout=10) as http:
+        answer = http.post(str(info["url"]), json=HANDSHAKE, headers=headers)
+    assert answer.status_code != 421, (host, answer.text)
+
+
+@pytest.mark.parametrize("scheme", ["bearer", "BEARER", "BeArEr", "Bearer"])
+def test_the_authorization_scheme_is_case_insensitive(daemon: tuple, scheme: str) -> None:
+    _, info, home = daemon
+    token = (home / TOKEN_FILE).read_text().strip()
+    with httpx2.Client(timeout=10) as http:
+        answer = http.post(str(info["url"]), json=HANDSHAKE,
+                           headers={**HEADERS, "Authorization": f"{scheme} {token}"})
+        assert answer.status_code == 200, answer.text
+        other = http.post(str(info["url"]), json=HANDSHAKE,
+                          headers={**HEADERS, "Authorization": f"Basic {token}"})
+        assert other.status_code == 401
+
+
+def test_two_authorization_headers_are_refused_whatever_their_order(daemon: tuple) -> None:
+    _, info, home = daemon
+    token = (home / TOKEN_FILE).read_text().strip()
+    for pair in ([f"Bearer {'x' * len(token)}", f"Bearer {token}"],
+                 [f"Bearer {token}", f"Bearer {'x' * len(token)}"],
+                 [f"Bearer {token}", f"Bearer {token}"]):
+        headers = [*HEADERS.items(), *(("Authorization", value) for value in pair)]
+        with httpx2.Client(timeout=10) as http:
+            answer = http.post(str(info["url"]), json=HANDSHAKE, headers=headers)
+        assert answer.status_code == 400, (pair, answer.text)
+        assert "more than one Authorization" in answer.json()["error"]["message"]

@@ -349,3 +349,37 @@ async def test_writes_over_mcp_are_audited_as_mcp(memory: Memory) -> None:
     # The same store from Python keeps the default actor.
     other = memory.store("deploys are frozen in December", namespace=NAMESPACE)
     assert [e.actor for e in memory.audit_history(other)] == ["python"]
+
+
+@pytest.mark.parametrize(("arguments", "words"), [
+    ({"content": "x", "importance": "NaN"}, "importance must be a finite number (got 'NaN')"),
+    ({"content": "x", "importance": "Infinity"}, "importance must be a finite number"),
+    ({"content": "x", "importance": "high"}, "importance must be a valid number"),
+    ({"content": "x", "tags": "a,b"}, "tags must be a valid list (got 'a,b')"),
+])
+async def test_bad_arguments_are_explained_in_plain_words(
+    memory: Memory, arguments: dict[str, Any], words: str,
+) -> None:
+    async with connect(memory) as client:
+        result = await client.call_tool("memory_store", arguments)
+    text = _text(result)
+    assert result.is_error and words in text, text
+    for raw in ("type=", "input_type", "errors.pydantic.dev", "For further information"):
+        assert raw not in text, text
+    assert memory.status().memories == 0
+
+
+async def test_a_budget_too_small_for_any_hit_does_not_say_nothing_matches(
+    memory: Memory,
+) -> None:
+    for n in range(5):
+        memory.store(f"Fact {n} about the billing service: " + "detail " * 40,
+                     namespace=NAMESPACE)
+    async with connect(memory) as client:
+        result = await client.call_tool(
+            "memory_recall", {"query": "billing service", "max_tokens": 50})
+    text = _text(result)
+    assert not result.is_error and result.structured_content["hits"] == []
+    assert result.structured_content["omitted"] == 5
+    assert "No memories match" not in text and "5 memories match" in text
+    assert "raise max_tokens" in text

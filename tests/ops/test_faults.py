@@ -286,6 +286,45 @@ def test_creating_a_store_on_a_full_disk_leaves_nothing(tiny_disk: Path) -> None
     assert not (tiny_disk / "other" / "memory.db").exists()
 
 
+def test_a_failed_store_on_a_full_disk_leaves_no_empty_home(tiny_disk: Path) -> None:
+    _fill(tiny_disk)
+    home = tiny_disk / "new" / "home"
+    out = run_cli(home, "store", "a note that finds no room", "-n", NS)
+    assert out.returncode != 0 and "full" in out.stderr
+    assert not (tiny_disk / "new").exists(), list((tiny_disk / "new").rglob("*"))
+
+
+def test_reads_on_a_full_disk_do_not_claim_a_write(tiny_disk: Path) -> None:
+    home = tiny_disk / "home"
+    with Memory(settings=settings(home)) as memory:
+        memory.store_many([{"content": f"stored while there was room {i}"} for i in range(50)],
+                          namespace=NS)
+    filler = _fill(tiny_disk)
+    try:
+        for args in (["recall", "stored room", "-n", NS], ["status"], ["audit", "verify"],
+                     ["export", "-n", NS], ["list", "-n", NS]):
+            out = run_cli(home, *args)
+            assert "nothing was written" not in out.stderr, (args, out.stderr)
+            assert "Traceback" not in out.stderr, (args, out.stderr)
+    finally:
+        filler.unlink()
+
+
+def test_a_read_error_is_worded_as_a_read() -> None:
+    from aide_memoire.engine.storage.db import Database
+    from aide_memoire.engine.storage.driver import load_driver
+
+    driver = load_driver()
+    db = Database.__new__(Database)  # the mapping alone: no file is needed for it
+    db.path, db.driver, db.busy_timeout_ms = Path("/x/memory.db"), driver, 10
+    for text in ("database or disk is full", "database is locked", "attempt to write a "
+                 "readonly database", "something else"):
+        read = str(db.translate(driver.OperationalError(text), writing=False))
+        write = str(db.translate(driver.OperationalError(text)))
+        assert "nothing was written" not in read and "could not be read" in read, read
+        assert "nothing was written" in write, write
+
+
 # -- files written -----------------------------------------------------------------------
 
 

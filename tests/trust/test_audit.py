@@ -41,7 +41,7 @@ def _verify(home: Path) -> tuple[int, dict[str, object]]:
         ("UPDATE audit_events SET seq = -1 WHERE seq = 2;"
          "UPDATE audit_events SET seq = 2 WHERE seq = 3;"
          "UPDATE audit_events SET seq = 3 WHERE seq = -1", 2),
-        ("DELETE FROM audit_events WHERE seq = (SELECT max(seq) FROM audit_events)", 7),
+        ("DELETE FROM audit_events WHERE seq = (SELECT max(seq) FROM audit_events)", 12),
     ],
     ids=["edited-actor", "edited-detail", "deleted", "reordered", "tail-cut"],
 )
@@ -49,7 +49,8 @@ def test_tampering_is_detected_and_named(tmp_path: Path, sql: str, bad: int) -> 
     home = tmp_path / "home"
     _seed(home)
     code, before = _verify(home)
-    assert code == 0 and before["intact"] is True and before["events"] == 7
+    # 7 changes (5 stores, an update, a forget) and the 5 stores' memory.fields seals.
+    assert code == 0 and before["intact"] is True and before["events"] == 12
     _tamper(home, sql)
     code, after = _verify(home)
     assert code == 1

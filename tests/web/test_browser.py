@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -66,21 +67,45 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]
     done = subprocess.run(
         [sys.executable, "-m", "aide_memoire.cli.main", "--home", str(home), "ui", "--no-open"],
         env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    url = re.search(r"(http://127\.0\.0\.1:\d+/ui/login\?ticket=\S+)", done.stderr)
-    assert url, done.stderr
     info = read_discovery(home)
-    assert info is not None
-    browser = Browser(tmp_path_factory.mktemp("chromium"))
     try:
-        yield {"home": home, "url": url.group(1), "port": info["port"], "ids": ids,
-               "wrong": wrong, "browser": browser}
+        assert done.returncode == 0, done.stderr
+        url = re.search(r"(http://127\.0\.0\.1:\d+/ui/login\?ticket=\S+)", done.stderr)
+        assert url, done.stderr
+        assert info is not None
+        browser = Browser(tmp_path_factory.mktemp("chromium"))
+        try:
+            yield {"home": home, "url": url.group(1), "port": info["port"], "ids": ids,
+                   "wrong": wrong, "browser": browser}
+        finally:
+            browser.close()
     finally:
-        browser.close()
-        os.kill(int(info["pid"]), signal.SIGTERM)  # the daemon this fixture started
-        deadline = time.monotonic() + 20
-        while read_discovery(home) is not None and time.monotonic() < deadline:
+        # Whatever failed above, the daemon `ui` started must not outlive the tests.
+        if info is not None:
+            _stop(int(info["pid"]))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    # Not our child (ui detached it), so it is reaped by init; a zombie is gone already.
+    return not (status.exists() and "\nState:\tZ" in status.read_text())
+
+
+def _stop(pid: int) -> None:
+    """SIGTERM the daemon and wait until the process is gone; SIGKILL it past 20 s."""
+    for sig, wait in ((signal.SIGTERM, 20.0), (signal.SIGKILL, 10.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+        deadline = time.monotonic() + wait
+        while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
+        if not _alive(pid):
+            return
+    raise AssertionError(f"the daemon {pid} survived SIGKILL")
 
 
 def _base(site: dict[str, object]) -> str:
@@ -213,3 +238,28 @@ def test_refusals_in_the_browser_and_on_the_wire(site: dict[str, object]) -> Non
     b.page("Network.clearBrowserCookies")
     b.goto(f"{_base(site)}/")
     assert "not signed in" in b.js("document.body.innerText")
+
+
+def test_a_daemon_ui_started_is_gone_once_stopped(tmp_path: Path) -> None:
+    """What the fixture's teardown relies on: the daemon `ui` detaches is found by its
+    discovery file and is no longer running (not merely unannounced) after _stop."""
+    home = tmp_path / "home"
+    _memory(home).close()
+    env = {**os.environ, "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
+    done = subprocess.run(
+        [sys.executable, "-m", "aide_memoire.cli.main", "--home", str(home), "ui", "--no-open"],
+        env=env, capture_output=True, text=True, timeout=120)
+    info = read_discovery(home)
+    assert info is not None, done.stderr
+    pid = int(info["pid"])
+    try:
+        assert _alive(pid)
+    finally:
+        _stop(pid)
+    assert not _alive(pid)
+    left = []
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            if str(home).encode() in path.read_bytes():
+                left.append(path.read_bytes())
+    assert left == [], left

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from starlette.testclient import TestClient
 
 from aide_memoire import Memory
@@ -38,6 +39,27 @@ def test_foreign_host_and_origin_are_refused(client: TestClient) -> None:
     foreign = client.get("/ui/", headers={"Origin": "http://evil.example"})
     assert foreign.status_code == 403 and "Origin" in foreign.text
     assert client.get("/ui/", headers={"Origin": "http://127.0.0.1:8765"}).status_code == 200
+
+
+@pytest.mark.parametrize("host", ["localhost:1.evil.example", "127.0.0.1:8765.evil.example",
+                                  "localhost:8765@evil.example", "localhost:8765:1", ""])
+def test_a_host_with_a_suffix_is_refused(client: TestClient, host: str) -> None:
+    sign_in(client)
+    assert client.get("/ui/", headers={"Host": host}).status_code == 403
+
+
+def test_the_ticket_takes_any_case_of_bearer_and_one_authorization_only(
+    client: TestClient,
+) -> None:
+    assert client.post("/ui/_ticket", headers={"Authorization": f"bearer {BEARER}"}
+                       ).status_code == 200
+    assert client.post("/ui/_ticket", headers={"Authorization": f"BEARER  {BEARER}"}
+                       ).status_code == 200
+    assert client.post("/ui/_ticket", headers={"Authorization": f"Basic {BEARER}"}
+                       ).status_code == 401
+    twice = [("Authorization", f"Bearer {'x' * 43}"), ("Authorization", f"Bearer {BEARER}")]
+    answer = client.post("/ui/_ticket", headers=twice)
+    assert answer.status_code == 400 and "exactly one Authorization" in answer.text
 
 
 def test_changes_need_the_csrf_token(client: TestClient, store: Memory) -> None:

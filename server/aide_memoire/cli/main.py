@@ -402,10 +402,12 @@ def import_cmd(ctx: click.Context, source: str, project_dir: Path | None, every:
         click.echo(f"aide-memoire: {line}", err=True)
     if report.refused:
         redacted += f", refused {len(report.refused)} lines holding secrets"
+    dropped = "".join(f"\n{line}" for line in report.dropped_links)
     emit(
         report,
         as_json=as_json,
-        text=f"read {report.read}, added {report.added}, skipped {report.skipped}{redacted}",
+        text=f"read {report.read}, added {report.added}, skipped {report.skipped}{redacted}"
+        f"{dropped}",
     )
 
 

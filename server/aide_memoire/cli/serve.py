@@ -49,14 +49,19 @@ def _what(settings: Settings, namespace: str) -> str:
               "else of the working directory: project:<folder>-<hash>).")
 @click.option("--workers", type=click.IntRange(1, 64), default=4, show_default=True,
               help="Engine calls running at once.")
+@click.option("--allow-namespaces", "allow", default=None, envvar="AIDE_MEMOIRE_ALLOW_NAMESPACES",
+              help="Pin the session to these namespaces (comma-separated, * and ? as "
+              "wildcards, e.g. 'project:my-app,user:*'): every call naming another is refused "
+              "and cross-namespace listings are cut to them. Default: any namespace.")
 @click.option("--port", type=click.IntRange(0, 65535), default=None,
               help="With --http: the port (default: this store's port, derived from its "
               "folder and recorded in <home>/mcp-http-port; 0 = any free port).")
 @click.pass_context
 def serve(ctx: click.Context, http: bool, namespace: str | None, workers: int,
-          port: int | None) -> None:
+          allow: str | None, port: int | None) -> None:
     """Run the MCP server (stdio by default) on the store."""
     from ..mcp.edge import LazyMemory
+    from ..mcp.pins import parse_pin
     from ..mcp.run import default_namespace, run_stdio
 
     # A client (stdin not a terminal) may already have its handshake answered by the
@@ -64,7 +69,11 @@ def serve(ctx: click.Context, http: bool, namespace: str | None, workers: int,
     # answers the problem instead; a person at a terminal gets the error and the exit.
     client = not sys.stdin.isatty()
     try:
-        settings = ServeSettings(default_namespace=default_namespace(namespace), workers=workers)
+        pin = parse_pin(allow)
+        settings = ServeSettings(default_namespace=default_namespace(namespace), workers=workers,
+                                 pin=pin)
+        if pin is not None:
+            pin.check(settings.default_namespace, tool="serve")
         store_settings = Settings.from_env(home=ctx.obj.get("home"))
     except AideMemoireError as exc:
         if http or not client:

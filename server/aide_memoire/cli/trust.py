@@ -110,7 +110,7 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
         if report.intact:
             text = f"intact: {report.events} events, head {report.head_hash or '-'}"
         else:
-            text = f"BROKEN at event {report.first_bad_seq}: {report.problem}"
+            text = report.verdict()
         emit(report, as_json=as_json, text=text)
         if not report.intact:
             sys.exit(EXIT_ERROR)

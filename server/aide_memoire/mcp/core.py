@@ -287,6 +287,10 @@ def status(memory: Memory, args: StatusInput, namespace: str) -> StatusOutput:
 
 
 def _render_recall(out: RecallOutput) -> str:
+    if not out.hits and out.omitted:
+        # Matches were found but none fits: saying "no memories match" would be false.
+        return (f"{out.omitted} memories match {out.query!r} in {out.namespace}, but even "
+                "the first is larger than max_tokens allows; raise max_tokens to see it.")
     text = render_memories(out.hits, empty=f"No memories match {out.query!r} in {out.namespace}.")
     if out.omitted:
         text += f"\n({out.omitted} more hits left out to stay within max_tokens.)"

@@ -7,6 +7,7 @@ must not pay for the SDK before it answers.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import traceback
 from collections.abc import Callable
@@ -16,7 +17,9 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ValidationError
 
 from ..engine.core.errors import AideMemoireError, StoreError
+from ..engine.core.validate import describe_validation
 from ..logs import get_logger
+from .pins import NamespacePin, namespaces_in
 
 if TYPE_CHECKING:
     from ..engine.facade.memory import Memory
@@ -37,6 +40,8 @@ class ServeSettings:
 
     default_namespace: str = "default"
     workers: int = 4
+    # None: today's rule (any namespace of the store); else only these (pins.py).
+    pin: NamespacePin | None = None
 
 
 def resolve_namespace(args: BaseModel, default: str) -> str:
@@ -52,19 +57,42 @@ def parse(spec: ToolSpec, arguments: object) -> ToolInput:
 
 
 def call(spec: ToolSpec, memory: Memory, args: BaseModel, *, default_namespace: str,
-         actor: str | None = MCP_ACTOR) -> BaseModel:
-    """Run the tool's handler with its namespace resolved, attributed to ``actor``."""
+         actor: str | None = MCP_ACTOR, pin: NamespacePin | None = None) -> BaseModel:
+    """Run the tool's handler with its namespace resolved (and held to ``pin``),
+    attributed to ``actor``; a read that returns another namespace's data is audited."""
     namespace = resolve_namespace(args, default_namespace)
-    if actor is None:
-        return spec.handler(memory, args, namespace)
-    with memory.acting_as(actor):  # audit events of these calls say who made them
-        return spec.handler(memory, args, namespace)
+    if pin is not None:
+        pin.check(namespace, tool=spec.name)
+    with contextlib.ExitStack() as scope:
+        if actor is not None:  # audit events of these calls say who made them
+            scope.enter_context(memory.acting_as(actor))
+        out = spec.handler(memory, args, namespace)
+        if pin is not None:
+            out = pin.restrict(out)
+        crossed = crossed_namespaces(spec, out, default_namespace)
+        if crossed:
+            memory.audit_cross_namespace_read(
+                crossed[0] if len(crossed) == 1 else None, what=spec.name,
+                home=default_namespace)
+    return out
+
+
+def crossed_namespaces(spec: ToolSpec, out: BaseModel, default_namespace: str) -> list[str]:
+    """The other namespaces a read's result carries data of (empty for a write)."""
+    if not spec.read_only:
+        return []
+    return sorted(ns for ns in namespaces_in(out) if ns != default_namespace)
 
 
 def failure_text(spec: ToolSpec, exc: BaseException) -> str:
     """What the agent reads when a call fails: the validation or engine message, which says
     how to fix the call; for anything else a generic line (the details go to the log)."""
-    if isinstance(exc, ValidationError | AideMemoireError):
+    if isinstance(exc, ValidationError):
+        # Plain sentences, not pydantic's dump (codes, Python types, a URL); the words
+        # "validation error" stay so a client can tell a bad call from a failed one.
+        return (f"Error executing tool {spec.name}: validation error: "
+                f"{describe_validation(exc.errors(include_url=False))}")
+    if isinstance(exc, AideMemoireError):
         return f"Error executing tool {spec.name}: {exc}"
     # The plain traceback, not exc_info: the console renderer's rich traceback takes about
     # two seconds of CPU to draw, on the server's event loop.

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import hmac
 import json
 import os
 import secrets
@@ -42,6 +41,7 @@ import anyio
 import uvicorn
 
 from ..engine.core.errors import AideMemoireError
+from ..web.headers import check_bearer, loopback_host, single_header
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -224,37 +224,61 @@ def bind_daemon(home: Path, port: int | None) -> socket.socket:
 def _unauthorized_body(token_file: Path) -> bytes:
     # A JSON-RPC error (id null), which the MCP SDK client shows as the error's message;
     # a plain body would reach the user as "Server returned an error response".
-    message = (f"unauthorized: the bearer token is missing or wrong; send "
-               f"'Authorization: Bearer <token>' with the token in {token_file}")
-    return json.dumps({"jsonrpc": "2.0", "id": None,
-                       "error": {"code": -32001, "message": message}}).encode()
+    return _error_body(f"unauthorized: the bearer token is missing or wrong; send "
+                       f"'Authorization: Bearer <token>' with the token in {token_file}")
 
 
 class BearerAuth:
-    """Pure ASGI guard: 401 unless the request carries the token. Lifespan passes through."""
+    """Pure ASGI guard: 421 unless Host is a loopback name (and the daemon's port, if
+    any), 400 with two Authorization headers, 401 unless the one carries the token.
+    Lifespan passes through."""
 
     def __init__(self, app: ASGIApp, token: str, token_file: Path) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.token = token
         self.body = _unauthorized_body(token_file)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            given = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                body = self.body
-                await send({
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                        (b"www-authenticate", b'Bearer realm="aide-memoire"'),
-                    ],
-                })
-                await send({"type": "http.response.body", "body": body})
+            headers = scope["headers"]
+            port = (scope.get("server") or ("", None))[1]
+            # The SDK's own rebinding guard matches "localhost:*" by prefix, so
+            # "localhost:1.evil.example" passed it; this parse is exact (web/headers.py).
+            if loopback_host(single_header(headers, b"host"), port) is None:
+                await _refuse(send, 421, _error_body(
+                    "refused: the Host header must be 127.0.0.1 or localhost, optionally "
+                    "with this daemon's port, and nothing else"))
+                return
+            checked = check_bearer(headers, self.token)
+            if checked == "duplicate":
+                await _refuse(send, 400, _error_body(
+                    "refused: the request carries more than one Authorization header; "
+                    "send exactly one"))
+                return
+            if checked != "ok":
+                await _refuse(send, 401, self.body,
+                              [(b"www-authenticate", b'Bearer realm="aide-memoire"')])
                 return
         await self.app(scope, receive, send)
+
+
+def _error_body(message: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": None,
+                       "error": {"code": -32001, "message": message}}).encode()
+
+
+async def _refuse(send: Send, status: int, body: bytes,
+                  extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            *(extra or []),
+        ],
+    })
+    await send({"type": "http.response.body", "body": body})
 
 
 HOOK_PATH = "/hook"

@@ -91,12 +91,20 @@ def _error(text: str) -> types.CallToolResult:
                                 is_error=True)
 
 
-def _result(spec: ToolSpec, out: BaseModel) -> types.CallToolResult:
+def _result(spec: ToolSpec, out: BaseModel, *, crossed: Sequence[str] = (),
+            default: str = "") -> types.CallToolResult:
     structured = out.model_dump(mode="json")
     text = (spec.render(out) if spec.render is not None
             else pydantic_core.to_json(structured, indent=2).decode())
+    meta: dict[str, Any] | None = None
+    if crossed:
+        # Marked where an agent and a client both look: the text and the result's _meta.
+        text = (f"(read across namespaces: {', '.join(crossed)}; this session's own is "
+                f"{default})\n" + text)
+        meta = {"aide-memoire/cross_namespace": {"namespaces": list(crossed),
+                                                 "default": default}}
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                structured_content=structured)
+                                structured_content=structured, _meta=meta)
 
 
 class MemoryServer(Server[Any]):
@@ -151,7 +159,8 @@ class MemoryServer(Server[Any]):
 
     def _run(self, spec: ToolSpec, args: BaseModel) -> BaseModel:
         return edge.call(spec, self.get_memory(), args,
-                         default_namespace=self.serve_settings.default_namespace)
+                         default_namespace=self.serve_settings.default_namespace,
+                         pin=self.serve_settings.pin)
 
     async def _call_tool(self, ctx: Context,
                          params: types.CallToolRequestParams,
@@ -173,7 +182,9 @@ class MemoryServer(Server[Any]):
             return _error(edge.failure_text(spec, exc))
         if not spec.read_only:
             await self._written(ctx, args, out)
-        return _result(spec, out)
+        crossed = edge.crossed_namespaces(spec, out, self.serve_settings.default_namespace)
+        return _result(spec, out, crossed=crossed,
+                       default=self.serve_settings.default_namespace)
 
     async def _confirmed(self, ctx: Context, spec: ToolSpec, args: BaseModel,
                          params: types.CallToolRequestParams,
@@ -260,6 +271,9 @@ class MemoryServer(Server[Any]):
         except AideMemoireError:  # a store that did not open: status says why when read
             return types.ListResourcesResult(resources=listed)
         busiest = sorted(status.namespaces, key=lambda n: -status.namespaces[n])
+        pin = self.serve_settings.pin
+        if pin is not None:  # a pinned session is not even told the other names
+            busiest = [n for n in busiest if pin.allows(n)]
         listed += [types.Resource(uri=uri, name=name, title=title, mime_type="text/plain")
                    for uri, name, title in resources.resource_uris(busiest)]
         return types.ListResourcesResult(resources=listed)
@@ -275,7 +289,12 @@ class MemoryServer(Server[Any]):
         return self.get_memory().status()
 
     def _status(self) -> str:
-        report = self._store_status().model_dump(mode="json")
+        status = self._store_status()
+        if self.serve_settings.pin is not None:
+            status = status.model_copy(update={"namespaces": {
+                n: c for n, c in status.namespaces.items()
+                if self.serve_settings.pin.allows(n)}})
+        report = status.model_dump(mode="json")
         report["default_namespace"] = self.serve_settings.default_namespace
         return json.dumps(report, indent=2)
 
@@ -285,7 +304,8 @@ class MemoryServer(Server[Any]):
 
         def call(spec: ToolSpec, memory: Memory, args: BaseModel) -> BaseModel:
             return edge.call(spec, memory, args,
-                             default_namespace=self.serve_settings.default_namespace)
+                             default_namespace=self.serve_settings.default_namespace,
+                             pin=self.serve_settings.pin)
 
         return resources.read(self.get_memory(), uri, call)
 
@@ -306,9 +326,16 @@ class MemoryServer(Server[Any]):
         context = dict((params.context.arguments or {}) if params.context else {})
 
         def values() -> list[str]:
-            return resources.complete(self.get_memory(), params.argument.name,
-                                      params.argument.value, context,
-                                      self.serve_settings.default_namespace)
+            found = resources.complete(self.get_memory(), params.argument.name,
+                                       params.argument.value, context,
+                                       self.serve_settings.default_namespace)
+            pin = self.serve_settings.pin
+            if pin is not None and params.argument.name == "namespace":
+                found = [n for n in found if pin.allows(n)]
+            elif pin is not None and context.get("namespace") and not pin.allows(
+                    str(context["namespace"])):
+                found = []  # entities of a namespace outside the pin
+            return found
 
         try:
             found = await anyio.to_thread.run_sync(values, limiter=self._limiter)

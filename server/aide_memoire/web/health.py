@@ -42,9 +42,9 @@ def _doctor(memory: Memory) -> str:
 
 def _audit(memory: Memory) -> str:
     audit = memory.audit_verify()
-    verdict = "intact" if audit.intact else f"BROKEN at event {audit.first_bad_seq}"
-    return (f"<h3>Audit log: {esc(verdict)}</h3><p>{audit.events} events, head "
-            f"#{esc(audit.head_seq)} <code>{esc((audit.head_hash or '')[:16])}</code></p>")
+    head = audit.head_seq if audit.head_seq is not None else "-"
+    return (f"<h3>Audit log: {esc(audit.verdict())}</h3><p>{audit.events} events, head "
+            f"#{esc(head)} <code>{esc((audit.head_hash or '')[:16])}</code></p>")
 
 
 def _dry_run(memory: Memory, namespace: str) -> str:

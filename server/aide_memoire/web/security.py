@@ -4,8 +4,9 @@
   daemon's bearer token) and opens ``/ui/login?ticket=...``. A ticket works once, for a
   few minutes, and becomes a session cookie (HTTP-only, SameSite=Strict, path ``/ui``);
   the answer redirects to a URL without it, so it stays out of history and screenshots.
-- Host must be ``127.0.0.1:<port>`` or ``localhost:<port>`` (a rebound DNS name is
-  refused) and an Origin, when sent, must be that same host: as for the MCP endpoint.
+- Host must be ``127.0.0.1`` or ``localhost`` with, optionally, this daemon's port and
+  nothing else (a rebound DNS name is refused; parsing in headers.py) and an Origin,
+  when sent, must be that same host: as for the MCP endpoint.
 - Every POST carries the session's CSRF token in a hidden field, compared in constant
   time. Refusals are plain text: 401 without a session, 403 for the rest.
 """
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
+from .headers import check_bearer, loopback_host, single_header
+
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -31,7 +34,6 @@ TICKET_TTL_S = 300.0
 SESSION_TTL_S = 12 * 3600.0
 MAX_SESSIONS = 32
 MAX_FORM_BYTES = 1_000_000
-LOOPBACK_NAMES = ("127.0.0.1", "localhost")
 # Nothing loads from elsewhere, nothing inline runs: held text that smuggles a <script>
 # past the escaping would still be refused by the browser.
 HEADERS = [
@@ -119,17 +121,16 @@ class Guard:
     def __init__(self, app: ASGIApp, sessions: Sessions, bearer: str) -> None:
         self.app = app
         self.sessions = sessions
-        self.bearer = f"Bearer {bearer}".encode()
+        self.bearer = bearer
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        host = headers.get(b"host", b"").decode("latin-1")
         port = (scope.get("server") or ("", 0))[1]
-        allowed = {f"{name}:{port}" for name in LOOPBACK_NAMES}
-        if host not in allowed:
+        host = loopback_host(single_header(scope["headers"], b"host"), port)
+        if host is None:
             await _plain(send, 403, "refused: the Host header must be 127.0.0.1 or localhost "
                          "with this daemon's port")
             return
@@ -139,7 +140,7 @@ class Guard:
             return
         path, method = scope["path"], scope["method"]
         if path == f"{PREFIX}/_ticket":
-            await self._ticket(scope, headers, send)
+            await self._ticket(scope, send)
             return
         if path == f"{PREFIX}/login":
             await self._login(scope, send)
@@ -175,11 +176,15 @@ class Guard:
             await send(message)
         await self.app(scope, receive, with_headers)
 
-    async def _ticket(self, scope: Scope, headers: dict[bytes, bytes], send: Send) -> None:
+    async def _ticket(self, scope: Scope, send: Send) -> None:
         if scope["method"] != "POST":
             await _plain(send, 405, "POST with the daemon's bearer token")
             return
-        if not hmac.compare_digest(headers.get(b"authorization", b""), self.bearer):
+        checked = check_bearer(scope["headers"], self.bearer)
+        if checked == "duplicate":
+            await _plain(send, 400, "refused: send exactly one Authorization header")
+            return
+        if checked != "ok":
             await _plain(send, 401, "unauthorized: send Authorization: Bearer <token in mcp-token>")
             return
         await _plain(send, 200, self.sessions.new_ticket())

@@ -31,6 +31,13 @@ def _snapshot(memory: Memory) -> list[str]:
         (b"caf\xe9", "not valid UTF-8"),
         ("bad \udc80 surrogate", "not valid Unicode"),
         ("nul\x00byte", "NUL"),
+        ("\u200b\u200c\u200d", "no visible characters"),  # zero-width space, (non-)joiner
+        ("\ufeff \u2060\u00ad", "no visible characters"),  # BOM, word joiner, soft hyphen
+        ("\u202e\u2066\u2069", "no visible characters"),  # bidirectional controls
+        ("\U000e0041\U000e0042", "no visible characters"),  # tag characters
+        ("\u3164\u2800\u115f", "no visible characters"),  # blank-looking fillers
+        ("\u0301\u0308 \u200b", "no visible characters"),  # combining marks with no base
+        ("\u00a0\u2003\u3000", "empty"),  # wide spaces are whitespace
     ],
 )
 def test_bad_content(memory: Memory, content: object, message: str) -> None:
@@ -39,6 +46,13 @@ def test_bad_content(memory: Memory, content: object, message: str) -> None:
     with pytest.raises(InvalidContent, match=message):
         memory.store(content, namespace="n")  # type: ignore[arg-type]
     assert _snapshot(memory) == before
+
+
+@pytest.mark.parametrize("content", ["\u200bhello", "e\u0301", "\u2764\ufe0f", "\ue000",
+                                     "\u4e2d\u6587", "\U0001f44d\U0001f3fd"])
+def test_text_with_something_visible_is_stored(memory: Memory, content: str) -> None:
+    memory_id = memory.store(content, namespace="n")
+    assert memory.get(memory_id, namespace="n").content == content
 
 
 @pytest.mark.parametrize("namespace", ["../x", "", "x" * 300, "a/b", ".hidden", "a..b", "sp ace"])

@@ -117,3 +117,7 @@ class ImportReport(BaseModel):
         default_factory=list,
         description="Lines left out for a secret, each named (line, field, kind, offset).",
     )
+    dropped_links: list[str] = Field(
+        default_factory=list,
+        description="Links (reply_to, superseded_by) to memories neither stored nor in the "
+        "file, dropped; one line each, naming the import line.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -69,6 +70,19 @@ def normalize_namespace(raw: str, *, prefix: str = "") -> str:
     return validate_namespace(name)
 
 
+# Letters that render as blank space although Unicode files them as letters or symbols.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e")
+_INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Cn"))  # private use (Co) may draw an icon
+
+
+def _visible(ch: str) -> bool:
+    """Whether a character shows: not a control, format (zero-width, bidi, tag, soft
+    hyphen), separator or combining mark on its own, nor a blank-looking filler."""
+    category = unicodedata.category(ch)
+    return (not ch.isspace() and category not in _INVISIBLE and category[0] not in "ZM"
+            and ch not in _BLANK_LETTERS)
+
+
 def validate_content(content: object, *, max_bytes: int) -> str:
     """Return content as text if it is non-empty, valid UTF-8 and not too large."""
     if isinstance(content, bytes):
@@ -83,6 +97,11 @@ def validate_content(content: object, *, max_bytes: int) -> str:
         raise InvalidContent(f"content must be text, not {type(content).__name__}")
     if not content.strip():
         raise InvalidContent("content is empty; a memory needs some text")
+    if not any(_visible(ch) for ch in content):
+        raise InvalidContent(
+            "content has no visible characters (only whitespace, zero-width or other "
+            "invisible characters); a memory needs some text"
+        )
     if "\x00" in content:
         raise InvalidContent("content contains a NUL character; store text, not binary data")
     try:
@@ -133,7 +152,11 @@ def validate_importance(importance: object) -> float:
     if isinstance(importance, bool) or not isinstance(importance, int | float):
         raise InvalidInput("importance must be a number between 0 and 1")
     value = float(importance)
-    if math.isnan(value) or not domain.IMPORTANCE_MIN <= value <= domain.IMPORTANCE_MAX:
+    if not math.isfinite(value):
+        given = "NaN" if math.isnan(value) else "infinity"
+        raise InvalidInput(f"importance must be a finite number from {domain.IMPORTANCE_MIN:g} "
+                           f"to {domain.IMPORTANCE_MAX:g}, not {given}")
+    if not domain.IMPORTANCE_MIN <= value <= domain.IMPORTANCE_MAX:
         raise InvalidInput(f"importance {importance!r} is outside "
                            f"{domain.IMPORTANCE_MIN:g}..{domain.IMPORTANCE_MAX:g}")
     return value
@@ -259,3 +282,47 @@ def validate_record(record: Any, *, max_bytes: int) -> None:
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=UTC)
             _in_range(moment, field=name, given=moment.isoformat())
+
+
+_JSON_TYPES = {dict: "an object", list: "a list", str: "a string", bool: "true or false",
+               int: "a number", float: "a number", type(None): "null"}
+
+
+def json_type(value: object) -> str:
+    """The JSON name of a parsed value's type, for messages ('a list', 'null')."""
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _not_finite(value: object) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, str):
+        try:
+            return not math.isfinite(float(value))
+        except ValueError:
+            return False
+    return False
+
+
+def describe_validation(errors: Iterable[Mapping[str, Any]]) -> str:
+    """pydantic's errors (``exc.errors()``) as plain sentences: each field, what it must
+    be and what was given; no error codes, URLs or Python type names."""
+    parts = []
+    for error in errors:
+        where = ".".join(str(p) for p in error.get("loc", ())) or "the value"
+        given = error.get("input")
+        if _not_finite(given):
+            what = "must be a finite number"
+        elif error.get("type") == "model_type" or error.get("type") == "dict_type":
+            what = f"must be a JSON object, not {json_type(given)}"
+        elif error.get("type") == "missing":
+            what = "is required"
+        elif error.get("type") == "extra_forbidden":
+            what = "is not a known field"
+        else:
+            what = str(error.get("msg", "is not valid")).replace("Input should be", "must be")
+        shown = repr(given) if isinstance(given, str | int | float) else json_type(given)
+        if error.get("type") != "missing" and len(shown) <= 60:
+            what += f" (got {shown})"
+        parts.append(f"{where} {what}")
+    return "; ".join(parts)

@@ -430,6 +430,12 @@ class AsyncMemory:
         """Check the hash chain, its anchor outside the file, and every memory's text."""
         return await self._run(self.sync.audit_verify)
 
+    async def audit_cross_namespace_read(self, namespace: str | None, *, what: str,
+                                         home: str) -> None:
+        """Record that a caller whose own namespace is ``home`` read ``namespace`` (None:
+        several namespaces at once) through ``what`` (a tool or command name)."""
+        await self._run(self.sync.audit_cross_namespace_read, namespace, what=what, home=home)
+
     async def audit_history(self, memory_id: str) -> list[AuditEvent]:
         """Every audit event about one memory, oldest first (hashes, never content)."""
         return await self._run(self.sync.audit_history, memory_id)

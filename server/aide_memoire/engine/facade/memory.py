@@ -430,6 +430,12 @@ class Memory:
         """Check the hash chain, its anchor outside the file, and every memory's text."""
         return self._services.trust.audit_verify()
 
+    def audit_cross_namespace_read(self, namespace: str | None, *, what: str,
+                                   home: str) -> None:
+        """Record that a caller whose own namespace is ``home`` read ``namespace`` (None:
+        several namespaces at once) through ``what`` (a tool or command name)."""
+        self._services.trust.audit_cross_namespace_read(namespace, what=what, home=home)
+
     def audit_history(self, memory_id: str) -> list[AuditEvent]:
         """Every audit event about one memory, oldest first (hashes, never content)."""
         return self._services.trust.audit_history(memory_id)

@@ -7,8 +7,8 @@ embedding model; file permissions; the audit chain; the WAL's size.
 
 ``repair`` rebuilds only what is derived from the rows, never the rows themselves: the
 keyword index (all of it, in one transaction), orphan vectors (deleted), missing vectors
-(re-encoded), permissions (reset). A broken audit chain or a failed ``integrity_check``
-cannot be repaired in place: restore a snapshot.
+(re-encoded), permissions (reset), an owed purge (finished). A broken audit chain or a
+failed ``integrity_check`` cannot be repaired in place: restore a snapshot.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ..storage.migrations import APPLICATION_ID, SCHEMA_VERSION
 from ..storage.protocol import Connection
 from ..storage.store import Store
 from ..storage.vectors import VectorTables
-from ..trust import audit
+from ..trust import audit, forget
 from ..trust.anchor import KEY_FILENAME, Anchor
 from .models import DoctorCheck, DoctorReport
 from .reembed import count_missing
@@ -58,7 +58,7 @@ class Checks:
     def run(self) -> list[DoctorCheck]:
         return [self.sqlite(), self.schema(), self.integrity(), self.keyword_index(),
                 self.vector_orphans(), self.vector_missing(), self.model(), self.files(),
-                self.audit_chain(), self.wal()]
+                self.audit_chain(), self.purge(), self.wal()]
 
     # -- checks ------------------------------------------------------------------------
 
@@ -196,11 +196,27 @@ class Checks:
     def audit_chain(self) -> DoctorCheck:
         anchor = Anchor(self.db.path)
         with self.db.read() as conn:
-            report = audit.verify(conn, anchor.read(), anchor_expected=anchor.expected())
+            report = audit.verify(conn, anchor.read(), anchor_expected=anchor.expected(),
+                                  fields=True)
         detail = f"{report.events} events, chain intact" if report.intact else (
-            f"broken at event {report.first_bad_seq}: {report.problem}. The log is append-only "
-            "and cannot be repaired; restore a snapshot to get a verifiable history")
+            f"{report.verdict()}. The log is append-only and cannot be repaired; restore a "
+            "snapshot to get a verifiable history")
         return DoctorCheck(name="audit", ok=report.intact, detail=detail)
+
+    def purge(self) -> DoctorCheck:
+        """A forget whose purge is still owed: its text may still be in the file."""
+        with self.db.read() as conn:
+            owed = forget.owed(conn)
+        legacy = forget.pending_marker(self.db).exists()
+        if owed is None and not legacy:
+            return DoctorCheck(name="purge", ok=True, detail="no purge owed")
+        since = f" since {owed.since} ({owed.forgets} forget(s))" if owed is not None else ""
+        return DoctorCheck(name="purge", ok=False, detail=(
+            f"a forget's purge is owed{since}: the forgotten text may still be in the file "
+            "or its WAL; run 'aide-memoire doctor --repair' when no other process is reading"))
+
+    def fix_purge(self) -> bool:
+        return forget.purge(self.db, self.store.keywords)
 
     def wal(self) -> DoctorCheck:
         wal = Path(f"{self.db.path}-wal")
@@ -251,6 +267,8 @@ def diagnose(checks: Checks, *, repair: bool, reembed: Any, actor: str) -> Docto
         done["keyword_index"] = rebuild_fts(checks.db, checks.store)
     if "vector_orphans" in failed and checks.db.vec_version:
         done["vector_orphans"] = checks.fix_vector_orphans()
+    if "purge" in failed:
+        done["purge"] = checks.fix_purge()
     if "vector_missing" in failed:
         done["vector_missing"] = reembed().encoded
     if done:

@@ -25,7 +25,7 @@ from ..storage.repositories import Repositories
 from ..storage.sqlite import sqlite_repositories
 from ..storage.store import Store
 from ..storage.vectors import VectorMirror, VectorTables
-from ..trust import forget
+from ..trust import audit, forget, seal
 from ..trust.anchor import Anchor
 from ..trust.guard import Trust
 from .pipeline import WritePipeline
@@ -156,7 +156,7 @@ class EngineContext:
         """Flush what is owed to the file and close it; a second call does nothing."""
         if not self.db.closed:
             self.flush_access()
-            forget.retry_pending(self.db)  # a purge a reader held up, if one is owed
+            forget.retry_pending(self.db, self.store.keywords)  # a purge still owed, if any
         self.db.close()
 
 
@@ -169,18 +169,25 @@ def sqlite_only(feature: str) -> StoreError:
     )
 
 
-def _anchor(db: Database) -> Anchor:
+def _anchor(db: Database, store: Store) -> Anchor:
     """Keep the audit chain's head outside the file too (see anchor.py), and finish a
-    purge a long reader left owed (see forget.py) at open and after each commit."""
+    purge still owed (a long reader held it up, or a crash cut it short: see forget.py)
+    at open and after each commit."""
     anchor = Anchor(db.path)
     if db.created:
         anchor.reset(db.conn())
     else:
         anchor.adopt(db.conn())
     db.commit_hooks.append(anchor.advance)
-    db.commit_hooks.append(lambda _conn: forget.retry_pending(db))
-    forget.retry_pending(db)
+    db.commit_hooks.append(lambda _conn: forget.retry_pending(db, store.keywords))
+    forget.retry_pending(db, store.keywords)
     return anchor
+
+
+def _seal_fields(db: Database, trust: Trust) -> None:
+    """Chain the audited fields of every memory a write transaction touches (seal.py)."""
+    db.begin_hooks.append(seal.ensure_triggers)
+    db.precommit_hooks.append(lambda tx: audit.seal_touched(tx, actor=trust.actor))
 
 
 def _open_store(settings: Settings) -> tuple[Database, VectorTables, Store, Repositories]:
@@ -225,7 +232,9 @@ def open_context(settings: Settings) -> EngineContext:
             reranker=reranker if reranker.configured else None,
         )
         trust = Trust(db, store, mode=settings.screen_mode)
-        anchor = _anchor(db)
+        anchor = _anchor(db, store)
+        if db.dialect == "sqlite":
+            _seal_fields(db, trust)
         pipeline = WritePipeline(
             db=db, store=store, tables=tables, trust=trust, embedder=embedder,
             dense_live=recaller.dense_live, session_changed=recaller.names.forget,

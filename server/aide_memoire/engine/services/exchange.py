@@ -11,12 +11,16 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from ..core import validate as v
 from ..core.errors import InvalidInput, SecretRefused
 from ..core.models import ImportReport, MemoryRecord
 from ..ops import transfer
 from ..runtime.pipeline import SECRETS_POLICIES, SecretsPolicy, check_policy
 from ..storage.store import NewRow
+from ..trust import audit
+from ..trust.screen import refuse_secrets
 
 if TYPE_CHECKING:
     from ..runtime.context import EngineContext
@@ -26,6 +30,19 @@ __all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "ExchangeService"]
 EXPORT_FORMAT = "aide-memoire/jsonl"
 EXPORT_VERSION = 1
 EXPORT_PAGE = 500
+
+
+def _refuse_identity_secrets(record: MemoryRecord, line: int) -> None:
+    """An id and the ids it links to are stored verbatim (no redaction can keep them
+    usable), so a secret there refuses the line in every policy."""
+    try:
+        refuse_secrets({"id": record.id, "reply_to": record.reply_to,
+                        "superseded_by": record.superseded_by})
+    except SecretRefused as exc:
+        raise SecretRefused(
+            f"import line {line}: {exc}; ids are kept as they are, so the line is refused "
+            "even with redaction: give the memory another id",
+            kind=exc.kind, label=exc.label, field=exc.field, offset=exc.offset) from None
 
 
 class ExchangeService:
@@ -112,6 +129,7 @@ class ExchangeService:
         check_policy(secrets, SECRETS_POLICIES)
         read = added = redacted = 0
         refused: list[str] = []
+        links: list[tuple[int, str, str, str, str]] = []
         pending: list[tuple[int, MemoryRecord]] = []
         vectors: dict[str, Any] = {}
         space: dict[str, Any] = {}
@@ -135,23 +153,36 @@ class ExchangeService:
                     )
                 space = data.get("vectors") or {}
                 continue
-            vector = data.pop("vector", None) if isinstance(data, dict) else None
+            if not isinstance(data, dict):
+                raise InvalidInput(
+                    f"import line {number} is not a memory: it must be a JSON object with at "
+                    f"least 'id' and 'content', not {v.json_type(data)}")
+            vector = data.pop("vector", None)
             try:
                 record = MemoryRecord.model_validate(data)
-            except ValueError as exc:
-                raise InvalidInput(f"import line {number} is not a memory: {exc}") from None
+            except ValidationError as exc:
+                raise InvalidInput(
+                    f"import line {number} is not a memory: "
+                    f"{v.describe_validation(exc.errors(include_url=False))}") from None
             try:
                 v.validate_record(record, max_bytes=self.settings.max_content_bytes)
             except InvalidInput as exc:
                 raise type(exc)(f"import line {number}: {exc}") from None
             try:
+                # An id can't be redacted: a secret there refuses the line unless lines
+                # with secrets are skipped, in which case it is named like any other.
+                _refuse_identity_secrets(record, number)
                 record, found = self.trust.screen_import(record, number,
                                                          redact=secrets == "redact")
             except SecretRefused as exc:
-                if secrets == "refuse":
+                if secrets != "skip":
                     raise
                 refused.append(str(exc))  # names the line, field, kind and offset, never the value
                 continue
+            links += [(number, record.id, record.namespace, name, target)
+                      for name, target in (("reply_to", record.reply_to),
+                                           ("superseded_by", record.superseded_by))
+                      if target is not None]
             redacted += sum(len(kinds) for kinds in found.values())
             pending.append((number, record))
             if vector is not None and space.get("dim"):
@@ -162,8 +193,35 @@ class ExchangeService:
                 pending, vectors = [], {}
         if pending:
             added += self._import_batch(pending, vectors, space.get("key"))
+        dropped = self._drop_dangling_links(links)
         return ImportReport(read=read + len(refused), added=added, skipped=read - added,
-                            redacted=redacted, refused=refused)
+                            redacted=redacted, refused=refused, dropped_links=dropped)
+
+    def _drop_dangling_links(self, links: list[tuple[int, str, str, str, str]]) -> list[str]:
+        """Links (reply_to, superseded_by) to memories that exist neither in the store nor
+        in the file are dropped, each named by its line: a dangling superseded_by would
+        hide a memory from recall behind a successor nobody can read. Checked once the
+        whole file is in, since a successor comes after what it supersedes."""
+        if not links:
+            return []
+        dropped: list[str] = []
+        with self.db.write() as tx:
+            for number, memory_id, namespace, name, target in links:
+                if self.store.rowid_of(tx, target, namespace) is not None:
+                    continue
+                rowid = self.store.rowid_of(tx, memory_id, namespace)
+                if rowid is None:  # the row was skipped (already present): not ours to edit
+                    continue
+                record = self.store.get_by_rowid(tx, rowid)
+                if record is None or getattr(record, name) != target:
+                    continue
+                self.store.update_fields(tx, rowid, {name: None})
+                audit.append_event(tx, actor=self.trust.actor, action="import.link_dropped",
+                                   namespace=namespace, memory_id=memory_id,
+                                   detail={"field": name, "line": number})
+                dropped.append(f"import line {number}: {name} names memory {target[:40]!r}, "
+                               f"which is not in {namespace} nor in the file; link dropped")
+        return dropped
 
     def _import_row(self, number: int, record: MemoryRecord) -> NewRow:
         """The record as a new write, validated field by field like one."""

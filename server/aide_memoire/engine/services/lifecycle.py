@@ -35,7 +35,7 @@ from ..lifecycle.summaries import (
     write_summary,
 )
 from ..storage.trust import ReviewQueue
-from ..trust import audit
+from ..trust import audit, forget
 
 if TYPE_CHECKING:
     from ..runtime.context import EngineContext
@@ -136,6 +136,8 @@ class LifecycleService:
         is working the namespace.
         """
         namespace = v.validate_namespace(namespace)
+        if apply:  # a forget's purge still owed is a safe step of its own (trust/forget.py)
+            forget.purge(self.db, self.store.keywords, wait=False)
         return runner.maintain(self.ctx, namespace, apply=apply, auto_only=auto_only)
 
     def maintenance_status(self, namespace: str | None = None) -> MaintenanceStatus:

@@ -48,6 +48,9 @@ class TrustService:
 
         A forgotten summary's other sources, archived into it, become active again.
         """
+        # The debt of a purge, in the deleting transaction: a crash after this commit
+        # leaves it recorded, and the next open finishes it (trust/forget.py).
+        forget.owe_purge(tx, reason)
         derived_ids: list[str] = []
         done: set[int] = set()
         queue = [(rowid, reason) for rowid in rowids]
@@ -260,7 +263,22 @@ class TrustService:
         against its last audited hash; names the first problem found."""
         anchor = self.ctx.anchor
         with self.db.read() as conn:
-            return audit.verify(conn, anchor.read(), anchor_expected=anchor.expected())
+            return audit.verify(conn, anchor.read(), anchor_expected=anchor.expected(),
+                                fields=self.db.dialect == "sqlite")
+
+    def audit_cross_namespace_read(self, namespace: str | None, *, what: str,
+                                   home: str) -> None:
+        """An event saying who read outside their own namespace, where and through what."""
+        if namespace is not None:
+            namespace = v.validate_namespace(namespace)
+        home = v.validate_namespace(home)
+        if not isinstance(what, str) or not what or len(what) > 100:
+            raise InvalidInput("what must be a short non-empty string (a tool or command)")
+        with self.db.write() as tx:
+            audit.append_event(tx, actor=self.actor, action="read.cross_namespace",
+                               namespace=namespace,
+                               detail={"via": what, "home": home,
+                                       "scope": "one" if namespace else "several"})
 
     def audit_history(self, memory_id: str) -> list[AuditEvent]:
         """Every audit event about one memory, oldest first (hashes, never content)."""

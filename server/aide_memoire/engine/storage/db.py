@@ -100,7 +100,13 @@ class Database:
         self._closed = False
         # Called with the connection after each successful commit (the audit anchor).
         self.commit_hooks: list[Callable[[Connection], object]] = []
+        # Called inside each write transaction: right after BEGIN, and just before COMMIT
+        # (the audited fields' triggers and seals, trust/seal.py). An error in a
+        # pre-commit hook rolls the transaction back like any error in it.
+        self.begin_hooks: list[Callable[[Connection], object]] = []
+        self.precommit_hooks: list[Callable[[Connection], object]] = []
         self.created = False  # True when this process made the file (a new store)
+        self._made_dirs: list[Path] = []  # folders made for it, innermost first
         try:
             self._prepare_files()
             self._migrate()
@@ -118,6 +124,11 @@ class Database:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(OSError):
                     os.unlink(f"{self.path}{suffix}")
+        # The folders this process made for it go too, when nothing else is in them: an
+        # empty home left behind on a full disk looks like a store that lost its file.
+        for folder in self._made_dirs:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
     def _open_error(self, exc: BaseException) -> BaseException:
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
@@ -126,13 +137,14 @@ class Database:
         if isinstance(exc, OSError):
             return StoreError(f"cannot open the store at {self.path}: {exc.strerror or exc}; "
                               "point AIDE_MEMOIRE_HOME at a folder where it can be made")
-        return self.translate(exc)
+        return self.translate(exc, writing=False)
 
     # -- files -------------------------------------------------------------------------
 
     def _prepare_files(self) -> None:
         home = self.path.parent
         if not home.exists():
+            self._made_dirs = [p for p in (home, *home.parents) if not p.exists()]
             home.mkdir(parents=True, mode=0o700)
             os.chmod(home, 0o700)
         if self.path.exists():
@@ -172,7 +184,7 @@ class Database:
                 "untouched. Restore it from a snapshot or move it away"
             ) from None
         except self.driver.DatabaseError as exc:
-            known = self.translate(exc)
+            known = self.translate(exc, writing=False)
             if isinstance(known, StoreFull | StoreBusy):  # the file is fine; the disk or a lock
                 raise known from None
             raise ForeignDatabase(
@@ -285,7 +297,11 @@ class Database:
                 )
             self._execute_guarded(conn, "BEGIN IMMEDIATE")
             try:
+                for hook in self.begin_hooks:
+                    hook(conn)
                 yield conn
+                for hook in self.precommit_hooks:
+                    hook(conn)
             except BaseException as exc:
                 # SQLite has already rolled back after some errors (disk full, I/O).
                 self._rollback(conn)
@@ -329,35 +345,39 @@ class Database:
         if conn.in_transaction:
             yield conn
             return
-        self._execute_guarded(conn, "BEGIN")
+        self._execute_guarded(conn, "BEGIN", writing=False)
         try:
             yield conn
         except self.driver.Error as exc:
-            raise self.translate(exc) from exc
+            raise self.translate(exc, writing=False) from exc
         finally:
             if conn.in_transaction:
                 conn.execute("COMMIT")
 
-    def _execute_guarded(self, conn: Any, sql: str) -> None:
+    def _execute_guarded(self, conn: Any, sql: str, *, writing: bool = True) -> None:
         try:
             conn.execute(sql)
         except self.driver.Error as exc:
-            raise self.translate(exc) from exc
+            raise self.translate(exc, writing=writing) from exc
 
-    def translate(self, exc: BaseException) -> BaseException:
-        """Map a driver error to our tree; an error already ours passes through."""
+    def translate(self, exc: BaseException, *, writing: bool = True) -> BaseException:
+        """Map a driver error to our tree; an error already ours passes through. A read's
+        error says so: "nothing was written" is a write's reassurance, not a read's."""
         if isinstance(exc, AideMemoireError) or not isinstance(exc, self.driver.Error):
             return exc
         text = str(exc).lower()
+        after = "nothing was written" if writing else "it could not be read; nothing stored changed"
         if "database or disk is full" in text or "disk i/o error" in text:
+            room = "" if writing else " (a read needs room for temporary data too)"
             return StoreFull(
-                f"the store at {self.path} is full ({exc}); nothing was written. Free disk "
+                f"the store at {self.path} is full{room} ({exc}); {after}. Free disk "
                 "space or raise max_db_pages"
             )
         if "database is locked" in text or "database is busy" in text:
+            held = "write lock" if writing else "lock"
             return StoreBusy(
-                f"another process held the store's write lock for more than "
-                f"{self.busy_timeout_ms} ms; nothing was written. Try again"
+                f"another process held the store's {held} for more than "
+                f"{self.busy_timeout_ms} ms; {after}. Try again"
             )
         if "malformed" in text or "not a database" in text:
             return ForeignDatabase(
@@ -371,10 +391,10 @@ class Database:
             )
         if "readonly" in text or "read-only" in text:
             return StoreError(
-                f"the store at {self.path} is read-only ({exc}); nothing was written. Check the "
+                f"the store at {self.path} is read-only ({exc}); {after}. Check the "
                 "file's permissions"
             )
-        return StoreError(f"the store at {self.path} failed: {exc}; nothing was written")
+        return StoreError(f"the store at {self.path} failed: {exc}; {after}")
 
     # -- schema ------------------------------------------------------------------------
 

@@ -136,6 +136,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # PostgreSQL's keyword index becomes FTS5's postings, scored as FTS5's bm25
     # (storage/postgres/schema.py step 11); a SQLite store has them already in memory_fts.
     Migration(11, "keyword postings", _run("")),
+    # Forget's purge owed inside the file (a crash cannot lose it), and the fields that
+    # decide recall sealed in the audit chain (trust/forget.py, trust/seal.py).
+    Migration(trust_schema.INTEGRITY_VERSION, trust_schema.INTEGRITY_NAME,
+              trust_schema.apply_integrity),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

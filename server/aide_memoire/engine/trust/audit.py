@@ -8,8 +8,11 @@ Events are appended inside the transaction of the change they record.
 
 Two checks reach outside the table (see anchor.py and ``verify``): the head is also
 anchored in a keyed file beside the store, so emptying or cutting the log is found;
-and each memory's text must hash to what its last audited change recorded, so a row
-edited directly in the file is found.
+each memory's text must hash to what its last audited change recorded, and its other
+audited fields (status, importance, kind, source, tags, validity, supersession... see
+seal.py) to their last ``memory.fields`` seal, so a row edited directly in the file is
+found, and named with the field. An event's detail must be exactly its canonical JSON
+(one value per key), or the hash would cover one reading and a parser see another.
 """
 
 from __future__ import annotations
@@ -22,11 +25,13 @@ from typing import Any
 from ..core import clock
 from ..storage.protocol import Connection
 from ..storage.trust import AuditLog
+from . import seal
 from .anchor import AnchorState
 from .models import AuditEvent, AuditReport
 from .review import stamp
 
-__all__ = ["GENESIS", "append_event", "event_hash", "history", "verify"]
+__all__ = ["GENESIS", "append_event", "event_hash", "history", "seal_all", "seal_touched",
+           "seal_unsealed", "verify"]
 
 GENESIS = "0" * 64
 
@@ -74,6 +79,36 @@ def append_event(
     return seq
 
 
+def seal_touched(tx: Connection, *, actor: str) -> None:
+    """Before a commit: one ``memory.fields`` event sealing the memories this
+    transaction inserted or changed (seal.py); nothing when it touched none."""
+    found = seal.touched_detail(tx)
+    if found is not None:
+        append_event(tx, actor=actor, action=seal.ACTION, namespace=found[1], detail=found[0])
+
+
+def seal_all(tx: Connection, *, actor: str) -> None:
+    """Seal every memory as it is now (migration 12: trust on first use)."""
+    detail = seal.all_detail(tx)
+    if detail is not None:
+        append_event(tx, actor=actor, action=seal.ACTION, detail=detail)
+
+
+def seal_unsealed(tx: Connection, *, actor: str) -> int:
+    """Seal the memories no ``memory.fields`` event covers yet (rows copied in by
+    migrate-store from a backend that does not seal); a memory whose seal no longer
+    matches is left as it is, so that an edit is reported, never laundered. Returns how
+    many were sealed."""
+    details: list[dict[str, Any]] = []
+    _check(AuditLog.events(tx), details)
+    state = seal.sealed_state(details)
+    detail = seal.detail_of(r for r in seal.unsealed_rows(tx) if r[0] not in state)
+    if detail is None:
+        return 0
+    append_event(tx, actor=actor, action=seal.ACTION, detail=detail)
+    return len(detail["memories"])
+
+
 def _event(values: tuple[Any, ...]) -> AuditEvent:
     seq, at, actor, action, namespace, memory_id, content_hash, detail, prev_hash, digest = values
     return AuditEvent(
@@ -95,18 +130,51 @@ def history(conn: Connection, memory_id: str) -> list[AuditEvent]:
     return [_event(values) for values in AuditLog.events(conn, memory_id)]
 
 
-def _check(rows: Iterable[tuple[Any, ...]]) -> tuple[int, int | None, str | None, int | None, str]:
-    """Walk the chain: (events, last seq, last hash, first bad seq, problem)."""
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
+def _detail_problem(seq: int, detail: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """The event's detail parsed, or why it cannot be trusted: it must be exactly the
+    canonical JSON it was hashed as, one value per key (a parser that keeps the last of
+    two keys would read another detail than the hash covered)."""
+    try:
+        parsed = json.loads(detail, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as exc:
+        return None, (f"event {seq}'s detail field names the key {str(exc)!r} twice: "
+                      "it was edited in the file")
+    except (TypeError, ValueError):
+        return None, f"event {seq}'s detail field is not valid JSON: it was damaged or edited"
+    if not isinstance(parsed, dict) or _canonical(parsed) != detail:
+        return None, (f"event {seq}'s detail field is not in the canonical form it was "
+                      "written in: it was edited in the file")
+    return parsed, None
+
+
+def _check(rows: Iterable[tuple[Any, ...]], sealed: list[dict[str, Any]] | None = None,
+           ) -> tuple[int, int | None, str | None, int | None, str]:
+    """Walk the chain: (events, last seq, last hash, first bad seq, problem). The details
+    of ``memory.fields`` events are collected into ``sealed`` as they pass."""
     prev_hash, last_seq, count = GENESIS, None, 0
     for values in rows:
         seq, at, actor, action, namespace, memory_id, content_hash, detail, stored_prev, digest = (
             values
         )
         count += 1
-        try:
-            detail_obj = json.loads(detail)
-        except (TypeError, ValueError):
-            return count, last_seq, prev_hash, seq, f"event {seq} has a damaged detail field"
+        detail_obj, damaged = _detail_problem(seq, detail)
+        if detail_obj is None:
+            return count, last_seq, prev_hash, seq, str(damaged)
+        if sealed is not None and action == seal.ACTION:
+            sealed.append(detail_obj)
         event = {
             "seq": seq, "at": at, "actor": actor, "action": action, "namespace": namespace,
             "memory_id": memory_id, "content_hash": content_hash, "detail": detail_obj,
@@ -158,10 +226,27 @@ def _anchor_problem(anchor: AnchorState | None, expected: bool, conn: Connection
     return None
 
 
+def _fields_problem(conn: Connection, details: list[dict[str, Any]]) -> str | None:
+    """The first memory whose audited fields differ from their last seal (or that has
+    none: a row added to the file directly)."""
+    state = seal.sealed_state(details)
+    for memory_id, _, values in seal.unsealed_rows(conn):
+        found = state.get(memory_id)
+        if found is None:
+            return (f"memory {memory_id} has no audited change: it was added to the file "
+                    "directly, not through aide-memoire")
+        problem = seal.describe(memory_id, values, found[0], found[1])
+        if problem is not None:
+            return problem
+    return None
+
+
 def verify(conn: Connection, anchor: AnchorState | None = None, *,
-           anchor_expected: bool = False) -> AuditReport:
-    """Check every link, the recorded head, the anchor and the memories' text hashes."""
-    count, last_seq, last_hash, bad, problem = _check(AuditLog.events(conn))
+           anchor_expected: bool = False, fields: bool = False) -> AuditReport:
+    """Check every link, the recorded head, the anchor, the memories' text hashes and
+    (``fields``: a store whose engine seals them, see seal.py) their audited fields."""
+    details: list[dict[str, Any]] = []
+    count, last_seq, last_hash, bad, problem = _check(AuditLog.events(conn), details)
     head = AuditLog.head(conn)
     if bad is not None:
         return AuditReport(intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
@@ -186,4 +271,8 @@ def verify(conn: Connection, anchor: AnchorState | None = None, *,
     if edited is not None:
         return AuditReport(intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
                            problem=edited[1])
+    changed = _fields_problem(conn, details) if fields else None
+    if changed is not None:
+        return AuditReport(intact=False, events=count, head_seq=last_seq, head_hash=last_hash,
+                           problem=changed)
     return AuditReport(intact=True, events=count, head_seq=last_seq, head_hash=last_hash)

@@ -84,6 +84,13 @@ class AuditReport(BaseModel):
     )
     problem: str | None = None
 
+    def verdict(self) -> str:
+        """One plain line: 'intact', or what broke and where (never a bare None)."""
+        if self.intact:
+            return "intact"
+        where = f" at event {self.first_bad_seq}" if self.first_bad_seq is not None else ""
+        return f"BROKEN{where}: {self.problem or 'no detail'}"
+
 
 class ForgetReport(BaseModel):
     """Memories forgotten (or, on a dry run, that would be)."""

@@ -11,17 +11,21 @@ import re
 from typing import Any
 
 from .findings import Finding
+from .pii_formats import scan_formats
 
 __all__ = ["MASKS", "luhn_valid", "mask_pii", "mask_value", "scan_pii"]
 
 # In precedence order: an earlier kind wins where two overlap.
 MASKS = {
     "email": "[EMAIL]",
+    "iban": "[IBAN]",
     "card": "[CARD]",
     "ssn": "[SSN]",
     "uk-nino": "[NATIONAL-ID]",
+    "dob": "[DATE-OF-BIRTH]",
     "ip": "[IP]",
     "phone": "[PHONE]",
+    "address": "[ADDRESS]",
 }
 _LABELS = {
     "email": "email address",
@@ -30,6 +34,9 @@ _LABELS = {
     "ssn": "US social security number",
     "uk-nino": "UK national insurance number",
     "ip": "IP address",
+    "iban": "bank account number (IBAN)",
+    "dob": "date of birth",
+    "address": "street address",
 }
 
 _EMAIL = re.compile(
@@ -110,6 +117,8 @@ def scan_pii(text: str, *, field: str = "content") -> list[Finding]:
     for match in _PHONE.finditer(text):
         if _phone_ok(match.group(0)):
             add("phone", *match.span())
+    for kind, start, end in scan_formats(text):
+        add(kind, start, end)
     order = {kind: rank for rank, kind in enumerate(MASKS)}
     found.sort(key=lambda f: (f.start, order[f.rule]))
     kept: list[Finding] = []

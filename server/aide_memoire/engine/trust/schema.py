@@ -87,3 +87,27 @@ def apply(conn: Connection) -> None:
         "INSERT INTO namespace_sizes (namespace, count, sum_log, sum_log_sq) VALUES (?, ?, ?, ?)",
         [(ns, int(n), total, squares) for ns, (n, total, squares) in sizes.items()],
     )
+
+
+INTEGRITY_VERSION = 12
+INTEGRITY_NAME = "integrity: owed purges, audited fields"
+# The same table on PostgreSQL (storage/postgres/schema.py step 12). IF NOT EXISTS: a
+# store whose recorded version was set back (a test replays steps on real rows) reruns it.
+PURGE_OWED_SQL = """
+CREATE TABLE IF NOT EXISTS purge_owed (
+    id INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    stage TEXT NOT NULL CHECK (stage IN ('deleted', 'merged')),
+    reason TEXT NOT NULL DEFAULT ''
+)
+"""
+
+
+def apply_integrity(tx: Connection) -> None:
+    """Step 12: the table of owed purges (forget.py), and one ``memory.fields`` event
+    sealing every existing memory's audited fields (seal.py), appended to the chain
+    like any event so that an existing log still verifies."""
+    from .audit import seal_all
+
+    tx.execute(PURGE_OWED_SQL)
+    seal_all(tx, actor="migration")
