@@ -126,11 +126,16 @@ def test_off_by_default_writes_no_vectors(tmp_path: Path) -> None:
     assert Settings(home=home).code_dense is False
     with Memory(home, settings=Settings(home=home)) as memory:
         report = memory.code_index(root)
-        assert memory.code.dense is None
+        # docs_dense (on by default) encodes prose sections only: this tree has none.
+        assert memory.code.dense is None or memory.code.dense_docs_only
         assert report.chunks > 0 and vector_count(memory) == 0
         hits = memory.code_search(root, "sort purchase orders", limit=3)
         assert hits[0].name == "sort_orders" and set(hits[0].ranks) == {"keyword"}
         assert memory.status().memories == 0
+    off = Settings(home=tmp_path / "home2", docs_dense=False)
+    with Memory(settings=off) as memory:
+        memory.code_index(root)
+        assert memory.code.dense is None
 
 
 def test_dense_text_names_and_truncates() -> None:

@@ -230,6 +230,9 @@ BAD_ARGUMENTS = [
     ("memory_code_index", {}),
     ("memory_code_search", {"root": "/tmp", "query": "x", "limit": 0}),
     ("memory_code_symbol", {"root": "/tmp", "name": ""}),
+    ("memory_code_search", {"root": "/tmp", "query": "x", "kind": "prose"}),
+    ("memory_wiki_lint", {}),
+    ("memory_wiki_lint", {"dir": ""}),
     ("memory_facts", {"subject": ""}),
     ("memory_facts", {"subject": "alice", "as_of": "last spring"}),
     ("memory_related", {"entity_or_id": "alice", "depth": 9}),
@@ -263,6 +266,8 @@ ENGINE_ERRORS = [
     ("memory_code_index", {"root": "/nonexistent/src"}, "does not exist"),
     ("memory_code_search", {"root": "/nonexistent/src", "query": "x"}, "has not been indexed"),
     ("memory_code_symbol", {"root": "/nonexistent/src", "name": "x"}, "has not been indexed"),
+    ("memory_wiki_lint", {"dir": "/nonexistent/wiki"}, "does not exist"),
+    ("memory_wiki_lint", {"dir": "/etc"}, "is a system folder"),
 ]
 
 
@@ -291,6 +296,7 @@ GOOD_ARGUMENTS = {
     "memory_code_index": {"root": str(Path(__file__).parent)},
     "memory_code_search": {"root": "/tmp", "query": "x"},
     "memory_code_symbol": {"root": "/tmp", "name": "x"},
+    "memory_wiki_lint": {"dir": str(Path(__file__).parent)},
     "memory_facts": {"subject": "alice"},
     "memory_related": {"entity_or_id": "alice"},
     "memory_feedback": {"id": "anything", "outcome": "helpful"},

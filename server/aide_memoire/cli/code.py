@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from ..engine.code.models import CodeHit, CodeIndexReport, SymbolHit
+from ..engine.code.models import CodeHit, CodeIndexReport, DocLink, SymbolHit
+from ..engine.code.search import KINDS
 from .output import emit, needs_part, why
 
 __all__ = ["register"]
@@ -45,7 +46,7 @@ def _report_text(report: CodeIndexReport) -> str:
         f"chunks    {report.chunks}, symbols {report.symbols}",
         f"languages {langs or '-'}",
     ]
-    fallback = sorted(lang for lang, p in report.parsers.items() if p != "tree-sitter")
+    fallback = sorted(lang for lang, p in report.parsers.items() if p == "lines")
     if fallback:
         lines.append(f"line windows (no grammar): {', '.join(fallback)}")
     if report.skipped:
@@ -67,6 +68,15 @@ def _symbol_text(hit: SymbolHit) -> str:
             f"\n     {hit.signature}" if hit.signature else ""
         )
     return f"ref  {hit.path}:{hit.line}  {hit.snippet}"
+
+
+_BROKEN = ("missing", "missing_anchor", "outside")
+
+
+def _link_text(link: DocLink) -> str:
+    target = link.target + (f"#{link.anchor}" if link.anchor else "")
+    where = f" -> {link.resolved}" if link.resolved and link.status == "ok" else ""
+    return f"{link.path}:{link.line}  {link.status:<14} {target}{where}"
 
 
 def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> None:
@@ -94,11 +104,14 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
     @click.argument("root", type=click.Path(path_type=str))
     @click.argument("query")
     @click.option("--language", default=None, help="Only chunks of this language (e.g. python).")
+    @click.option("--kind", type=click.Choice(KINDS), default=None,
+                  help="Only source code, or only prose pages (Markdown, RST) by section.")
     @click.option("--limit", type=int, default=10, show_default=True, help="How many hits.")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
     @click.pass_context
     def code_search(
-        ctx: click.Context, root: str, query: str, language: str | None, limit: int, as_json: bool
+        ctx: click.Context, root: str, query: str, language: str | None, kind: str | None,
+        limit: int, as_json: bool,
     ) -> None:
         """Search the index of ROOT for code relevant to QUERY, best first.
 
@@ -106,7 +119,7 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
         """
         needs_part("code")
         with open_memory(ctx) as memory:
-            hits = memory.code_search(root, query, language=language, limit=limit)
+            hits = memory.code_search(root, query, language=language, limit=limit, kind=kind)
         text = "\n".join(_hit_text(i, h) for i, h in enumerate(hits, 1)) or "no code found"
         emit({"root": root, "query": query, "hits": hits}, as_json=as_json, text=text)
 
@@ -126,3 +139,26 @@ def register(cli: click.Group, open_memory: Callable[[click.Context], Any]) -> N
             hits = memory.code_symbol(root, name, limit=limit)
         text = "\n".join(_symbol_text(h) for h in hits) or f"no symbol {name!r} found"
         emit({"root": root, "name": name, "results": hits}, as_json=as_json, text=text)
+
+    @cli.command(name="code-links")
+    @click.argument("root", type=click.Path(path_type=str))
+    @click.option("--path", default=None, help="Only the links of this page (relative path).")
+    @click.option("--broken", is_flag=True, help="Only links whose target or anchor is missing.")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+    @click.pass_context
+    def code_links(
+        ctx: click.Context, root: str, path: str | None, broken: bool, as_json: bool
+    ) -> None:
+        """The links of ROOT's indexed Markdown and RST pages, each resolved.
+
+        Exits 1 when --broken is given and a link is broken. Needs the 'code' extra.
+        """
+        needs_part("code")
+        with open_memory(ctx) as memory:
+            links = memory.code_links(root, path=path)
+        if broken:
+            links = [ln for ln in links if ln.status in _BROKEN]
+        text = "\n".join(_link_text(ln) for ln in links) or "no links"
+        emit({"root": root, "links": links}, as_json=as_json, text=text)
+        if broken and links:
+            ctx.exit(1)

@@ -448,6 +448,10 @@ from .migrate import register as _register_migrate  # noqa: E402 - migrate-store
 
 _register_migrate(cli)
 
+from .wiki import register as _register_wiki  # noqa: E402 - wiki export / lint
+
+_register_wiki(cli, open_memory)
+
 from .setup import setup as _setup  # noqa: E402 - MCP clients' config files
 
 cli.add_command(_setup)

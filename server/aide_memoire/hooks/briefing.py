@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..engine.core.domain import PINNED_TAGS
 from ..engine.core.models import MemoryRecord
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 __all__ = ["CHARS_PER_TOKEN", "Briefing", "briefing", "quote"]
 
 CHARS_PER_TOKEN = 4
-PINNED_TAGS = ("pinned", "pin", "decision", "decisions", "important")
 NOTE_KINDS = ["note", "learning", "fact", "summary"]
 LAST_SESSIONS = 2
 QUOTE_CHARS = 220

@@ -6,7 +6,7 @@ permissions) and never reach the network; the index lives in the same store.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -36,6 +36,7 @@ class CodeSearchInput(ToolInput):
                        description="What the code does or is called.")
     language: str | None = Field(default=None, min_length=1, max_length=40,
                                  description="Only this language, e.g. 'python'.")
+    kind: Literal["code", "docs"] | None = Field(default=None, description="Only code or docs.")
     limit: int = Field(default=10, ge=1, le=100, description="Max chunks.")
 
 
@@ -61,7 +62,8 @@ def code_index(memory: Memory, args: CodeIndexInput, namespace: str) -> CodeInde
 
 
 def code_search(memory: Memory, args: CodeSearchInput, namespace: str) -> CodeSearchOutput:
-    hits = memory.code_search(args.root, args.query, language=args.language, limit=args.limit)
+    hits = memory.code_search(args.root, args.query, language=args.language, limit=args.limit,
+                              kind=args.kind)
     return CodeSearchOutput(root=args.root, hits=hits)
 
 
@@ -75,7 +77,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_index",
         title="Index a source tree",
         description=(
-            "Build or refresh (incrementally) a source tree's index of chunks and symbols, "
+            "Build or refresh (incrementally) a tree's index of code and Markdown/RST docs, "
             "honouring .gitignore; needed before memory_code_search or memory_code_symbol on it."
         ),
         input=CodeIndexInput,
@@ -88,8 +90,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_search",
         title="Search indexed code",
         description=(
-            "The code chunks of an indexed tree most relevant to a description or identifiers (e.g."
-            " 'retry with backoff'), best first, with path and lines; one name: memory_code_symbol."
+            "The chunks (code, or doc sections with kind docs) of an indexed tree most relevant to "
+            "words or identifiers, best first, with path and lines; one name: memory_code_symbol."
         ),
         input=CodeSearchInput,
         output=CodeSearchOutput,

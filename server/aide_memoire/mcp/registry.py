@@ -1,7 +1,7 @@
 """Every MCP tool, collected from the family modules. The server, the stdio front's
 listing, docs/tools.md and the tests read ``TOOLS``.
 
-Each family module (``core``, ``trust``, ``code``, ``lifecycle``, ``facts``) declares its
+Each family module (``core``, ``trust``, ``code``, ``lifecycle``, ``facts``, ``wiki``) declares its
 tools in the same shape (see ``spec``); nothing registers itself by being imported.
 A tool's description is the prompt an agent reads to decide whether to call it: it says
 when to use the tool, when not to, and what comes back.
@@ -9,7 +9,7 @@ when to use the tool, when not to, and what comes back.
 
 from __future__ import annotations
 
-from . import code, core, facts, hooks, lifecycle, trust
+from . import code, core, facts, hooks, lifecycle, trust, wiki
 from .spec import ToolSpec
 
 __all__ = ["TOOLS", "UNLISTED", "ToolSpec", "available_tools", "tool_by_name"]
@@ -20,6 +20,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     *code.TOOLS,
     *lifecycle.TOOLS,
     *facts.TOOLS,
+    *wiki.TOOLS,
 )
 
 # Callable by name, never in tools/list: the tools Claude Code's mcp_tool hooks call (not

@@ -9,6 +9,7 @@ rows always change together and other writers are not held up by a long indexing
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 import tokenize
@@ -26,8 +27,10 @@ from ..storage.rows import inserted_rowid
 from .bounds import DEFAULT_SECRET_FILES, check_root, redact_text, secret_file_spec
 from .chunk import Chunk, chunk_file
 from .dense import DenseCodeRanker
+from .docs import DOC_LANGUAGES, DocPage, parse_page
 from .languages import detect, parser_for
-from .models import CodeHit, CodeIndexReport, SkippedFile, SymbolHit
+from .links import page_links
+from .models import CodeHit, CodeIndexReport, DocLink, SkippedFile, SymbolHit
 from .schema import ensure, present
 from .search import search_chunks, symbol_hits
 from .terms import index_text
@@ -38,7 +41,8 @@ __all__ = ["CHUNKER_VERSION", "CodeIndex", "Progress"]
 log = get_logger(__name__)
 
 # Bump when chunking changes, so that a re-index re-parses unchanged files.
-CHUNKER_VERSION = 2
+# 3: Markdown and reStructuredText by section (docs.py), with their links.
+CHUNKER_VERSION = 3
 BATCH_FILES = 200
 BATCH_BYTES = 4 * 1024 * 1024
 MINIFIED_LINE = 5000
@@ -56,6 +60,7 @@ class _Parsed:
     digest: str
     lines: int
     chunks: list[Chunk]
+    page: DocPage | None = None
 
 
 def _decode(data: bytes, language: str) -> str | None:
@@ -79,6 +84,27 @@ def _bad_utf8(data: bytes) -> str:
     return "not valid UTF-8"
 
 
+def _parser_name(language: str) -> str:
+    if language in DOC_LANGUAGES:
+        return "sections"
+    return "tree-sitter" if parser_for(language) else "lines"
+
+
+def _write_page(tx: Connection, root_id: int, file_id: int, page: DocPage) -> None:
+    tx.execute(
+        "INSERT INTO code_doc_pages (file_id, root_id, title, front_matter, anchors) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (file_id, root_id, page.title, json.dumps(page.front_matter, sort_keys=True),
+         json.dumps(page.anchors)),
+    )
+    tx.executemany(
+        "INSERT INTO code_doc_links (root_id, file_id, line, text, target, anchor, style) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(root_id, file_id, ln.line, ln.text, ln.target, ln.anchor, ln.style)
+         for ln in page.links],
+    )
+
+
 def resolve_root(root: str | Path) -> Path:
     path = Path(root).expanduser()
     if not path.exists():
@@ -98,10 +124,14 @@ class CodeIndex:
         max_file_bytes: int = MAX_FILE_BYTES,
         dense: DenseCodeRanker | None = None,
         secret_files: str = DEFAULT_SECRET_FILES,
+        dense_docs_only: bool = False,
     ) -> None:
         self.db = db
         self.max_file_bytes = max_file_bytes
         self.dense = dense
+        # docs_dense without code_dense: only prose sections get vectors, and the dense
+        # ranking is used only for a docs search (code chunks have no vectors to compete).
+        self.dense_docs_only = dense_docs_only
         self.secret_files = secret_file_spec(secret_files)
 
     # -- indexing ----------------------------------------------------------------------
@@ -135,7 +165,7 @@ class CodeIndex:
             if progress is not None:
                 progress(number, len(candidates), cand.rel)
             language = detect(cand.rel.rsplit("/", 1)[-1])
-            parser = f"{'tree-sitter' if parser_for(language) else 'lines'}:{CHUNKER_VERSION}"
+            parser = f"{_parser_name(language)}:{CHUNKER_VERSION}"
             old = known.get(cand.rel)
             if old and old[1:3] == (cand.size, cand.mtime_ns) and old[4] == parser:
                 seen.add(cand.rel)
@@ -162,10 +192,11 @@ class CodeIndex:
                 text = cleaned.text
                 redacted.append(SkippedFile(
                     path=cand.rel, reason="secrets redacted: " + ", ".join(cleaned.rules)))
-            chunks, used = chunk_file(text, language)
+            page = parse_page(text, language, cand.rel) if language in DOC_LANGUAGES else None
+            chunks, used = (page.chunks, "sections") if page else chunk_file(text, language)
             count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
             used = f"{used}:{CHUNKER_VERSION}"
-            pending.append(_Parsed(cand, language, used, digest, count, chunks))
+            pending.append(_Parsed(cand, language, used, digest, count, chunks, page))
             indexed += 1
             lines += count
             pending_bytes += len(data)
@@ -210,9 +241,9 @@ class CodeIndex:
         found = present(conn) and conn.execute(
             "SELECT id FROM code_roots WHERE path = ?", (str(path),)
         ).fetchone()
-        if found or not create:
+        if not create or (found and present(conn, "code_doc_pages")):
             return int(found[0]) if found else None
-        with self.db.write() as tx:
+        with self.db.write() as tx:  # also a store indexed before the doc tables existed
             ensure(tx)
             tx.execute("INSERT OR IGNORE INTO code_roots (path) VALUES (?)", (str(path),))
             return int(
@@ -225,6 +256,8 @@ class CodeIndex:
             self.dense.remove(tx, ids)
         # code_fts is contentless: its rows do not follow the cascade, delete them first.
         tx.executemany("DELETE FROM code_fts WHERE rowid = ?", [(i,) for i in ids])
+        tx.execute("DELETE FROM code_doc_links WHERE file_id = ?", (file_id,))
+        tx.execute("DELETE FROM code_doc_pages WHERE file_id = ?", (file_id,))
         tx.execute("DELETE FROM code_symbols WHERE file_id = ?", (file_id,))
         tx.execute("DELETE FROM code_chunks WHERE file_id = ?", (file_id,))
         tx.execute("DELETE FROM code_files WHERE id = ?", (file_id,))
@@ -261,6 +294,8 @@ class CodeIndex:
                     )
                 )
                 self._write_chunks(tx, root_id, file_id, item)
+                if item.page is not None:
+                    _write_page(tx, root_id, file_id, item.page)
 
     def _write_chunks(self, tx: Connection, root_id: int, file_id: int, item: _Parsed) -> None:
         path_words = index_text(_PATH_WORDS.sub(" ", item.cand.rel))
@@ -313,7 +348,7 @@ class CodeIndex:
                     ),
                 )
             written.append((chunk_id, chunk.text))
-        if self.dense is not None and written:
+        if self.dense is not None and written and (item.page or not self.dense_docs_only):
             self.dense.add(tx, root_id, written)
 
     def _report(
@@ -369,12 +404,22 @@ class CodeIndex:
         return root_id
 
     def search(
-        self, root: str | Path, query: str, *, language: str | None = None, limit: int = 10
+        self, root: str | Path, query: str, *, language: str | None = None, limit: int = 10,
+        kind: str | None = None,
     ) -> list[CodeHit]:
-        """Chunks most relevant to ``query``, best first (BM25, fused with dense if set)."""
+        """Chunks most relevant to ``query``, best first (BM25, fused with dense if set);
+        ``kind`` 'code' or 'docs' keeps only source files or only prose pages."""
+        root_id = self._indexed_root(root)
+        dense = None if self.dense_docs_only and kind != "docs" else self.dense
+        with self.db.read() as conn:
+            return search_chunks(conn, root_id, query, language, limit, dense, kind)
+
+    def links(self, root: str | Path, path: str | None = None) -> list[DocLink]:
+        """The links of the indexed prose pages (of one page with ``path``), each resolved
+        against the index as it is now."""
         root_id = self._indexed_root(root)
         with self.db.read() as conn:
-            return search_chunks(conn, root_id, query, language, limit, self.dense)
+            return page_links(conn, root_id, path)
 
     def symbol(self, root: str | Path, name: str, *, limit: int = 50) -> list[SymbolHit]:
         """Definitions of ``name`` first, then chunks that use it as a token."""

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-__all__ = ["CodeHit", "CodeIndexReport", "SkippedFile", "SymbolHit"]
+__all__ = ["CodeHit", "CodeIndexReport", "DocLink", "LinkStatus", "SkippedFile", "SymbolHit"]
 
 
 class SkippedFile(BaseModel):
@@ -90,3 +90,24 @@ class SymbolHit(BaseModel):
     @property
     def location(self) -> str:
         return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+LinkStatus = Literal["ok", "missing", "missing_anchor", "external", "outside"]
+
+
+class DocLink(BaseModel):
+    """A link in an indexed prose page, resolved against the index as it is now."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str = Field(description="The page holding the link, relative to the root.")
+    line: int
+    text: str
+    target: str = Field(description="The target as written (without its #anchor).")
+    anchor: str = ""
+    style: str = Field(description="markdown, reference, wiki ([[...]]), rst or rst-doc.")
+    status: LinkStatus = Field(
+        description="ok; missing (no such file or page); missing_anchor (the page has no "
+        "such heading); external (a URL, not checked); outside (leaves the root)."
+    )
+    resolved: str | None = Field(default=None, description="The target's path when found.")

@@ -18,8 +18,8 @@ import re
 from ..storage.protocol import Connection
 
 __all__ = [
-    "FTS_COLUMNS", "MIGRATION_NAME", "SCHEMA_SQL", "TABLES", "VECTORS_SQL", "drop_if_unused",
-    "ensure", "present",
+    "DOCS_SQL", "DOC_TABLES", "FTS_COLUMNS", "MIGRATION_NAME", "SCHEMA_SQL", "TABLES",
+    "VECTORS_SQL", "drop_if_unused", "ensure", "present",
 ]
 
 MIGRATION_NAME = "code index tables made on first use"
@@ -94,23 +94,53 @@ CREATE TABLE code_vectors (
 CREATE INDEX code_vectors_root_space ON code_vectors (root_id, space)
 """
 
+# Prose pages (engine/code/docs.py): a page's title, front matter (JSON) and heading
+# anchors, and each link as written. Links are resolved when read (their targets come
+# and go with other files). Deleted explicitly with their file, like code_fts.
+DOCS_SQL = """
+CREATE TABLE code_doc_pages (
+    file_id INTEGER PRIMARY KEY,
+    root_id INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    front_matter TEXT NOT NULL DEFAULT '{}',
+    anchors TEXT NOT NULL DEFAULT '[]'
+);
+CREATE TABLE code_doc_links (
+    id INTEGER PRIMARY KEY,
+    root_id INTEGER NOT NULL,
+    file_id INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    target TEXT NOT NULL,
+    anchor TEXT NOT NULL,
+    style TEXT NOT NULL
+);
+CREATE INDEX doc_links_file ON code_doc_links (file_id)
+"""
+
 # Children before parents, so that no foreign key names a table already gone.
-TABLES = ("code_vectors", "code_fts", "code_symbols", "code_chunks", "code_files", "code_roots")
+# The prose pages' tables came after migrations 4 and 5: a store of then has none.
+DOC_TABLES = ("code_doc_links", "code_doc_pages")
+TABLES = (
+    *DOC_TABLES, "code_vectors", "code_fts", "code_symbols", "code_chunks",
+    "code_files", "code_roots",
+)
 
 # The two shipped steps above, made idempotent: their text stays as migrations 4 and 5
 # ran it (never edit a shipped step), this is derived from it so the two cannot drift.
 _ENSURE = [
     re.sub(r"^CREATE (VIRTUAL TABLE|TABLE|INDEX) ", r"CREATE \1 IF NOT EXISTS ", s.strip())
-    for sql in (SCHEMA_SQL, VECTORS_SQL)
+    for sql in (SCHEMA_SQL, VECTORS_SQL, DOCS_SQL)
     for s in sql.split(";\n")
     if s.strip()
 ]
 
 
-def present(conn: Connection) -> bool:
-    """Whether this store has the code index's tables (it has indexed something)."""
+def present(conn: Connection, table: str = "code_roots") -> bool:
+    """Whether this store has the code index's tables (it has indexed something); with
+    ``table``, whether that one exists (a store indexed before docs has no doc tables)."""
     row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'code_roots'"
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
     ).fetchone()
     return row is not None
 

@@ -10,11 +10,12 @@ from ..core import domain
 from ..core.errors import InvalidInput, InvalidQuery
 from ..storage.protocol import Connection
 from .dense import DenseCodeRanker, fuse
+from .docs import DOC_LANGUAGES
 from .languages import EXTENSIONS, TEXT_LANGUAGES
 from .models import CodeHit, SymbolHit
 from .terms import fts_query
 
-__all__ = ["LANGUAGES", "search_chunks", "symbol_hits"]
+__all__ = ["KINDS", "LANGUAGES", "search_chunks", "symbol_hits"]
 
 LIMIT_MAX = domain.RESULTS_MAX
 SNIPPET_LINES = 8
@@ -29,6 +30,9 @@ NAME_BONUS = 2.0
 LANGUAGES = frozenset(
     {*EXTENSIONS.values(), *TEXT_LANGUAGES.values(), "text", "makefile", "dockerfile"}
 )
+# What a search may be limited to: source code, or prose pages (Markdown, RST).
+KINDS = ("code", "docs")
+_DOCS_IN = f"({', '.join(repr(lang) for lang in sorted(DOC_LANGUAGES))})"
 _KIND_ORDER = (
     "CASE s.kind WHEN 'class' THEN 0 WHEN 'struct' THEN 0 WHEN 'interface' THEN 0 "
     "WHEN 'trait' THEN 0 WHEN 'enum' THEN 0 WHEN 'function' THEN 1 WHEN 'method' THEN 2 "
@@ -54,8 +58,11 @@ def search_chunks(
     language: str | None,
     limit: int,
     dense: DenseCodeRanker | None,
+    kind: str | None = None,
 ) -> list[CodeHit]:
     limit = _limit(limit)
+    if kind is not None and kind not in KINDS:
+        raise InvalidInput(f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}")
     if not isinstance(query, str) or not query.strip():
         raise InvalidQuery("query is empty; say what code to look for")
     if language is not None and language not in LANGUAGES:
@@ -75,6 +82,8 @@ def search_chunks(
     if language is not None:
         sql += " AND c.language = ?"
         args.append(language)
+    if kind is not None:
+        sql += f" AND c.language {'' if kind == 'docs' else 'NOT '}IN {_DOCS_IN}"
     sql += " ORDER BY score DESC, c.id LIMIT ?"
     args.append(pool)
     keyword = [(int(cid), float(score)) for cid, score in conn.execute(sql, args)]
@@ -90,6 +99,8 @@ def search_chunks(
     for cid, score in fused:
         row = rows.get(cid)
         if row is None or (language is not None and row["language"] != language):
+            continue
+        if kind is not None and (row["language"] in DOC_LANGUAGES) != (kind == "docs"):
             continue
         short = (row["name"] or "").rsplit(".", 1)[-1].lower()
         boosted.append((cid, score * NAME_BONUS if short and short in words else score))

@@ -27,12 +27,19 @@ BODY_LINES = 30
 TEXT_CHARS = 1000
 
 
-def dense_text(name: str | None, path: str, signature: str | None, text: str) -> str:
+def dense_text(
+    name: str | None, path: str, signature: str | None, text: str, kind: str = ""
+) -> str:
     """What is encoded for a chunk: its name (words split) or path, signature, first lines.
 
-    The docstring is inside the first lines of a chunk's text, so it is not repeated.
+    The docstring is inside the first lines of a chunk's text, so it is not repeated. A
+    prose section's name is its heading trail, already words, and its first line is the
+    heading itself: the trail alone labels it.
     """
     label = path
+    if name and kind in ("section", "intro"):
+        first = 1 if kind == "section" else 0
+        return f"{name}\n" + "\n".join(text.split("\n")[first:BODY_LINES])[:TEXT_CHARS]
     if name:
         words = " ".join(" ".join(split_identifier(part)) for part in name.split("."))
         label = f"{name} ({words})" if words and words != name else name
@@ -65,16 +72,20 @@ class EmbeddedCodeRanker:
         ids = [cid for cid, _ in chunks]
         # The chunk, file and symbol rows are already written in this transaction.
         meta = {
-            int(cid): (name, path, sig)
-            for cid, name, path, sig in tx.execute(
+            int(cid): (name, path, sig, kind)
+            for cid, name, path, sig, kind in tx.execute(
                 "SELECT c.id, c.name, f.path, "
-                "(SELECT s.signature FROM code_symbols s WHERE s.chunk_id = c.id LIMIT 1) "
+                "(SELECT s.signature FROM code_symbols s WHERE s.chunk_id = c.id LIMIT 1), "
+                "c.kind "
                 "FROM code_chunks c JOIN code_files f ON f.id = c.file_id "
                 f"WHERE c.id IN ({','.join('?' * len(ids))})",
                 ids,
             )
         }
-        texts = [dense_text(*meta.get(cid, (None, "", None)), text) for cid, text in chunks]
+        texts = []
+        for cid, text in chunks:
+            name, path, sig, kind = meta.get(cid, (None, "", None, ""))
+            texts.append(dense_text(name, path, sig, text, kind))
         space = self._space()
         vectors = self.embedder.encode(texts)
         tx.executemany(

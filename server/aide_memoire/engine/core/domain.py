@@ -41,6 +41,7 @@ __all__ = [
     "METADATA_MAX_DEPTH",
     "NAMESPACE_MAX",
     "NAMESPACE_PATTERN",
+    "PINNED_TAGS",
     "QUERY_MAX",
     "RESULTS_MAX",
     "STATUSES",
@@ -86,3 +87,6 @@ TURNS_MAX = 500  # turns in one store_conversation call
 # years, and time arithmetic (ages, windows) must not leave datetime's range.
 YEAR_MIN, YEAR_MAX = 1000, 8999
 
+# Tags that mark a memory as a decision or pinned: the session briefing puts these first
+# and the wiki export gives each its own page.
+PINNED_TAGS = ("pinned", "pin", "decision", "decisions", "important")

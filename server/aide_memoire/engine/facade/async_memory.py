@@ -27,7 +27,7 @@ from .memory import Memory
 
 if TYPE_CHECKING:
     from ..code.index import Progress
-    from ..code.models import CodeHit, CodeIndexReport, SymbolHit
+    from ..code.models import CodeHit, CodeIndexReport, DocLink, SymbolHit
     from ..core.models import Hit, ImportReport, MemoryRecord, Stage, Status
     from ..facts.models import Fact, MemoryDetail, RelatedResult
     from ..lifecycle.models import (
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ..ops.models import DoctorReport, ReembedReport, RestoreReport, SnapshotInfo
     from ..storage.protocol import Connection
     from ..trust.models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
+    from ..wiki.models import WikiExportReport, WikiLintReport
 
 __all__ = ["AsyncMemory"]
 
@@ -514,9 +515,18 @@ class AsyncMemory:
         *,
         language: str | None = None,
         limit: int = 10,
+        kind: str | None = None,
     ) -> list[CodeHit]:
         """The chunks of ``root``'s index most relevant to ``query``, best first."""
-        return await self._run(self.sync.code_search, root, query, language=language, limit=limit)
+        return await self._run(
+            self.sync.code_search, root, query, language=language, limit=limit, kind=kind
+        )
+
+    async def code_links(
+        self, root: str | os.PathLike[str], *, path: str | None = None
+    ) -> list[DocLink]:
+        """The links of ``root``'s indexed prose pages, each resolved (or missing)."""
+        return await self._run(self.sync.code_links, root, path=path)
 
     async def code_symbol(
         self,
@@ -527,3 +537,17 @@ class AsyncMemory:
     ) -> list[SymbolHit]:
         """Where ``name`` is defined in ``root``'s index, then where it is used."""
         return await self._run(self.sync.code_symbol, root, name, limit=limit)
+
+    async def wiki_export(
+        self, folder: str | os.PathLike[str], *, namespace: str = "default",
+        reveal_pii: bool = False,
+    ) -> WikiExportReport:
+        """Write a namespace as linked Markdown pages (entities, decisions, an index)."""
+        return await self._run(self.sync.wiki_export, folder, namespace=namespace,
+                               reveal_pii=reveal_pii)
+
+    async def wiki_lint(
+        self, folder: str | os.PathLike[str], *, namespace: str | None = None
+    ) -> WikiLintReport:
+        """Broken links, orphans, missing backlinks and provenance, stale current facts."""
+        return await self._run(self.sync.wiki_lint, folder, namespace=namespace)

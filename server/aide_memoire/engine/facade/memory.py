@@ -26,7 +26,7 @@ from ..services.operations import OperationsService
 
 if TYPE_CHECKING:
     from ..code.index import CodeIndex, Progress
-    from ..code.models import CodeHit, CodeIndexReport, SymbolHit
+    from ..code.models import CodeHit, CodeIndexReport, DocLink, SymbolHit
     from ..core.models import Hit, ImportReport, MemoryRecord, Stage, Status
     from ..facts.models import Fact, MemoryDetail, RelatedResult
     from ..lifecycle.models import (
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ..storage.store import Store
     from ..storage.vectors import VectorMirror, VectorTables
     from ..trust.models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
+    from ..wiki.models import WikiExportReport, WikiLintReport
 
 __all__ = ["Memory"]
 
@@ -502,13 +503,37 @@ class Memory:
 
     def code_search(
         self, root: str | os.PathLike[str], query: str, *, language: str | None = None,
-        limit: int = 10,
+        limit: int = 10, kind: str | None = None,
     ) -> list[CodeHit]:
-        """The chunks of ``root``'s index most relevant to ``query``, best first."""
-        return self._services.code.code_search(root, query, language=language, limit=limit)
+        """The chunks of ``root``'s index most relevant to ``query``, best first
+        (``kind`` 'code' or 'docs': only source files or only prose pages)."""
+        return self._services.code.code_search(
+            root, query, language=language, limit=limit, kind=kind
+        )
+
+    def code_links(
+        self, root: str | os.PathLike[str], *, path: str | None = None
+    ) -> list[DocLink]:
+        """The links of ``root``'s indexed prose pages, each resolved (or missing)."""
+        return self._services.code.code_links(root, path=path)
 
     def code_symbol(
         self, root: str | os.PathLike[str], name: str, *, limit: int = 50
     ) -> list[SymbolHit]:
         """Where ``name`` is defined in ``root``'s index, then where it is used."""
         return self._services.code.code_symbol(root, name, limit=limit)
+
+    # -- wiki --------------------------------------------------------------------------
+
+    def wiki_export(
+        self, folder: str | os.PathLike[str], *, namespace: str = "default",
+        reveal_pii: bool = False,
+    ) -> WikiExportReport:
+        """Write a namespace as linked Markdown pages (entities, decisions, an index)."""
+        return self._services.wiki.export(folder, namespace=namespace, reveal_pii=reveal_pii)
+
+    def wiki_lint(
+        self, folder: str | os.PathLike[str], *, namespace: str | None = None
+    ) -> WikiLintReport:
+        """Broken links, orphans, missing backlinks and provenance, stale current facts."""
+        return self._services.wiki.lint(folder, namespace=namespace)

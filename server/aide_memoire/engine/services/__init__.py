@@ -18,6 +18,7 @@ from .operations import OperationsService
 from .recall import RecallService
 from .records import RecordsService
 from .trust import TrustService
+from .wiki import WikiService
 
 if TYPE_CHECKING:
     from ..runtime.context import EngineContext
@@ -33,11 +34,13 @@ __all__ = [
     "RecordsService",
     "Services",
     "TrustService",
+    "WikiService",
     "start_services",
 ]
 
 SERVICE_ORDER = (
     "trust", "records", "recall", "lifecycle", "facts", "exchange", "operations", "code",
+    "wiki",
 )
 
 
@@ -51,6 +54,7 @@ class Services:
     exchange: ExchangeService
     operations: OperationsService
     code: CodeService
+    wiki: WikiService
 
     def close(self) -> None:
         """Stop what the services started (the background runner), newest first."""
@@ -70,6 +74,7 @@ def start_services(ctx: EngineContext) -> Services:
             exchange=ExchangeService(ctx),
             operations=OperationsService(ctx, recall=recall, facts=facts, lifecycle=lifecycle),
             code=CodeService(ctx),
+            wiki=WikiService(ctx),
         )
     except BaseException:
         lifecycle.close()  # its background thread must not outlive a failed start

@@ -14,7 +14,7 @@ from ..core import parts
 
 if TYPE_CHECKING:
     from ..code.index import CodeIndex, Progress
-    from ..code.models import CodeHit, CodeIndexReport, SymbolHit
+    from ..code.models import CodeHit, CodeIndexReport, DocLink, SymbolHit
     from ..runtime.context import EngineContext
 
 __all__ = ["CodeService"]
@@ -37,12 +37,14 @@ class CodeService:
 
                 settings, embedder = self.ctx.settings, self.ctx.embedder
                 dense = None
-                if settings.code_dense and embedder.enabled and embedder.wait():
+                wanted = settings.code_dense or settings.docs_dense
+                if wanted and embedder.enabled and embedder.wait():
                     from ..code.vectors import EmbeddedCodeRanker
 
                     dense = EmbeddedCodeRanker(embedder)
                 self._index = CodeIndex(
-                    self.ctx.db, dense=dense, secret_files=settings.code_secret_files
+                    self.ctx.db, dense=dense, secret_files=settings.code_secret_files,
+                    dense_docs_only=not settings.code_dense,
                 )
             return self._index
 
@@ -54,10 +56,18 @@ class CodeService:
 
     def code_search(
         self, root: str | os.PathLike[str], query: str, *, language: str | None = None,
-        limit: int = 10,
+        limit: int = 10, kind: str | None = None,
     ) -> list[CodeHit]:
         """The chunks of ``root``'s index most relevant to ``query``, best first."""
-        return self.index.search(os.fspath(root), query, language=language, limit=limit)
+        return self.index.search(
+            os.fspath(root), query, language=language, limit=limit, kind=kind
+        )
+
+    def code_links(
+        self, root: str | os.PathLike[str], *, path: str | None = None
+    ) -> list[DocLink]:
+        """The links of ``root``'s indexed prose pages, resolved against the index."""
+        return self.index.links(os.fspath(root), path)
 
     def code_symbol(
         self, root: str | os.PathLike[str], name: str, *, limit: int = 50
