@@ -49,7 +49,9 @@ chromium:
 	@test -x /usr/bin/chromium || ! command -v apt-get >/dev/null || \
 		(apt-get update -qq && apt-get install -y -qq chromium)
 
-test: setup keyword-env chromium
+# Lint first: CI runs `make test` (.ci/run), and ruff and mypy strict (package, tests and
+# bench) hold only while something runs them.
+test: setup keyword-env chromium lint
 	@npm install --prefix .tools --no-audit --no-fund --silent @anthropic-ai/claude-code@2.1.197
 	@$(BIN)/python -m pytest
 

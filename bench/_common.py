@@ -7,7 +7,7 @@ import platform
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -60,4 +60,4 @@ def progress(items: Iterable[T], *, total: int | None = None, desc: str = "") ->
         return items
     from tqdm import tqdm
 
-    return tqdm(items, total=total, desc=desc, file=sys.stderr, leave=False)
+    return cast("Iterable[T]", tqdm(items, total=total, desc=desc, file=sys.stderr, leave=False))

@@ -88,7 +88,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         observed = observe(args.data, Path(tmp))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for held in observed:
         train = [p for name, ps in observed.items() if name != held for p in ps]
         floor = choose(train)
