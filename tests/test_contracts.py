@@ -60,7 +60,6 @@ def test_engine_imports_no_edge() -> None:
 # Without them the package graph has no cycle; each is a debt, and the test fails when
 # one is gone (remove its entry) as when a new back edge closes a cycle.
 BACK_EDGES = {
-    (f"{E}.core", f"{E}.code"): "settings.py reads the code index's default secret files",
     (f"{E}.storage", f"{E}.code"): "migrations.py runs the code index's schema step",
     (f"{E}.storage", f"{E}.facts"): "migrations.py runs the facts' schema steps",
     (f"{E}.storage", f"{E}.lifecycle"): "migrations.py runs lifecycle's schema step",
@@ -80,6 +79,13 @@ def test_the_package_graph_has_no_cycle_but_the_listed_back_edges() -> None:
         if (importer, imported) not in BACK_EDGES:
             graph.setdefault(importer, set()).add(imported)
     assert cycles(graph) == []
+
+
+def test_the_core_imports_nothing_else_of_the_engine() -> None:
+    core = f"{E}.core"
+    found = sorted(f"{m} -> {o}" for m, others in GRAPH.items() if m.startswith(core)
+                   for o in others if o.startswith(E) and not o.startswith(core))
+    assert found == []
 
 
 def test_every_listed_back_edge_is_still_there() -> None:
