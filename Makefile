@@ -12,7 +12,7 @@ TORCH  ?= torch==2.13.0
 KW_VENV  := .venv-keyword
 KW_STAMP := $(KW_VENV)/.installed
 
-.PHONY: setup keyword-env chromium serve test test-fast lint clean
+.PHONY: setup keyword-env chromium clients bundle serve test test-fast lint clean
 
 # GLiNER's code path is tested with a tiny model built locally (tests/facts): its package
 # pins transformers<5.17 though it runs on the newer one installed with torch, so it goes
@@ -49,15 +49,31 @@ chromium:
 	@test -x /usr/bin/chromium || ! command -v apt-get >/dev/null || \
 		(apt-get update -qq && apt-get install -y -qq chromium)
 
+# Real MCP clients, pinned, for the tests that run them (tests/mcp, tests/plugin, the
+# .mcpb bundle): npm skips what is already installed at these versions.
+CLIENTS := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.169.0 \
+	@google/gemini-cli@0.61.0 opencode-ai@1.18.33 @anthropic-ai/mcpb@2.1.2
+
+clients:
+	@npm install --prefix .tools --no-audit --no-fund --silent $(CLIENTS)
+
 # Lint first: CI runs `make test` (.ci/run), and ruff and mypy strict (package, tests and
 # bench) hold only while something runs them.
-test: setup keyword-env chromium lint
-	@npm install --prefix .tools --no-audit --no-fund --silent @anthropic-ai/claude-code@2.1.197
+test: setup keyword-env chromium clients lint
 	@$(BIN)/python -m pytest
 
 # The fast tier: no real clients or servers, no model-backed stores (see tests/conftest.py).
 test-fast: setup
 	@$(BIN)/python -m pytest -m "not slow" -q
+
+# The MCP Bundle for Claude Desktop (docs/clients.md): staged in build/mcpb from this
+# tree (server/aide_memoire/mcp/bundle.py), validated and packed by the pinned mcpb.
+MCPB := .tools/node_modules/.bin/mcpb
+bundle: setup clients
+	@PYTHONPATH=server $(BIN)/python -m aide_memoire.mcp.bundle build/mcpb >/dev/null
+	@$(MCPB) validate build/mcpb/manifest.json
+	@mkdir -p dist
+	@$(MCPB) pack build/mcpb dist/aide-memoire.mcpb
 
 lint: setup
 	@$(BIN)/ruff check server tests bench

@@ -22,6 +22,7 @@ SLOW_MODULES = {
     "engine/test_mirror.py", "facts/test_gliner.py", "facts/test_knowledge_updates.py",
     "lifecycle/test_scenario.py", "lifecycle/test_near_duplicates.py",
     "mcp/test_claude_code.py", "mcp/test_concurrency.py", "mcp/test_http.py",
+    "mcp/test_real_clients.py", "mcp/test_bundle.py", "mcp/test_resources_stdio.py",
     "mcp/test_stdio.py", "mcp/test_namespace.py", "ops/test_crash.py", "ops/test_load.py",
     "ops/test_full.py", "plugin/test_claude_code.py", "plugin/test_launcher.py",
     "plugin/test_files.py", "test_contracts.py", "trust/test_corpus.py",

@@ -445,6 +445,10 @@ from .migrate import register as _register_migrate  # noqa: E402 - migrate-store
 
 _register_migrate(cli)
 
+from .setup import setup as _setup  # noqa: E402 - MCP clients' config files
+
+cli.add_command(_setup)
+
 
 def main() -> None:
     cli(prog_name="aide-memoire")

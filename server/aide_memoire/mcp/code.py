@@ -22,7 +22,7 @@ __all__ = ["TOOLS"]
 Root = Annotated[
     str,
     Field(min_length=1, max_length=4096,
-          description="Absolute path of the source tree's top folder (the project root)."),
+          description="Absolute path of the tree's root."),
 ]
 
 
@@ -33,17 +33,17 @@ class CodeIndexInput(ToolInput):
 class CodeSearchInput(ToolInput):
     root: Root
     query: str = Field(min_length=1, max_length=2000,
-                       description="What the code does or is called, in words or identifiers.")
+                       description="What the code does or is called.")
     language: str | None = Field(default=None, min_length=1, max_length=40,
                                  description="Only this language, e.g. 'python'.")
-    limit: int = Field(default=10, ge=1, le=100, description="At most this many chunks.")
+    limit: int = Field(default=10, ge=1, le=100, description="Max chunks.")
 
 
 class CodeSymbolInput(ToolInput):
     root: Root
     name: str = Field(min_length=1, max_length=200,
                       description="A function, class, method or variable name.")
-    limit: int = Field(default=50, ge=1, le=200, description="At most this many places.")
+    limit: int = Field(default=50, ge=1, le=200, description="Max places.")
 
 
 class CodeSearchOutput(BaseModel):
@@ -75,9 +75,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_index",
         title="Index a source tree",
         description=(
-            "Build or refresh (incrementally) the index of a source tree: chunks and "
-            "symbols, honouring .gitignore. Needed once before memory_code_search or "
-            "memory_code_symbol on that root."
+            "Build or refresh (incrementally) a source tree's index of chunks and symbols, "
+            "honouring .gitignore; needed before memory_code_search or memory_code_symbol on it."
         ),
         input=CodeIndexInput,
         output=CodeIndexReport,
@@ -89,9 +88,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_search",
         title="Search indexed code",
         description=(
-            "Find the code chunks of an indexed tree most relevant to a description or "
-            "identifiers (e.g. 'retry with backoff'), best first, with path, lines and "
-            "signature. For one exact name use memory_code_symbol."
+            "The code chunks of an indexed tree most relevant to a description or identifiers (e.g."
+            " 'retry with backoff'), best first, with path and lines; one name: memory_code_symbol."
         ),
         input=CodeSearchInput,
         output=CodeSearchOutput,
@@ -103,9 +101,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_code_symbol",
         title="Find a symbol",
         description=(
-            "Where a name (function, class, method, variable) is defined, then where it is "
-            "referred to, in an indexed tree, with path, lines and a snippet; use it before "
-            "changing a symbol."
+            "Where a name (function, class, method, variable) is defined, then where it is used, in"
+            " an indexed tree, with path, lines and a snippet; use it before changing a symbol."
         ),
         input=CodeSymbolInput,
         output=CodeSymbolOutput,

@@ -28,25 +28,23 @@ __all__ = ["TOOLS"]
 class FeedbackInput(ToolInput):
     id: MemoryId
     outcome: Literal["helpful", "unhelpful", "wrong"] = Field(
-        description="helpful: the memory helped answer or act; unhelpful: recalled but of no "
-        "use here; wrong: it is incorrect or out of date."
+        description="unhelpful: of no use here; wrong: incorrect or outdated."
     )
     namespace: Namespace = None
 
 
 class ConsolidateInput(ToolInput):
-    dry_run: bool = Field(default=True, description="Only show the summaries it would write "
-                          "(default). False writes them and archives their sources.")
-    limit: int = Field(default=20, ge=1, le=1000, description="At most this many summaries.")
+    dry_run: bool = Field(default=True, description="True (default): only show. False: "
+                          "write, archive the sources.")
+    limit: int = Field(default=20, ge=1, le=1000, description="Max summaries.")
     namespace: Namespace = None
 
 
 class MaintenanceRunInput(ToolInput):
-    apply: bool = Field(default=False, description="False (default): a dry run, a report of "
-                        "what it would do, nothing written. True: do the safe steps and stage "
-                        "the judgement calls as review proposals.")
-    auto_only: bool = Field(default=False, description="Only the safe steps (exact duplicates, "
-                            "expired memories); stage no proposals.")
+    apply: bool = Field(default=False, description="False (default): only report. True: do the "
+                        "safe steps, stage the rest for review.")
+    auto_only: bool = Field(default=False, description="Only the safe steps; stage no "
+                            "proposals.")
     namespace: Namespace = None
 
 
@@ -80,10 +78,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_feedback",
         title="Say whether a memory helped",
         description=(
-            "Say whether a recalled memory was helpful, unhelpful or wrong: recall ranks it "
-            "up or down from then on (the text never changes). Use after acting on a memory "
-            "or when the user corrects one; to delete or correct use memory_forget or store "
-            "the correction."
+            "Say whether a recalled memory was helpful, unhelpful or wrong: recall ranks it up or "
+            "down from then on (the text stays). Use after acting on a memory or when the user "
+            "corrects one."
         ),
         input=FeedbackInput,
         output=FeedbackResult,
@@ -94,9 +91,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_consolidate",
         title="Consolidate related memories",
         description=(
-            "Summarise groups of closely related memories extractively (dated, nothing "
-            "invented). Dry run by default; dry_run=false, only when the user asked, writes "
-            "the summaries and archives their sources (still readable)."
+            "Summarise groups of closely related memories extractively (dated, nothing invented). "
+            "Dry run by default; dry_run=false (only if the user asked) writes them, archiving "
+            "sources."
         ),
         input=ConsolidateInput,
         output=ConsolidationReport,
@@ -107,10 +104,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_maintenance_run",
         title="Run memory maintenance",
         description=(
-            "Tidy a namespace. Dry run by default. apply=true does only provably safe steps "
-            "(exact duplicates, expired memories, overdue proposals) and stages judgement "
-            "calls (merges, summaries, cold tier) for review with evidence. Nothing is "
-            "deleted."
+            "Tidy a namespace; dry run by default. apply=true does only provably safe steps (exact "
+            "duplicates, expired items) and stages judgement calls (merges, summaries, cold tier) "
+            "for review."
         ),
         input=MaintenanceRunInput,
         output=MaintenanceReport,
@@ -121,8 +117,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         name="memory_maintenance_status",
         title="Memory maintenance status",
         description=(
-            "When maintenance last ran in each namespace, how many proposals wait for review, "
-            "how many memories are in the cold tier, and which lifecycle parts are live here."
+            "When maintenance last ran in each namespace, how many proposals wait for review, how "
+            "many memories are in the cold tier, and which lifecycle parts are live."
         ),
         input=MaintenanceStatusInput,
         output=MaintenanceStatus,

@@ -21,6 +21,7 @@ __all__ = [
     "Content",
     "IncludeSuperseded",
     "Label",
+    "NAMESPACE_HELP",
     "MemoryId",
     "Namespace",
     "Query",
@@ -48,10 +49,13 @@ def _iso_time(value: object) -> object:
 
 When = Annotated[datetime, BeforeValidator(_iso_time)]
 
+# Said once, in the server's instructions, rather than in all fourteen tools' schemas
+# (schema.compact_schema leaves it out of tools/list; docs/tools.md keeps it).
+NAMESPACE_HELP = "Default: this project's."
 Namespace = Annotated[
     Annotated[str, Field(min_length=1, max_length=d.NAMESPACE_MAX,
                          pattern=d.NAMESPACE_PATTERN)] | None,
-    Field(description="Default: this project's."),
+    Field(description=NAMESPACE_HELP),
 ]
 Tag = Annotated[str, Field(min_length=1, max_length=d.TAG_MAX, pattern=d.TAG_PATTERN)]
 Tags = Annotated[list[Tag], Field(max_length=d.TAGS_MAX)]
@@ -64,22 +68,21 @@ MemoryId = Annotated[
     str,
     # No pattern published: ids come from the server, and the engine's check names the fix.
     Field(min_length=1, max_length=d.ID_MAX,
-          description="A memory id, as memory_store or memory_recall returned it."),
+          description="An id from a store, recall or search."),
 ]
 Since = Annotated[
-    When | None, Field(description="Only memories observed at or after this time.")
+    When | None, Field(description="Observed at or after.")
 ]
 Until = Annotated[
-    When | None, Field(description="Only memories observed at or before this time.")
+    When | None, Field(description="Observed at or before.")
 ]
 AsOf = Annotated[
     When | None,
-    Field(description="Answer from what was valid at this time (ISO 8601): memories "
-          "replaced since count, later ones do not. Default: now."),
+    Field(description="Answer as of this time. Default: now."),
 ]
 IncludeSuperseded = Annotated[
     bool,
-    Field(description="Also return replaced memories (history), each below its successor."),
+    Field(description="Also replaced memories (history)."),
 ]
 Role = Literal["user", "assistant", "system", "tool"]
 

@@ -6,11 +6,14 @@ optional field (``"type": [X, "null"]`` says it), and in output schemas, descrip
 and nested shapes of the structured result that the text content already presents.
 Input schemas keep types, bounds, patterns, enums, required fields and descriptions
 (``minLength: 1`` aside: an empty string is refused with a clear error all the same);
-output schemas keep their top-level fields' types. Every tool stays typed.
+output schemas keep their top-level fields' types (an array of objects is an array: the
+text content shows its items). A parameter description said once elsewhere (``shared``:
+the namespace's, in the server's instructions) is left out. Every tool stays typed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["compact_schema", "shallow_schema"]
@@ -18,10 +21,17 @@ __all__ = ["compact_schema", "shallow_schema"]
 _NAMED = ("properties", "$defs", "patternProperties")  # maps of names to schemas
 
 
-def compact_schema(schema: dict[str, Any], *, descriptions: bool = True) -> dict[str, Any]:
+def compact_schema(schema: dict[str, Any], *, descriptions: bool = True,
+                   shared: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A copy of ``schema`` without titles and null branches (and, with ``descriptions``
-    false, without descriptions)."""
-    return _node(schema, descriptions)  # type: ignore[no-any-return]
+    false, without descriptions); a top-level parameter named in ``shared`` loses its
+    description when it is that one."""
+    out: dict[str, Any] = _node(schema, descriptions)
+    for name, text in (shared or {}).items():
+        prop = out.get("properties", {}).get(name)
+        if isinstance(prop, dict) and prop.get("description") == text:
+            del prop["description"]
+    return out
 
 
 def shallow_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -43,7 +53,10 @@ def _flat(node: Any) -> Any:
     if "$ref" in node or node.get("type") == "object":
         return {"type": "object"}
     if node.get("type") == "array":
-        return {**node, "items": _flat(node.get("items", {}))}
+        items = _flat(node.get("items", {}))
+        if items == {"type": "object"}:
+            return {k: v for k, v in node.items() if k != "items"}
+        return {**node, "items": items}
     if "anyOf" in node:
         return {**node, "anyOf": [_flat(b) for b in node["anyOf"]]}
     return node
@@ -59,6 +72,8 @@ def _node(node: Any, descriptions: bool) -> Any:
         if key == "title" or (key == "description" and not descriptions):
             continue
         if (key == "default" and value is None) or (key == "minLength" and value == 1):
+            continue
+        if key == "additionalProperties" and value is True:  # JSON Schema's own default
             continue
         if key in _NAMED and isinstance(value, dict):
             out[key] = {name: _node(sub, descriptions) for name, sub in value.items()}

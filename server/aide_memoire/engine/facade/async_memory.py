@@ -306,6 +306,12 @@ class AsyncMemory:
         """A memory with its facts (what ``get`` shows in the CLI and over MCP)."""
         return await self._run(self.sync.get_detail, memory_id, namespace=namespace)
 
+    async def entity_names(self, prefix: str, *, namespace: str = "default",
+                           limit: int = 100) -> list[str]:
+        """Entity names starting with ``prefix`` (normalised), for argument completion."""
+        return await self._run(self.sync.entity_names, prefix, namespace=namespace,
+                               limit=limit)
+
     async def related(
         self,
         entity_or_id: str,

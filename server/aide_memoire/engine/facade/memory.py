@@ -335,6 +335,11 @@ class Memory:
             entity_or_id, namespace=namespace, depth=depth, limit=limit, memories=memories
         )
 
+    def entity_names(self, prefix: str, *, namespace: str = "default",
+                     limit: int = 100) -> list[str]:
+        """Entity names starting with ``prefix`` (normalised), for argument completion."""
+        return self._services.facts.entity_names(prefix, namespace=namespace, limit=limit)
+
     # -- lifecycle ---------------------------------------------------------------------
 
     def feedback(

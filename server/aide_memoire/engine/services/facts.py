@@ -180,6 +180,16 @@ class FactsService:
             memories=mentions,
         )
 
+    def entity_names(self, prefix: str, *, namespace: str, limit: int = 100) -> list[str]:
+        """A namespace's entity names (normalised) starting with ``prefix``, in order: what
+        an MCP client offers as completions for an entity argument."""
+        namespace = v.validate_namespace(namespace)
+        if not isinstance(prefix, str):
+            raise InvalidInput("the prefix must be text")
+        key = normalise(prefix) if prefix.strip() else ""
+        rows = self.ctx.repos.entities.named_like(self.db.conn(), namespace, [key], key)
+        return sorted({str(name) for _, name in rows})[:_bounded(limit)]
+
     def _start_entities(
         self, conn: Connection, namespace: str, entity_or_id: str
     ) -> dict[int, str]:
