@@ -45,7 +45,7 @@ def machine() -> dict[str, Any]:
     }
 
 
-def write_json(path: Path | None, payload: dict[str, Any]) -> None:
+def write_json(path: Path | None, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
     text = json.dumps(payload, indent=2, default=str)
     if path is None:
         return

@@ -5,8 +5,11 @@
 
 One namespace per conversation; turns stored with ``store_conversation`` (session dates
 from the file, photo captions appended to their turn's text); every question of
-categories 1-4 with evidence is recalled with limit 50. Prints hit@1/5/10/50,
-recall@10 and MRR overall and per category, ingest turns/s and recall p50/p95.
+categories 1-4 with evidence is recalled with limit 50. Prints, overall and per
+category, turn-level hit@1/5/10/50, recall@10/50 and all@10 (every evidence turn found)
+and MRR; session-level hit, recall and all at 1/3/5 sessions (the sessions in the order
+of their first recalled turn); the tokens a top-10 costs (characters / 4); ingest
+turns/s and recall p50/p95.
 
 ``--backend postgres`` runs the same against a PostgreSQL + pgvector server the bench
 starts in a temporary directory (pgserver), or against ``--database-url URL``; facts on
@@ -37,7 +40,11 @@ from _postgres import temporary_server  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
 
 KS = (1, 5, 10, 50)
+SESSION_KS = (1, 3, 5)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+METRICS = ([f"hit@{k}" for k in KS] + ["recall@10", "all@10", "recall@50", "all@50", "mrr"]
+           + [f"s-{m}@{k}" for k in SESSION_KS for m in ("hit", "recall", "all")]
+           + ["tokens@10"])
 
 
 def parse_evidence(items: list[Any]) -> list[str]:
@@ -95,11 +102,35 @@ def ingest(memory: Memory, sample: dict[str, Any]) -> tuple[str, int, dict[str, 
     return namespace, count, by_id
 
 
+def session_of(dia_id: str) -> str:
+    """'D12:3' -> 'D12': the session a turn belongs to."""
+    return dia_id.split(":", 1)[0]
+
+
 def score(ranked: list[str], evidence: set[str]) -> dict[str, float]:
+    """Turn level (hit@k: any evidence turn in the first k; recall@k: the share of them;
+    all@k: every one), then session level over the sessions in order of their first
+    turn recalled (s-hit@k, s-recall@k, s-all@k), as the field reports both units."""
     out = {f"hit@{k}": float(any(x in evidence for x in ranked[:k])) for k in KS}
-    out["recall@10"] = len(set(ranked[:10]) & evidence) / len(evidence)
+    for k in (10, 50):
+        found = len(set(ranked[:k]) & evidence)
+        out[f"recall@{k}"] = found / len(evidence)
+        out[f"all@{k}"] = float(found == len(evidence))
     out["mrr"] = next((1.0 / (i + 1) for i, x in enumerate(ranked) if x in evidence), 0.0)
+    sessions = list(dict.fromkeys(session_of(x) for x in ranked if x))
+    wanted = {session_of(x) for x in evidence}
+    for k in SESSION_KS:
+        found = len(set(sessions[:k]) & wanted)
+        out[f"s-hit@{k}"] = float(found > 0)
+        out[f"s-recall@{k}"] = found / len(wanted)
+        out[f"s-all@{k}"] = float(found == len(wanted))
     return out
+
+
+def top10_tokens(texts: list[str]) -> int:
+    """What a top-10 costs an agent's context: about one token per four characters (the
+    usual rule of thumb for English; no tokenizer of a particular model is assumed)."""
+    return sum(len(t) for t in texts[:10]) // 4
 
 
 def run(
@@ -139,7 +170,8 @@ def run(
                 hits = memory.recall(qa["question"], namespace=namespace, limit=50)
                 latencies.append((time.perf_counter() - started) * 1000)
                 ranked = [by_id.get(h.id, "") for h in hits]
-                rows.append({"category": category, **score(ranked, evidence)})
+                rows.append({"category": category, **score(ranked, evidence),
+                             "tokens@10": top10_tokens([h.content for h in hits])})
     result = summarise(rows, latencies, turns_total, ingest_seconds, mode)
     result["lifecycle"] = "on" if lifecycle else "off"
     result["extract"] = "on" if extract else "off"
@@ -151,7 +183,7 @@ def run(
 def summarise(
     rows: list[dict[str, Any]], latencies: list[float], turns: int, seconds: float, mode: str
 ) -> dict[str, Any]:
-    metrics = [f"hit@{k}" for k in KS] + ["recall@10", "mrr"]
+    metrics = METRICS
 
     def mean(subset: list[dict[str, Any]]) -> dict[str, float]:
         return {m: sum(r[m] for r in subset) / len(subset) for m in metrics} | {"n": len(subset)}
@@ -211,18 +243,20 @@ def main() -> None:
             args.path, args.home or Path(tmp), mode=args.mode, lifecycle=args.lifecycle == "on",
             extract=args.extract == "on", bridges=args.bridges == "on", database_url=url,
         )
-    metrics = [f"hit@{k}" for k in KS] + ["recall@10", "mrr"]
-    lines = [["overall", result["overall"]["n"], *(result["overall"][m] for m in metrics)]]
-    lines += [
-        [name, data["n"], *(data[m] for m in metrics)]
-        for name, data in result["by_category"].items()
-    ]
+    parts = result["by_category"] | {"overall": result["overall"]}
+    turn_level = [f"hit@{k}" for k in KS] + ["recall@10", "all@10", "recall@50", "mrr"]
+    session_level = [f"s-{m}@{k}" for k in SESSION_KS for m in ("hit", "recall", "all")]
     print(
         f"LOCOMO evidence retrieval ({result['backend']}, {result['mode']}, "
         f"lifecycle {result['lifecycle']}, "
         f"extract {result['extract']}, bridges {result['bridges']})"
     )
-    print(table(["split", "n", *metrics], lines))
+    for title, metrics in (("turn level", turn_level),
+                           ("session level", session_level + ["tokens@10"])):
+        print(title)
+        print(table(["split", "n", *metrics],
+                    [[name, data["n"], *(data[m] for m in metrics)]
+                     for name, data in parts.items()]))
     print(
         f"ingest {result['ingest_turns']} turns at {result['ingest_turns_per_s']:.1f} turns/s; "
         f"recall p50 {result['recall_ms_p50']:.1f} ms, p95 {result['recall_ms_p95']:.1f} ms"

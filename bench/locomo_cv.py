@@ -25,7 +25,7 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
-from aide_memoire.engine.core.text import states_time  # noqa: E402
+from aide_memoire.engine.core.text import names_something, states_time  # noqa: E402
 from aide_memoire.engine.recall.fusion import (  # noqa: E402
     DENSE_SCALES,
     KEYWORD_SCALES,
@@ -41,10 +41,17 @@ from aide_memoire.engine.recall.fusion import (  # noqa: E402
     RecallTuning,
     dense_scores,
     fuse,
+    keyword_coverage,
     keyword_scores,
     prefer_timed,
 )
 from aide_memoire.engine.recall.recaller import RecallRequest  # noqa: E402
+from aide_memoire.engine.recall.stages import (  # noqa: E402
+    RowFact,
+    lift_sessions,
+    prefer_named,
+    prefer_recent,
+)
 from aide_memoire.engine.storage.store import RowFilter  # noqa: E402
 from locomo import CATEGORIES, ingest, parse_evidence  # noqa: E402
 
@@ -61,10 +68,19 @@ GRID: dict[str, list[Any]] = {
     "feedback_weight": [0.0, 0.1, 0.2, 0.3],
     "keyword_scale": list(KEYWORD_SCALES),
     "dense_scale": list(DENSE_SCALES),
+    "adaptive_keyword": [0.0, 0.5, 1.0],
+}
+# The stages after fusion (engine/recall/stages.py), scored through the engine's own code on top
+# of the engine's fusion defaults: session weight x recency weight.
+STAGES: dict[str, list[float]] = {
+    "session_weight": [0.0, 0.05, 0.1],
+    "recency_weight": [0.0, 0.1, 0.2],
+    "named_weight": [0.0, 0.05, 0.1, 0.2],
 }
 # Retrieval variants (each needs its own pass of the retrievers): feedback rows, words.
 FEEDBACK: list[tuple[int, int]] = [(3, 8), (5, 8)]
 NOT_FOUND = 10**6
+CHUNK = 2000
 
 
 @dataclass
@@ -83,15 +99,26 @@ class Question:
     evidence: np.ndarray  # indices into rowids
 
 
-def tunings(base: RecallTuning) -> list[RecallTuning]:
+def at_defaults(defaults: RecallTuning) -> dict[str, list[Any]]:
+    """The grid of --weights-only: keyword weight x query-adaptive weight, every other knob
+    at the engine's default (a quick check of one knob on a loaded machine)."""
+    return GRID | {
+        "speaker_boost": [defaults.speaker_boost],
+        "agreement": [(defaults.agreement_bonus, defaults.agreement_depth)],
+        "timed_boost": [defaults.timed_boost], "feedback_weight": [0.0],
+        "keyword_scale": [defaults.keyword_scale], "dense_scale": [defaults.dense_scale],
+    }
+
+
+def tunings(base: RecallTuning, grid: dict[str, list[Any]] | None = None
+            ) -> list[RecallTuning]:
     out = []
-    for weight, boost, (bonus, depth), timed, feedback, scale, dense in itertools.product(
-        *GRID.values()
-    ):
+    for (weight, boost, (bonus, depth), timed, feedback, scale, dense,
+         adaptive) in itertools.product(*(grid or GRID).values()):
         out.append(replace(base, keyword_weight=weight, speaker_boost=boost,
                            agreement_bonus=bonus, agreement_depth=depth, timed_boost=timed,
                            feedback_weight=feedback, keyword_scale=scale,
-                           dense_scale=dense))
+                           dense_scale=dense, adaptive_keyword=adaptive))
     return out
 
 
@@ -140,8 +167,11 @@ def grid_ranks(q: Question, grid: list[RecallTuning]) -> np.ndarray:
     """Rank of the first evidence row under each tuning (NOT_FOUND if not a candidate)."""
     if not len(q.evidence):
         return np.full(len(grid), NOT_FOUND)
+    coverage = keyword_coverage(q.found)
     weight = np.array([t.identifier_keyword_weight if q.found.shape.identifier
-                       else t.keyword_weight for t in grid])[:, None]
+                       else t.keyword_weight * (min(1.0, coverage / t.adaptive_keyword)
+                                                if t.adaptive_keyword > 0 else 1.0)
+                       for t in grid])[:, None]
     if not q.found.dense_live:
         weight = np.ones_like(weight)
     boost = np.array([t.speaker_boost for t in grid])[:, None]
@@ -171,10 +201,18 @@ def grid_ranks(q: Question, grid: list[RecallTuning]) -> np.ndarray:
     return best
 
 
-def engine_rank(q: Question, tuning: RecallTuning, content: dict[int, str]) -> int:
-    """The same rank through the engine's own fusion code."""
+def engine_rank(q: Question, tuning: RecallTuning, content: dict[int, str],
+                facts: dict[int, RowFact] | None = None) -> int:
+    """The same rank through the engine's own fusion code (and its stages after fusion,
+    given the rows' sessions and times)."""
     fused = prefer_timed(fuse(q.found, tuning), q.found.shape, tuning,
                          lambda rows: {r: content.get(r, "") for r in rows})
+    if facts is not None:
+        def known(rows: Any) -> dict[int, RowFact]:
+            return {r: facts[r] for r in rows if r in facts}
+        fused = lift_sessions(fused, known, tuning)
+        fused = prefer_named(fused, q.found.shape, known, tuning)
+        fused = prefer_recent(fused, q.found.shape, known, tuning)
     order = sorted(fused, key=lambda r: (-fused[r], r))
     wanted = {int(q.rowids[j]) for j in q.evidence}
     return next((i for i, r in enumerate(order, 1) if r in wanted), NOT_FOUND)
@@ -200,12 +238,14 @@ def by_category(ranks: np.ndarray, questions: list[Question]) -> dict[str, dict[
 
 def collect(
     path: Path, home: Path, variants: list[RecallTuning]
-) -> tuple[list[list[Question]], dict[int, str]]:
-    """Questions with their candidates, once per retrieval variant."""
+) -> tuple[list[list[Question]], dict[int, str], dict[int, RowFact]]:
+    """Questions with their candidates, once per retrieval variant; every row's text, and
+    its session and time (what the stages after fusion read)."""
     samples = json.loads(path.read_text(encoding="utf-8"))
     settings = Settings(home=home, extract_facts=False, lifecycle_scoring=False)
     questions: list[list[Question]] = [[] for _ in variants]
     content: dict[int, str] = {}
+    facts: dict[int, RowFact] = {}
     with Memory(settings=settings) as memory:
         assert memory.embedder.wait(), memory.embedder.error
         recaller = memory.recaller
@@ -217,6 +257,13 @@ def collect(
                 "SELECT rowid, id, content FROM memories WHERE namespace = ?", (namespace,))}
             rowid_of_dia = {by_id[i]: rows[i][0] for i in by_id}
             content.update(rows.values())
+            for record in memory.recaller.store.records(conn, [r for r, _ in rows.values()]
+                                                        ).values():
+                rowid = rows[record.id][0]
+                at = record.observed_at or record.created_at
+                facts[rowid] = RowFact(
+                    session=f"{namespace}\x00{record.session_id}" if record.session_id
+                    else None, at=at.timestamp())
             for qa in sample["qa"]:
                 category = qa.get("category")
                 if category not in CATEGORIES:
@@ -234,7 +281,7 @@ def collect(
                         found = recaller.candidates(read, request)
                     out.append(prepare(found, number, category, evidence, content))
                 recaller.tuning = base
-    return questions, content
+    return questions, content, facts
 
 
 def cross_validate(
@@ -261,7 +308,40 @@ def _knobs(t: RecallTuning) -> dict[str, Any]:
     return {k: v for k, v in asdict(t).items()
             if k in ("keyword_weight", "speaker_boost", "agreement_bonus", "agreement_depth",
                      "timed_boost", "feedback_docs", "feedback_terms", "feedback_weight",
-                     "keyword_scale", "dense_scale")}
+                     "keyword_scale", "dense_scale", "adaptive_keyword")}
+
+
+def stage_report(questions: list[Question], fusion: RecallTuning, content: dict[int, str],
+                 facts: dict[int, RowFact]) -> dict[str, Any]:
+    """The stages after fusion on the engine's fusion defaults: in sample and CV (each
+    fold choosing its weights on the other conversations), and each stage left out."""
+    names = list(STAGES)
+    grid = [replace(fusion, **cast("dict[str, Any]", dict(zip(names, values, strict=True))))
+            for values in itertools.product(*STAGES.values())]
+    ranks = np.stack([np.array([engine_rank(q, t, content, facts) for q in questions])
+                      for t in grid])
+
+    def weights(t: RecallTuning) -> dict[str, float]:
+        return {n: float(getattr(t, n)) for n in names}
+
+    off = next(i for i, t in enumerate(grid) if not any(weights(t).values()))
+    cv = cross_validate(questions, grid, ranks)
+    figures = {"off (fusion defaults alone)": by_category(ranks[off], questions),
+               "CV over every stage": by_category(cv["cv"], questions)}
+    for name in names:
+        alone = [i for i, t in enumerate(grid)
+                 if all(v == 0 for n, v in weights(t).items() if n != name)]
+        without = [i for i, t in enumerate(grid) if weights(t)[name] == 0]
+        for label, keep in ((f"{name} alone (CV)", alone), (f"without {name} (CV)", without)):
+            part = cross_validate(questions, [grid[i] for i in keep], ranks[keep])
+            figures[label] = by_category(part["cv"], questions)
+    in_sample = {json.dumps(weights(t)): by_category(ranks[i], questions)
+                 for i, t in enumerate(grid)}
+    return {"figures": figures, "in_sample": in_sample,
+            "chosen_per_fold": [{"held_out": c["held_out"], **weights(grid[i])}
+                                for c, i in zip(cv["chosen"], cv["chosen_index"],
+                                                strict=True)],
+            "all_data_best": weights(grid[cv["all_data_best"]])}
 
 
 def report(title: str, figures: dict[str, dict[str, float]]) -> str:
@@ -279,40 +359,52 @@ def main() -> None:
                         help="score no keyword-feedback variant (the engine's default: off)")
     parser.add_argument("--cache", type=Path, default=None,
                         help="keep the retrieved candidates in this file and reuse them")
+    parser.add_argument("--weights-only", action="store_true",
+                        help="score only keyword weight x query-adaptive weight (the other "
+                        "knobs at the defaults) and skip the stages after fusion")
     args = parser.parse_args()
     defaults = RecallTuning()
+    knobs = at_defaults(defaults) if args.weights_only else GRID
     feedback = [] if args.without_feedback else FEEDBACK
     # Retrieved with a calibrated scale so that the ideal keyword score is computed
     # (the candidates themselves do not depend on the scale).
-    collect_as = replace(defaults, keyword_scale="ideal")
+    collect_as = replace(defaults, keyword_scale="ideal", session_weight=0.0,
+                         recency_weight=0.0, named_weight=0.0)
     variants: list[RecallTuning] = [replace(collect_as, feedback_docs=0)] + [
         replace(collect_as, feedback_docs=docs, feedback_terms=terms)
         for docs, terms in feedback
     ]
     if args.cache is not None and args.cache.exists():
-        sets, content = pickle.loads(args.cache.read_bytes())[:2]
+        sets, content, facts = pickle.loads(args.cache.read_bytes())[:3]
         # Prepared again from the cached candidates: the scales scored may have changed.
         sets = [[prepare(q.found, q.conversation, q.category,
                          set(q.rowids[q.evidence].tolist()), content) for q in questions]
                 for questions in sets[: len(variants)]]
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            sets, content = collect(args.path, Path(tmp), variants)
+            sets, content, facts = collect(args.path, Path(tmp), variants)
         if args.cache is not None:
-            args.cache.write_bytes(pickle.dumps((sets, content)))
-    base = defaults
+            args.cache.write_bytes(pickle.dumps((sets, content, facts)))
+    # What a row names is read from its text here, so a cache need not hold it.
+    facts = {r: replace(f, named=names_something(content.get(r, ""))) for r, f in facts.items()}
+    base = replace(defaults, session_weight=0.0, recency_weight=0.0, named_weight=0.0)
     before = replace(defaults, keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
                      feedback_docs=0, feedback_weight=0.0, agreement_bonus=0.0,
-                     keyword_scale="minmax", dense_scale="namespace")
+                     keyword_scale="minmax", dense_scale="namespace",
+                     adaptive_keyword=0.0)
     # Variant 0 (no feedback rows) scores no feedback weight; the others, only with one.
     grid: list[RecallTuning] = []
     parts = []
     owner: list[int] = []
     for number, (variant, questions) in enumerate(zip(variants, sets, strict=True)):
-        part = [t for t in tunings(variant) if (t.feedback_weight > 0) == (number > 0)]
+        part = [t for t in tunings(variant, knobs)
+                if (t.feedback_weight > 0) == (number > 0)]
         grid += part
         owner += [number] * len(part)
-        parts.append(np.stack([grid_ranks(q, part) for q in questions], axis=1))
+        # In chunks of tunings: one question's scores for the whole grid would not fit.
+        parts.append(np.stack([np.concatenate([grid_ranks(q, part[i:i + CHUNK])
+                                               for i in range(0, len(part), CHUNK)])
+                               for q in questions], axis=1))
         print(f"variant {number}: {len(part)} tunings scored", file=sys.stderr)
     ranks = np.concatenate(parts, axis=0)
     questions = sets[0]
@@ -320,6 +412,8 @@ def main() -> None:
     old = [i for i, t in enumerate(grid)
            if t.agreement_bonus == 0 and t.timed_boost == 0 and owner[i] == 0
            and t.keyword_scale == "minmax" and t.dense_scale == "namespace"]
+    if args.weights_only:  # the fixed keyword weight stands for "before" here
+        old = [i for i, t in enumerate(grid) if t.adaptive_keyword == 0]
     old_cv = cross_validate(questions, [grid[i] for i in old], ranks[old])
     result = cross_validate(questions, grid, ranks)
     # Each new idea left out in turn (CV over the rest of the grid): what it adds.
@@ -327,6 +421,10 @@ def main() -> None:
         "no time boost": [i for i, t in enumerate(grid) if t.timed_boost == 0],
         "no feedback": [i for i, t in enumerate(grid) if owner[i] == 0],
         "no agreement bonus": [i for i, t in enumerate(grid) if t.agreement_bonus == 0],
+        "no query-adaptive keyword weight": [i for i, t in enumerate(grid)
+                                             if t.adaptive_keyword == 0],
+        "query-adaptive keyword weight only": [i for i, t in enumerate(grid)
+                                               if t.adaptive_keyword > 0],
         "min-max keyword scale only": [i for i, t in enumerate(grid)
                                        if t.keyword_scale == "minmax"],
         "ideal keyword scale only": [i for i, t in enumerate(grid)
@@ -350,19 +448,22 @@ def main() -> None:
     ablations = {
         name: by_category(cross_validate(questions, [grid[i] for i in keep], ranks[keep])["cv"],
                           questions)
-        for name, keep in without.items()
+        for name, keep in without.items() if keep
     }
     default = next(i for i, t in enumerate(grid) if _knobs(t) == _knobs(base))
-    earlier = next(i for i, t in enumerate(grid) if _knobs(t) == _knobs(before))
+    earlier = next((i for i, t in enumerate(grid) if _knobs(t) == _knobs(before)), default)
     checked = {default, earlier, result["all_data_best"], *result["chosen_index"]}
     for index in checked:
         engine = np.array([engine_rank(q, grid[index], content) for q in sets[owner[index]]])
         if not np.array_equal(np.minimum(engine, NOT_FOUND), ranks[index]):
             raise SystemExit(f"grid and engine disagree for {_knobs(grid[index])}")
+    stages = ({"figures": {}, "chosen_per_fold": []} if args.weights_only else
+              stage_report(questions, replace(defaults, feedback_docs=0), content, facts))
     out = {
         "questions": len(questions),
         "identifier_questions": sum(q.found.shape.identifier for q in questions),
         "temporal_questions": sum(q.found.shape.temporal for q in questions),
+        "present_questions": sum(q.found.shape.present for q in questions),
         "tunings": len(grid),
         "defaults": _knobs(base),
         "in_sample_defaults": by_category(ranks[default], questions),
@@ -374,6 +475,7 @@ def main() -> None:
         "cv_without": ablations,
         "best_on_all_data": _knobs(grid[result["all_data_best"]]),
         "in_sample_best": by_category(ranks[result["all_data_best"]], questions),
+        "stages": stages,
         "machine": machine(),
     }
     print(report("in-sample, the constants before (keyword 0.4, speaker 0.2, rest off)",
@@ -390,6 +492,10 @@ def main() -> None:
         print(report(f"leave-one-conversation-out, {name}", figures))
     print(report(f"in-sample, best on all data {out['best_on_all_data']}",
                  out["in_sample_best"]))
+    for name, figures in stages["figures"].items():
+        print(report(f"stages after fusion, {name}", figures))
+    for fold in stages["chosen_per_fold"]:
+        print("stages chosen", fold)
     print(json.dumps({k: v for k, v in out.items() if k != "machine"}))
     write_json(args.json, out)
 

@@ -40,6 +40,12 @@ BEFORE = RecallTuning(keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
 # weight cross-validation chose for them on LOCOMO.
 SCALED = RecallTuning(keyword_weight=0.55, keyword_scale="scaled")
 IDEAL = RecallTuning(keyword_weight=0.55, keyword_scale="ideal")
+# Query-adaptive fusion (issue #31): the keyword weight times the best keyword row's share
+# of the ideal bm25, on and off at the engine's other defaults.
+ADAPTIVE = replace(RecallTuning(), adaptive_keyword=1.0, session_weight=0.0,
+                   recency_weight=0.0, named_weight=0.0, addressed_weight=0.0)
+HALF = replace(ADAPTIVE, adaptive_keyword=0.5)
+FIXED = replace(ADAPTIVE, adaptive_keyword=0.0)
 
 # (class, learning as stored, the question asked later)
 LEARNINGS: list[tuple[str, str, str]] = [
@@ -202,6 +208,8 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
             "bm25": [], "dense": [], "fused, constants before": [],
             "fused": [], "fused, keyword 'scaled' (0.55)": [],
             "fused, keyword 'ideal' (0.55)": [],
+            "fused, fixed keyword weight": [], "fused, query-adaptive keyword weight": [],
+            "fused, query-adaptive, full at half the ideal": [],
         }
         for memory_id, (_cls, _fact, question) in zip(ids, LEARNINGS, strict=True):
             target = rowid[memory_id]
@@ -218,7 +226,12 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
             for side, scores in (("bm25", found.keyword), ("dense", found.dense),
                                  ("fused, constants before", fuse(found, BEFORE)),
                                  ("fused, keyword 'scaled' (0.55)", fuse(found, SCALED)),
-                                 ("fused, keyword 'ideal' (0.55)", fuse(found, IDEAL))):
+                                 ("fused, keyword 'ideal' (0.55)", fuse(found, IDEAL)),
+                                 ("fused, fixed keyword weight", fuse(found, FIXED)),
+                                 ("fused, query-adaptive keyword weight",
+                                  fuse(found, ADAPTIVE)),
+                                 ("fused, query-adaptive, full at half the ideal",
+                                  fuse(found, HALF))):
                 sides[side].append(_rank(sorted(scores, key=lambda r: (-scores[r], r)), target))
             hits = memory.recall(question, namespace=namespace, limit=10, pure=True)
             sides["fused"].append(next((i for i, h in enumerate(hits, 1) if h.id == memory_id),

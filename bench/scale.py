@@ -156,17 +156,17 @@ def checkpoint(memory: Memory, url: str | None) -> None:
 
 def run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: int,
                seed: int, keyword_scale: str | None = None, *, facts: bool | None = None,
-               admin_url: str | None = None) -> list[dict[str, Any]]:
+               admin_url: str | None = None, ab_stages: bool = False) -> list[dict[str, Any]]:
     """One layout's rows; on PostgreSQL (``admin_url``) in a fresh database of that server."""
     with contextlib.ExitStack() as stack:
         url = None if admin_url is None else stack.enter_context(_pg.fresh_database(admin_url))
         return _run_layout(layout, sizes, model, queries, batch, seed, keyword_scale,
-                           facts=facts, url=url)
+                           facts=facts, url=url, ab_stages=ab_stages)
 
 
 def _run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: int,
                 seed: int, keyword_scale: str | None, *, facts: bool | None,
-                url: str | None) -> list[dict[str, Any]]:
+                url: str | None, ab_stages: bool = False) -> list[dict[str, Any]]:
     spaces = 1 if layout == "one" else 50
     rng = random.Random(seed)
     rows: list[dict[str, Any]] = []
@@ -180,6 +180,16 @@ def _run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: 
             if keyword_scale is not None:
                 memory.recaller.tuning = replace(memory.recaller.tuning,
                                                  keyword_scale=keyword_scale)
+            plain = None
+            if ab_stages:
+                # The worst case for cost: every stage of issue #31 on (at the largest
+                # weights its grids score), against all of them off.
+                base = memory.recaller.tuning
+                plain = replace(base, adaptive_keyword=0.0, session_weight=0.0,
+                                recency_weight=0.0, named_weight=0.0, addressed_weight=0.0)
+                memory.recaller.tuning = replace(base, adaptive_keyword=1.0, session_weight=0.1,
+                                                 recency_weight=0.2, named_weight=0.2,
+                                                 addressed_weight=0.2)
             memory.recall("warm up the model", namespace="bench-0")
             stored: list[tuple[str, str, dict[str, Any]]] = []
             for size in sizes:
@@ -200,11 +210,27 @@ def _run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: 
                 for _id, ns, item in targets[:3]:  # warm the caches for this size
                     memory.recall(make_query(qrng, item), namespace=ns)
                 times, hits, rr = [], 0, 0.0
-                for memory_id, ns, item in targets:
+                plain_times: list[float] = []
+                for number, (memory_id, ns, item) in enumerate(targets):
                     query = make_query(qrng, item)
+                    if plain is not None:
+                        # A/B on the same store and load: the recall stages of issue #31
+                        # off, interleaved with the defaults (alternating which goes first).
+                        tuned, memory.recaller.tuning = memory.recaller.tuning, plain
+                        if number % 2:
+                            t0 = time.perf_counter()
+                            memory.recall(query, namespace=ns, limit=10)
+                            plain_times.append((time.perf_counter() - t0) * 1000)
+                        memory.recaller.tuning = tuned
                     t0 = time.perf_counter()
                     found = memory.recall(query, namespace=ns, limit=10)
                     times.append((time.perf_counter() - t0) * 1000)
+                    if plain is not None and not number % 2:
+                        tuned, memory.recaller.tuning = memory.recaller.tuning, plain
+                        t0 = time.perf_counter()
+                        memory.recall(query, namespace=ns, limit=10)
+                        plain_times.append((time.perf_counter() - t0) * 1000)
+                        memory.recaller.tuning = tuned
                     ranked = [h.id for h in found]
                     if memory_id in ranked:
                         hits += 1
@@ -218,6 +244,8 @@ def _run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: 
                     "ingest_per_s": added / ingest_s if ingest_s else 0.0,
                     "recall_p50_ms": percentile(times, 50), "recall_p95_ms": percentile(times, 95),
                     "recall_p99_ms": percentile(times, 99),
+                    **({"stages_off_p50_ms": percentile(plain_times, 50),
+                        "stages_off_p95_ms": percentile(plain_times, 95)} if plain_times else {}),
                     "hit_at_10": hits / len(targets), "mrr": rr / len(targets),
                     "db_mb": db_bytes / 1e6,
                     "mb_per_1k": db_bytes / 1e6 / (size / 1000), "wal_mb": wal_peak / 1e6,
@@ -247,6 +275,10 @@ def main() -> None:
                         "default one is started from the pgserver wheel")
     parser.add_argument("--facts", choices=("on", "off"), default=None,
                         help="fact and entity extraction on writes (default: the engine's)")
+    parser.add_argument("--ab-stages", action="store_true",
+                        help="time every query twice, interleaved on the same store: with "
+                        "every recall stage of issue #31 and query-adaptive fusion on (the "
+                        "figures reported as recall) and with all of them off")
     parser.add_argument("--json", type=Path, default=None, dest="json_path")
     args = parser.parse_args()
     if args.database_url is not None and args.backend != "postgres":
@@ -259,12 +291,17 @@ def main() -> None:
                  if args.backend == "postgres" else None)
         for layout in args.layouts.split(","):
             results += run_layout(layout, sizes, args.model, args.queries, args.batch,
-                                  args.seed, args.keyword_scale, facts=facts, admin_url=admin)
+                                  args.seed, args.keyword_scale, facts=facts, admin_url=admin,
+                                  ab_stages=args.ab_stages)
     headers = ["layout", "size", "ingest/s", "p50 ms", "p95 ms", "p99 ms", "hit@10", "MRR",
                "MB/1k", "WAL MB", "peak RSS MB"]
     print(table(headers, [[r["layout"], r["size"], r["ingest_per_s"], r["recall_p50_ms"],
                            r["recall_p95_ms"], r["recall_p99_ms"], r["hit_at_10"], r["mrr"],
                            r["mb_per_1k"], r["wal_mb"], r["peak_rss_mb"]] for r in results]))
+    if args.ab_stages:
+        print(table(["layout", "size", "p50 ms", "p95 ms", "stages off p50", "stages off p95"],
+                    [[r["layout"], r["size"], r["recall_p50_ms"], r["recall_p95_ms"],
+                      r["stages_off_p50_ms"], r["stages_off_p95_ms"]] for r in results]))
     for layout in args.layouts.split(","):
         mine = [r for r in results if r["layout"] == layout]
         if len(mine) > 1:

@@ -8,8 +8,13 @@ Injection: positive = labelled ``injection``; predicted = quarantined in enforce
 (secret samples are left out: they never reach that stage).
 PII: per kind over the ``pii`` and ``no-pii`` samples; predicted = that kind recorded.
 Speed: microseconds to screen one text (secrets + PII + injection), short and 10 kB.
+Benign outside text (bench/_benign.py, read where it lies, never copied): the share of
+paragraphs each screen flags (secrets: any finding; injection: held, i.e. a high
+finding for a writer other than the person), per source and per rule, with up to 5
+examples per rule. Class-written corpora of #26 (tests/trust/classes/) by half.
 
     .venv/bin/python bench/screen.py [--json bench/results/screen.json]
+        [--locomo /work/shared/data/locomo/locomo-dev.json] [--no-man] [--benign-only]
 """
 
 from __future__ import annotations
@@ -23,12 +28,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tests.trust import classes  # noqa: E402
 from tests.trust.corpora import NAMES, figures, load  # noqa: E402
 from tests.trust.corpus import Sample, corpus  # noqa: E402
 
+import _benign as benign  # noqa: E402
 from _common import machine, percentile, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
 from aide_memoire.engine.trust import scan_pii, scan_secrets, screen_text  # noqa: E402
+from aide_memoire.engine.trust.injection import scan_injection  # noqa: E402
 
 
 def _scores(tp: int, fp: int, fn: int, tn: int) -> dict[str, Any]:
@@ -144,11 +152,99 @@ def cost_per_kb(rounds: int) -> dict[str, Any]:
     return out
 
 
+def benign_figures(sources: dict[str, list[str]]) -> dict[str, Any]:
+    """Share of benign paragraphs flagged, per screen, source and rule."""
+    out: dict[str, Any] = {"sources": {}, "rules": {"secrets": {}, "injection": {}},
+                           "examples": {"secrets": {}, "injection": {}}}
+    total = {"paragraphs": 0, "secrets": 0, "injection": 0}
+    for name, paragraphs in sources.items():
+        flagged = {"secrets": 0, "injection": 0}
+        for text in paragraphs:
+            found = {"secrets": scan_secrets(text),
+                     "injection": [f for f in scan_injection(text) if f.confidence == "high"]}
+            for screen, findings in found.items():
+                if not findings:
+                    continue
+                flagged[screen] += 1
+                for rule in sorted({f.rule for f in findings}):
+                    out["rules"][screen][rule] = out["rules"][screen].get(rule, 0) + 1
+                    examples = out["examples"][screen].setdefault(rule, [])
+                    if len(examples) < 5:
+                        first = next(f for f in findings if f.rule == rule)
+                        examples.append(f"{name}: ..."
+                                        + " ".join(text[max(0, first.start - 50):first.end + 20]
+                                                   .split()) + "...")
+        n = len(paragraphs)
+        out["sources"][name] = {"paragraphs": n, **{
+            f"{screen}_flagged": count for screen, count in flagged.items()}, **{
+            f"{screen}_share": count / n if n else 0.0 for screen, count in flagged.items()}}
+        total["paragraphs"] += n
+        total["secrets"] += flagged["secrets"]
+        total["injection"] += flagged["injection"]
+    n = max(total["paragraphs"], 1)
+    out["total"] = {**total, "secrets_share": total["secrets"] / n,
+                    "injection_share": total["injection"] / n}
+    for screen in ("secrets", "injection"):
+        out["rules"][screen] = {rule: {"paragraphs": c, "share": c / n}
+                                for rule, c in sorted(out["rules"][screen].items())}
+    return out
+
+
+def classes_figures() -> dict[str, Any]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as home, Memory(
+        settings=Settings(home=Path(home), embedding_model="none")
+    ) as memory:
+        return classes.figures(memory)
+
+
+def _print_benign(result: dict[str, Any]) -> None:
+    print(table(
+        ["source", "paragraphs", "secrets", "share", "injection (held)", "share"],
+        [[name, r["paragraphs"], r["secrets_flagged"], f"{r['secrets_share']:.4%}",
+          r["injection_flagged"], f"{r['injection_share']:.4%}"]
+         for name, r in [*result["sources"].items(), ("total", {
+             "paragraphs": result["total"]["paragraphs"],
+             "secrets_flagged": result["total"]["secrets"],
+             "secrets_share": result["total"]["secrets_share"],
+             "injection_flagged": result["total"]["injection"],
+             "injection_share": result["total"]["injection_share"]})]],
+    ))
+    print()
+    print(table(["screen", "rule", "paragraphs", "share"],
+                [[screen, rule, r["paragraphs"], f"{r['share']:.4%}"]
+                 for screen, rules in result["rules"].items() for rule, r in rules.items()]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", type=Path, default=None, help="Also write results here.")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--locomo", type=Path, default=None,
+                        help="LOCOMO dev JSON, read as benign conversation turns.")
+    parser.add_argument("--site-packages", type=Path, default=None,
+                        help="Where the installed packages' METADATA is (default: the venv's).")
+    parser.add_argument("--no-man", action="store_true", help="Leave out the manual pages.")
+    parser.add_argument("--benign-only", action="store_true",
+                        help="Only the benign corpus and the class-written corpora.")
     args = parser.parse_args()
+    import sysconfig
+
+    site = args.site_packages or Path(sysconfig.get_paths()["purelib"])
+    sources = benign.paragraphs(
+        site_packages=site, locomo_path=args.locomo, docs_root=ROOT / "docs",
+        man_root=Path("/nonexistent") if args.no_man else Path("/usr/share/man"))
+    outside = benign_figures(sources)
+    by_class = classes_figures()
+    _print_benign(outside)
+    print()
+    print(table(["class corpus", "half", "n", "expected", "not as expected"],
+                [[name, part, h["n"], d["expected"], h["not_expected"]]
+                 for name, d in by_class.items() for part, h in d["halves"].items()]))
+    if args.benign_only:
+        write_json(args.json, {"machine": machine(), "benign": outside, "classes": by_class})
+        return
     samples = corpus()
     counts: dict[str, int] = {}
     for sample in samples:
@@ -177,7 +273,8 @@ def main() -> None:
     for error in errors:
         print(error)
     payload = {"machine": machine(), "corpus": counts, "quality": results, "speed": timing,
-               "errors": errors, "adversarial": adversarial, "cost_per_kb": cost}
+               "errors": errors, "adversarial": adversarial, "cost_per_kb": cost,
+               "benign": outside, "classes": by_class}
     write_json(args.json, payload)
     import json
 

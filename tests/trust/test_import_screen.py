@@ -66,7 +66,10 @@ def test_imported_secret_is_refused_in_any_field_and_status(tmp_path: Path, fiel
     content = value if field == "content" else "an ordinary archived note"
     with Memory(settings=keyword_settings(tmp_path / "home")) as memory:
         with pytest.raises(SecretRefused, match="import line 1"):
-            memory.import_([_line("archived", str(content), **extra)])
+            memory.import_([_line("archived", str(content), **extra)], secrets="refuse")
+        report = memory.import_([_line("archived", str(content), **extra)])
+        assert report.added == 0
+        assert report.refused[0].startswith(f"import line 1: refused: {field}")
         assert memory.status().namespaces.get(NS, 0) == 0
     assert token.encode() not in b"".join(
         p.read_bytes() for p in (tmp_path / "home").glob("memory.db*"))

@@ -48,7 +48,13 @@ def test_a_secret_in_a_turn_field_is_refused(mem: Memory, field: str) -> None:
     else:
         turn[field] = value
     with pytest.raises(SecretRefused):
-        mem.store_conversation([turn], namespace="f", **kwargs)  # type: ignore[arg-type]
+        mem.store_conversation([turn], namespace="f", secrets="refuse",
+                               **kwargs)  # type: ignore[arg-type]
+    # By default the turn is kept and only the secret span goes, in whatever field.
+    result = mem.store_conversation_report([turn], namespace="f", **kwargs)  # type: ignore[arg-type]
+    assert [(r.field, r.kind) for r in result.redactions] == [(field, "password-assignment")]
+    stored = mem.get(result.ids[0], namespace="f")
+    assert "Hq7!vR2xLm" not in str(stored.model_dump()) and stored.content == "deployed the api"
 
 
 @pytest.mark.parametrize(
@@ -101,7 +107,7 @@ def test_import_screens_every_field_whatever_its_status(tmp_path: Path, mem: Mem
         assert mem.get(memory_id, namespace="p").status == "quarantined"
     leaked = _export_line(tmp_path, id="c" * 32, speaker="root", tags=["pw: Hq7!vR2xLm-9"])
     with pytest.raises(SecretRefused, match="import line 1"):
-        mem.import_([json.dumps(leaked)])
+        mem.import_([json.dumps(leaked)], secrets="refuse")
 
 
 def test_import_can_redact_instead_of_refusing(tmp_path: Path, mem: Memory) -> None:

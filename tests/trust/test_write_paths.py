@@ -16,14 +16,15 @@ from .conftest import cli
 KEY = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
 
 
-def test_batch_paths_refuse_the_whole_batch(mem: Memory) -> None:
+def test_batch_paths_refuse_the_whole_batch_when_asked(mem: Memory) -> None:
     with pytest.raises(SecretRefused) as caught:
-        mem.store_many([{"content": "fine"}, {"content": f"stripe {KEY}"}], namespace="p")
+        mem.store_many([{"content": "fine"}, {"content": f"stripe {KEY}"}], namespace="p",
+                       secrets="refuse")
     assert caught.value.kind == "stripe-key" and caught.value.offset == 7
     with pytest.raises(SecretRefused):
         mem.store_conversation(
             [{"speaker": "a", "content": "hi"}, {"speaker": "b", "content": f"use {KEY}"}],
-            namespace="p",
+            namespace="p", secrets="refuse",
         )
     with pytest.raises(SecretRefused) as meta:
         mem.store("deploy notes", namespace="p", metadata={"env": {"STRIPE": KEY}})
@@ -62,7 +63,13 @@ def test_import_refuses_secrets_and_holds_injection(tmp_path: Path, mem: Memory)
     assert report.added == 2
     assert mem.get("f" * 32, namespace="p").status == "quarantined"
     with pytest.raises(SecretRefused, match="import line 2"):
-        mem.import_([lines[0], json.dumps(leaked)])
+        mem.import_([lines[0], json.dumps(leaked)], secrets="refuse")
+    # By default the line is left out and named; the rest of the file loads.
+    skipped = mem.import_([lines[0], json.dumps(leaked), json.dumps(dict(good, id="d" * 32))])
+    assert skipped.added == 1 and skipped.read == 2
+    (named,) = skipped.refused
+    assert named.startswith("import line 2: refused: content contains a secret (Stripe")
+    assert KEY not in named
     assert [e.action for e in mem.audit_history("f" * 32)] == ["import"]
 
 
@@ -115,7 +122,7 @@ async def test_async_import_takes_the_secrets_policy(tmp_path: Path, mem: Memory
     async with AsyncMemory(settings=mem.settings.model_copy(
             update={"home": tmp_path / "other"})) as other:
         with pytest.raises(SecretRefused):
-            await other.import_([lines[0], json.dumps(leaked)])
+            await other.import_([lines[0], json.dumps(leaked)], secrets="refuse")
         report = await other.import_([lines[0], json.dumps(leaked)], secrets="redact")
         assert report.added == 1
         assert (await other.get("c" * 32, namespace="p")).content == "token [redacted:stripe-key]"

@@ -379,11 +379,14 @@ def export_cmd(
 @click.option("--all", "every", is_flag=True, help="claude-code: every project's transcripts.")
 @click.option("--dry-run", is_flag=True, help="claude-code: count what would be added.")
 @click.option("--redact-secrets", is_flag=True,
-              help="Replace secrets with [redacted:<kind>] instead of refusing the file.")
+              help="Replace secrets with [redacted:<kind>] instead of leaving their lines out.")
+@click.option("--all-or-nothing", is_flag=True,
+              help="Stop at the first line holding a secret instead of leaving it out.")
 @json_option
 @click.pass_context
 def import_cmd(ctx: click.Context, source: str, project_dir: Path | None, every: bool,
-               dry_run: bool, redact_secrets: bool, as_json: bool) -> None:
+               dry_run: bool, redact_secrets: bool, all_or_nothing: bool,
+               as_json: bool) -> None:
     """Import a JSON Lines export (memories present are skipped), or with SOURCE
     'claude-code' the Claude Code transcripts in ~/.claude/projects (docs/hooks.md)."""
     from .ops import progress_lines
@@ -403,8 +406,12 @@ def import_cmd(ctx: click.Context, source: str, project_dir: Path | None, every:
         report = memory.import_(progress_lines(
             fh, total=source_path.stat().st_size, desc="import", as_json=as_json, size=len,
             unit="B",
-        ), secrets="redact" if redact_secrets else "refuse")
+        ), secrets="redact" if redact_secrets else "refuse" if all_or_nothing else "skip")
     redacted = f", redacted {report.redacted} secrets" if report.redacted else ""
+    for line in report.refused:  # each left-out line named, never its secret
+        click.echo(f"aide-memoire: {line}", err=True)
+    if report.refused:
+        redacted += f", refused {len(report.refused)} lines holding secrets"
     emit(
         report,
         as_json=as_json,

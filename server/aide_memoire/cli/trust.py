@@ -20,6 +20,8 @@ def _item_text(item: ReviewItem) -> str:
     if item.memory_id:
         head += f"  memory {item.memory_id}"
     lines = [head]
+    if item.evidence.get("provenance"):
+        lines.append(f"    from: {item.evidence['provenance']}")  # who its words come from
     for finding in item.evidence.get("findings", []):
         lines.append(
             f"    {finding.get('rule')}: {finding.get('label')} at {finding.get('start')}"

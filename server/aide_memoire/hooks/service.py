@@ -7,6 +7,7 @@ prompt hook sends it to the warm loopback daemon when one runs (mcp/http.py, rou
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +61,8 @@ def handle(memory: Memory, request: dict[str, Any]) -> dict[str, Any]:
             exclude={str(i) for i in exclude} if isinstance(exclude, list) else set(),
             session_id=session,
         )
-        return {"text": injection.text, "ids": list(injection.ids)}
+        return {"text": injection.text, "ids": list(injection.ids),
+                "reasons": [dataclasses.asdict(r) for r in injection.reasons]}
     if op == "capture":
         path = _text(request, "transcript_path")
         assert path is not None

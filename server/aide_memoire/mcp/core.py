@@ -128,6 +128,7 @@ class StoreConversationOutput(BaseModel):
     ids: list[str] = Field(description="One memory id per turn, in order.")
     session_id: str | None = Field(description="Pass this back to continue the session.")
     namespace: str
+    redacted: list[str] = Field(default_factory=list)
 
 
 class RecallInput(ToolInput):
@@ -222,7 +223,7 @@ def store_conversation(
     memory: Memory, args: StoreConversationInput, namespace: str
 ) -> StoreConversationOutput:
     turns = [turn.model_dump(exclude_none=True) for turn in args.turns]
-    ids = memory.store_conversation(
+    result = memory.store_conversation_report(
         turns,
         namespace=namespace,
         session_id=args.session_id,
@@ -230,9 +231,12 @@ def store_conversation(
         context_turns=args.context_turns,
         source=args.source,
     )
+    ids = result.ids
     # The engine names a new session itself; read it back so the agent can continue it.
     session = args.session_id or memory.get(ids[0], namespace=namespace).session_id
-    return StoreConversationOutput(ids=ids, session_id=session, namespace=namespace)
+    redacted = [f"turn {r.index + 1} {r.field}: {r.kind}" for r in result.redactions]
+    return StoreConversationOutput(ids=ids, session_id=session, namespace=namespace,
+                                   redacted=redacted)
 
 
 def _filters(args: RecallInput | SearchInput) -> dict[str, Any]:
@@ -322,7 +326,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         title="Store conversation turns",
         description=(
             "Save conversation turns verbatim (speaker, text, in order) to recall later with their "
-            "context; pass the returned session_id to continue. One distilled fact: memory_store."
+            "context; pass the returned session_id to continue. A secret is redacted (listed in "
+            "redacted). One distilled fact: memory_store."
         ),
         input=StoreConversationInput,
         output=StoreConversationOutput,

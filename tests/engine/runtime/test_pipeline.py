@@ -41,8 +41,8 @@ def test_captured_turns_keep_the_text_and_lose_only_the_secret(
 ) -> None:
     turns = [{"speaker": "user", "content": f"deploy with {KEY} then tell me"},
              {"speaker": "assistant", "content": "done, the deploy ran"}]
-    with pytest.raises(SecretRefused):  # an explicit write still refuses by default
-        memory.store_conversation(turns, namespace="p")
+    with pytest.raises(SecretRefused):  # all or nothing, when asked for
+        memory.store_conversation(turns, namespace="p", secrets="refuse")
     result = memory.store_conversation_report(turns, namespace="p", session_id="s1")
     assert len(result.ids) == 2 and result.added == 2
     (removed,) = result.redactions
@@ -89,7 +89,7 @@ def test_imports_are_screened_whatever_their_status(tmp_path: Path, memory: Memo
     with pytest.raises(InvalidInput, match="import line 2"):
         memory.import_([lines[0], json.dumps(bad_kind)])
     with pytest.raises(SecretRefused, match="import line 2"):
-        memory.import_([lines[0], json.dumps(leaked)])
+        memory.import_([lines[0], json.dumps(leaked)], secrets="refuse")
     redacted = memory.import_([lines[0], json.dumps(leaked)], secrets="redact")
     assert redacted.added == 1
     assert memory.get("e" * 32, namespace="p").content == "the key is [redacted:stripe-key]"

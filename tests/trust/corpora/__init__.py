@@ -40,7 +40,10 @@ def outcome(mem: Memory, row: dict[str, str], namespace: str = "corpora") -> str
                 kwargs["session_id"] = text
             else:
                 kwargs["preceding"] = [text]
-            ids = mem.store_conversation([turn], namespace=namespace, **kwargs)
+            # Detection is measured: all or nothing, so a found secret refuses the turn
+            # (by default it would be redacted and the turn stored).
+            ids = mem.store_conversation([turn], namespace=namespace, secrets="refuse",
+                                         **kwargs)
             memory_id = ids[0]
         else:
             store_kwargs: dict[str, Any] = {}

@@ -113,3 +113,7 @@ class ImportReport(BaseModel):
     added: int
     skipped: int
     redacted: int = Field(default=0, description="Secrets replaced by [redacted:<kind>].")
+    refused: list[str] = Field(
+        default_factory=list,
+        description="Lines left out for a secret, each named (line, field, kind, offset).",
+    )

@@ -266,9 +266,9 @@ class Settings(BaseSettings):
     )
     hook_recall_floor: float = Field(
         default=0.65, ge=0.0, le=1.0,
-        description="Relevance (share of the prompt's weighted words a memory holds, "
-        "docs/hooks.md) under which a memory is not injected before a prompt; chosen by "
-        "cross-validation on LOCOMO questions (bench/hook_floor.py).",
+        description="Keyword-only gate (no model): share of the prompt's content words a "
+        "memory must hold to be injected before a prompt (docs/hooks.md); chosen by "
+        "cross-validation (bench/hook_quality.py). With the model the gate reads meaning.",
     )
     hook_daemon: bool = Field(
         default=True,

@@ -290,13 +290,60 @@ class QueryShape:
 
     temporal: bool = False
     identifier: bool = False
+    # A present-tense question about one attribute ("where does Sam work?"): what holds
+    # now is asked, so the later of two statements answers it.
+    present: bool = False
+    # A question answered by a name ("which company", "where", "who"): a turn that names
+    # something can answer it, small talk cannot.
+    asks_name: bool = False
+
+
+_ASKS_NAME = re.compile(r"^\W*(?:which|where|who|whom|whose)\b", re.IGNORECASE)
+# A name in running text: a capitalised word that does not open a sentence (nor "I"), or
+# a number.
+_NAMED = re.compile(r"(?<![.!?:;\"]\s)(?<!^)(?<![.!?]\s\s)\b(?!I\b|I'[a-z]+\b)[A-Z][\w'-]*"
+                    r"|\b\d")
+
+
+_ADDRESSES = re.compile(r"\b(?:you|your|yours|you're|you've|you'd|you'll)\b", re.IGNORECASE)
+
+
+def addresses_someone(text: str) -> bool:
+    """Whether a text speaks to someone in the second person."""
+    return bool(_ADDRESSES.search(text))
+
+
+def names_something(text: str) -> bool:
+    """Whether a text names something: a capitalised word inside a sentence, a number."""
+    return bool(_NAMED.search(text.strip()))
+
+
+# A wh-question in the present tense...
+_PRESENT_Q = re.compile(
+    r"^\W*(?:what|which|where|who|whom|whose|how)\b[^.!]*?\b(?:is|does|do|'s|are)\b",
+    re.IGNORECASE,
+)
+# ...that asks neither about the past nor for a series ("what pets", "who are her
+# friends", "what are his hobbies": every item of the series stays true).
+_NOT_PRESENT = re.compile(
+    r"\b(?:did|was|were|had|has|have\s+\w+ed|used\s+to|before|first|originally|"
+    r"previously|ever|ago|last|earlier|all|every|list|other|else)\b"
+    r"|^\W*(?:what|which)\s+(?:kinds?\s+of\s+|types?\s+of\s+)?(?!is\b|does\b|was\b|has\b)"
+    r"\w+s\b|^\W*(?:what|who|which)\s+are\b",
+    re.IGNORECASE,
+)
 
 
 def query_shape(query: str) -> QueryShape:
-    """A question about time, and whether the query holds an identifier-shaped word."""
+    """A question about time, whether the query holds an identifier-shaped word, and
+    whether it asks what holds now about one attribute."""
     # A pure-letter match is only an identifier in camelCase (not a word like "accede").
     found = [m for m in _IDENTIFIER.findall(query) if not m.isalpha() or m != m.lower()]
-    return QueryShape(temporal=bool(_TEMPORAL_Q.search(query)), identifier=bool(found))
+    temporal = bool(_TEMPORAL_Q.search(query))
+    present = (not temporal and bool(_PRESENT_Q.search(query))
+               and not _NOT_PRESENT.search(query))
+    return QueryShape(temporal=temporal, identifier=bool(found), present=present,
+                      asks_name=not temporal and bool(_ASKS_NAME.search(query)))
 
 
 def states_time(text: str) -> bool:

@@ -134,9 +134,24 @@ class AsyncMemory:
         items: Iterable[Mapping[str, Any]],
         *,
         namespace: str = "default",
+        secrets: SecretsPolicy = "redact",
     ) -> list[str]:
-        """Store several memories in one transaction (one encoding batch); ids in order."""
-        return await self._run(self.sync.store_many, items, namespace=namespace)
+        """Store several memories in one transaction (one encoding batch); ids in order.
+        Each item on its own: a secret is redacted span by span, not the batch refused
+        (``secrets="refuse"``: all or nothing)."""
+        return await self._run(self.sync.store_many, items, namespace=namespace,
+                               secrets=secrets)
+
+    async def store_many_report(
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        namespace: str = "default",
+        secrets: SecretsPolicy = "redact",
+    ) -> WriteResult:
+        """:meth:`store_many` with its report: ids, new count, secrets removed."""
+        return await self._run(self.sync.store_many_report, items, namespace=namespace,
+                               secrets=secrets)
 
     async def store_conversation(
         self,
@@ -148,9 +163,11 @@ class AsyncMemory:
         context_turns: int = 1,
         preceding: Sequence[Mapping[str, Any] | str] | None = None,
         source: str | None = None,
-        secrets: SecretsPolicy = "refuse",
+        secrets: SecretsPolicy = "redact",
     ) -> list[str]:
-        """Store conversation turns verbatim, each indexed with its neighbouring turns."""
+        """Store conversation turns verbatim, each indexed with its neighbouring turns.
+        Each turn on its own: a secret is redacted span by span, not the call refused
+        (``secrets="refuse"``: all or nothing)."""
         return await self._run(
             self.sync.store_conversation, turns, namespace=namespace, session_id=session_id,
             observed_at=observed_at, context_turns=context_turns, preceding=preceding,
@@ -277,7 +294,7 @@ class AsyncMemory:
         lines: Iterable[str],
         *,
         batch: int = 500,
-        secrets: SecretsPolicy = "refuse",
+        secrets: SecretsPolicy = "skip",
     ) -> ImportReport:
         """Add exported memories as they were; ids already present are skipped."""
         return await self._run(self.sync.import_, lines, batch=batch, secrets=secrets)

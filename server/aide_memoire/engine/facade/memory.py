@@ -168,10 +168,21 @@ class Memory:
         )
 
     def store_many(
-        self, items: Iterable[Mapping[str, Any]], *, namespace: str = "default"
+        self, items: Iterable[Mapping[str, Any]], *, namespace: str = "default",
+        secrets: SecretsPolicy = "redact",
     ) -> list[str]:
-        """Store several memories in one transaction (one encoding batch); ids in order."""
-        return self._services.records.store_many(items, namespace=namespace)
+        """Store several memories in one transaction (one encoding batch); ids in order.
+        Each item on its own: a secret is redacted span by span, not the batch refused
+        (``secrets="refuse"``: all or nothing)."""
+        return self._services.records.store_many(items, namespace=namespace, secrets=secrets)
+
+    def store_many_report(
+        self, items: Iterable[Mapping[str, Any]], *, namespace: str = "default",
+        secrets: SecretsPolicy = "redact",
+    ) -> WriteResult:
+        """:meth:`store_many` with its report: ids, new count, secrets removed."""
+        return self._services.records.store_many_report(items, namespace=namespace,
+                                                        secrets=secrets)
 
     def store_conversation(
         self,
@@ -183,9 +194,11 @@ class Memory:
         context_turns: int = 1,
         preceding: Sequence[Mapping[str, Any] | str] | None = None,
         source: str | None = None,
-        secrets: SecretsPolicy = "refuse",
+        secrets: SecretsPolicy = "redact",
     ) -> list[str]:
-        """Store conversation turns verbatim, each indexed with its neighbouring turns."""
+        """Store conversation turns verbatim, each indexed with its neighbouring turns.
+        Each turn on its own: a secret is redacted span by span, not the call refused
+        (``secrets="refuse"``: all or nothing)."""
         return self._services.records.store_conversation(
             turns, namespace=namespace, session_id=session_id, observed_at=observed_at,
             context_turns=context_turns, preceding=preceding, source=source, secrets=secrets,
@@ -301,7 +314,7 @@ class Memory:
         )
 
     def import_(
-        self, lines: Iterable[str], *, batch: int = 500, secrets: SecretsPolicy = "refuse"
+        self, lines: Iterable[str], *, batch: int = 500, secrets: SecretsPolicy = "skip"
     ) -> ImportReport:
         """Add exported memories as they were; ids already present are skipped."""
         return self._services.exchange.import_(lines, batch=batch, secrets=secrets)

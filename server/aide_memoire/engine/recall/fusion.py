@@ -17,7 +17,8 @@ from ..core.text import QueryShape, states_time
 
 __all__ = [
     "DENSE_SCALES", "KEYWORD_SCALES", "KEYWORD_WEIGHTS", "Candidates", "RecallTuning",
-    "dense_scores", "fuse", "keyword_scores", "prefer_timed",
+    "dense_scores", "fuse", "keyword_coverage", "keyword_scores", "keyword_weight",
+    "prefer_timed",
 ]
 
 # bm25() column weights, in FTS_COLUMNS order. A turn's neighbours count for less than
@@ -102,6 +103,39 @@ class RecallTuning:
     # cosine over the namespace (its best row scores 1 however far it is); "cosine", the
     # cosine itself (fixed bounds 0 and 1, below 0 counts 0).
     dense_scale: str = "namespace"
+    # Query-adaptive fusion: the keyword weight scaled by the share of the ideal bm25 the
+    # best keyword row reaches (how much of the query's weight in words any row holds),
+    # up to full weight at a share of adaptive_keyword: a paraphrase, whose words no row
+    # holds, is ranked by meaning; a query whose words a row holds keeps its weight.
+    # 0.0: off; 1.0: the weight times the share itself (issue #31). Off: on the paraphrase
+    # set it makes fused hit@1 equal dense alone's (0.417 -> 0.542) and the personas' CV
+    # MRR gains 0.002, but LOCOMO's CV loses 0.003 hit@10 and 0.004 MRR, and a stage is on
+    # only when both conversation benchmarks say it helps (docs/benchmarks.md, issue 31).
+    adaptive_keyword: float = 0.0
+    # The session stage (engine/recall/stages.py): a turn gains session_weight times its
+    # session's share of the best session (the sum of a session's session_top best turns
+    # among the leading session_depth). 0: off: under CV it adds 0.004 hit@10 on LOCOMO
+    # (every fold chose 0.1) but no fold of the persona benchmark chose it.
+    session_weight: float = 0.0
+    session_top: int = 2
+    session_depth: int = 100
+    # The recency stage for present-tense attribute questions (engine/recall/stages.py): the
+    # leading recency_depth gain up to recency_weight by how late each was said. 0: off:
+    # 0.2 (the tune half's choice, with named_weight 0.2) takes held-out conversational
+    # updates "now" 18 -> 23 of 41, but costs multi-hop hit@1 on LOCOMO and the personas
+    # under CV, where no fold chose it but one.
+    recency_weight: float = 0.0
+    recency_depth: int = 10
+    # The name stage (engine/recall/stages.py): for a question answered by a name, the leading
+    # named_depth candidates that name something gain named_weight. 0: off: CV chose 0 in
+    # every fold of both conversation benchmarks.
+    named_weight: float = 0.0
+    named_depth: int = 50
+    # The addressed stage (engine/recall/stages.py): when the query names one speaker, the
+    # leading addressed_depth turns others said to someone ("you") gain addressed_weight.
+    # 0: off: 0.1-0.3 added one "now" of 31 on the conversational updates' tune half.
+    addressed_weight: float = 0.0
+    addressed_depth: int = 50
 
 
 @dataclass
@@ -172,16 +206,30 @@ def dense_scores(found: Candidates, scale: str) -> dict[int, float]:
     raise InvalidInput(f"unknown dense scale {scale!r}: expected one of {DENSE_SCALES}")
 
 
+def keyword_coverage(found: Candidates) -> float:
+    """The best keyword row's bm25 over the ideal row's, in [0, 1] (1 when not known)."""
+    if found.keyword_ideal <= 0 or not found.keyword:
+        return 1.0
+    return min(1.0, max(0.0, max(found.keyword.values()) / found.keyword_ideal))
+
+
+def keyword_weight(found: Candidates, tuning: RecallTuning) -> float:
+    """The keyword side's share of the fused score for this query."""
+    if not found.dense_live:
+        return 1.0
+    if found.shape.identifier:
+        return tuning.identifier_keyword_weight
+    if tuning.adaptive_keyword > 0:
+        share = min(1.0, keyword_coverage(found) / tuning.adaptive_keyword)
+        return tuning.keyword_weight * share
+    return tuning.keyword_weight
+
+
 def fuse(found: Candidates, tuning: RecallTuning) -> dict[int, float]:
     """One score per candidate (see RecallTuning for the formula)."""
     keyword_norm = keyword_scores(found, tuning.keyword_scale)
     dense_norm = dense_scores(found, tuning.dense_scale)
-    if not found.dense_live:
-        alpha = 1.0
-    elif found.shape.identifier:
-        alpha = tuning.identifier_keyword_weight
-    else:
-        alpha = tuning.keyword_weight
+    alpha = keyword_weight(found, tuning)
     fused = {
         r: alpha * keyword_norm.get(r, 0.0) + (1.0 - alpha) * dense_norm.get(r, 0.0)
         for r in found.rows()

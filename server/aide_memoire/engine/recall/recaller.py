@@ -17,7 +17,14 @@ import numpy as np
 
 from ...logs import get_logger
 from ..core.models import Hit, MemoryRecord
-from ..core.text import feedback_terms, fts_query, query_shape, query_terms
+from ..core.text import (
+    addresses_someone,
+    feedback_terms,
+    fts_query,
+    names_something,
+    query_shape,
+    query_terms,
+)
 from ..storage.migrations import FTS_COLUMNS
 from ..storage.store import RowFilter, Store
 from ..storage.vectors import VectorCache, VectorTables
@@ -25,6 +32,7 @@ from .calibrate import DocumentCounts
 from .embed import Embedder
 from .fusion import KEYWORD_WEIGHTS, Candidates, RecallTuning, fuse, prefer_timed
 from .rerank import Reranker, floor_for
+from .stages import RowFact, lift_addressed, lift_sessions, prefer_named, prefer_recent
 
 __all__ = ["KEYWORD_WEIGHTS", "Adjuster", "Recaller", "RecallRequest", "RecallTuning"]
 
@@ -217,7 +225,16 @@ class Recaller:
             read.update(self.store.records(conn, [r for r in rowids if r not in read]))
             return {r: read[r].content for r in rowids if r in read}
 
-        fused = prefer_timed(fuse(found, self.tuning), found.shape, self.tuning, contents)
+        def facts(rowids: Iterable[int]) -> dict[int, RowFact]:
+            read.update(self.store.records(conn, [r for r in rowids if r not in read]))
+            return {r: _fact(read[r]) for r in rowids if r in read}
+
+        tuning = self.tuning
+        fused = prefer_timed(fuse(found, tuning), found.shape, tuning, contents)
+        fused = lift_sessions(fused, facts, tuning)
+        fused = lift_addressed(fused, found.speaker_rows, facts, tuning)
+        fused = prefer_named(fused, found.shape, facts, tuning)
+        fused = prefer_recent(fused, found.shape, facts, tuning)
         reranked: dict[int, float] = {}
         if self.reranker is not None and self.reranker.live():
             fused, reranked = self._rerank(conn, request, fused)
@@ -381,6 +398,14 @@ class SpeakerNames:
     def forget(self, namespace: str) -> None:
         with self._lock:
             self._cache.pop(namespace, None)
+
+
+def _fact(record: MemoryRecord) -> RowFact:
+    at = record.observed_at or record.created_at
+    session = f"{record.namespace}\x00{record.session_id}" if record.session_id else None
+    return RowFact(session=session, at=at.timestamp() if at else None,
+                   named=names_something(record.content), speaker=record.speaker,
+                   addresses=addresses_someone(record.content))
 
 
 def _ranks(scores: dict[int, float]) -> dict[int, int]:

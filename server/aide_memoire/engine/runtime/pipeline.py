@@ -26,7 +26,7 @@ from ..storage.store import NewRow, Store, WriteHook, Written, indexed
 from ..storage.vectors import VectorTables
 from ..trust.derived import drop_mentions
 from ..trust.guard import Trust
-from ..trust.redact import redact_secrets
+from ..trust.redact import redact_record, redact_secrets
 from ..trust.screen import Screening
 from .conversation import REPLY_TO_PREVIOUS
 
@@ -37,12 +37,16 @@ __all__ = [
 
 log = get_logger(__name__)
 
-# "refuse": the write fails naming the secret (explicit stores: the caller can fix it).
-# "redact": each secret span becomes "[redacted:<kind>]" and the rest is kept (captured
-# turns, imports: nobody is there to fix the text, and one token must not lose a turn).
-SecretsPolicy = Literal["refuse", "redact"]
-SECRETS_POLICIES: tuple[SecretsPolicy, ...] = ("refuse", "redact")
-_REDACTED_FIELDS = ("content", "context")  # free text; tags, metadata, source still refuse
+# "redact" (batches' default): each secret span becomes "[redacted:<kind>]" in whatever
+# field it sits and the rest of the item is kept, so one suspected secret (a false alarm
+# included) costs one span, never a turn or a batch; the call reports each span.
+# "refuse": all or nothing, asked for explicitly: the first secret fails the whole call
+# naming it, nothing of the call is stored (a single ``store`` always refuses: its caller
+# is there to fix the text).
+# "skip" (imports only): a line holding a secret is left out and named in the report.
+SecretsPolicy = Literal["refuse", "redact", "skip"]
+SECRETS_POLICIES: tuple[SecretsPolicy, ...] = ("refuse", "redact", "skip")
+_SPANNED_FIELDS = ("content", "context")  # free text: the report gives offsets there
 
 
 @dataclass(frozen=True)
@@ -52,8 +56,8 @@ class RowRedaction:
     index: int
     field: str
     kind: str
-    start: int
-    end: int
+    start: int | None = None  # offsets in the original text (content and context only)
+    end: int | None = None
 
 
 @dataclass
@@ -75,27 +79,31 @@ class WriteResult:
     redactions: tuple[RowRedaction, ...] = ()
 
 
-def check_policy(secrets: object) -> SecretsPolicy:
-    if secrets not in SECRETS_POLICIES:
-        raise InvalidInput(f"secrets must be one of {list(SECRETS_POLICIES)}, got {secrets!r}")
+def check_policy(
+    secrets: object, allowed: tuple[SecretsPolicy, ...] = ("refuse", "redact")
+) -> SecretsPolicy:
+    if secrets not in allowed:
+        raise InvalidInput(f"secrets must be one of {list(allowed)}, got {secrets!r}")
     return secrets
 
 
 def _redact(rows: Sequence[NewRow]) -> list[RowRedaction]:
+    """Every field of every row redacted span by span (trust/redact.py, as capture and
+    imports do): free text with the spans' offsets, labels, tags and metadata by kind."""
     out: list[RowRedaction] = []
     for index, row in enumerate(rows):
-        for name in _REDACTED_FIELDS:
+        for name in _SPANNED_FIELDS:
             value = getattr(row, name)
-            if not isinstance(value, str) or not value:
-                continue
-            result = redact_secrets(value)
-            if result.findings:
-                setattr(row, name, result.text)
-                out.extend(
-                    RowRedaction(index, name, str(getattr(f, "kind", "secret")),
-                                 int(getattr(f, "start", 0)), int(getattr(f, "end", 0)))
-                    for f in result.findings
-                )
+            if isinstance(value, str) and value:
+                result = redact_secrets(value)
+                if result.findings:
+                    setattr(row, name, result.text)
+                    out.extend(RowRedaction(index, name, f.kind, f.start, f.end)
+                               for f in result.findings)
+        updates, kinds = redact_record(row)
+        for name, value in updates.items():
+            setattr(row, name, value)
+            out.extend(RowRedaction(index, name, kind) for kind in kinds[name])
     return out
 
 
@@ -163,7 +171,9 @@ class WritePipeline:
         """Apply the secrets policy, screen (refusing or holding), encode, and run the
         hooks' model work. ``given_vectors`` (row index -> vector) skips encoding those."""
         redactions = _redact(rows) if check_policy(secrets) == "redact" else []
-        screenings = self.trust.screen_rows(rows)  # refuses secrets, holds suspect rows
+        # Refuses secrets, holds suspect rows; an import's rows are screened as imported.
+        imported = records is not None and any(r is not None for r in records)
+        screenings = self.trust.screen_rows(rows, imported=imported)
         vectors = self._vectors(rows, given_vectors or {})
         state: dict[str, Any] = {}
         for name, hook in self.after_write:

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from ..core import validate as v
-from ..core.errors import InvalidInput
+from ..core.errors import InvalidInput, SecretRefused
 from ..core.models import ImportReport, MemoryRecord
 from ..ops import transfer
-from ..runtime.pipeline import SecretsPolicy, check_policy
+from ..runtime.pipeline import SECRETS_POLICIES, SecretsPolicy, check_policy
 from ..storage.store import NewRow
 
 if TYPE_CHECKING:
@@ -96,19 +96,22 @@ class ExchangeService:
         return count
 
     def import_(
-        self, lines: Iterable[str], *, batch: int = 500, secrets: SecretsPolicy = "refuse"
+        self, lines: Iterable[str], *, batch: int = 500, secrets: SecretsPolicy = "skip"
     ) -> ImportReport:
         """Add exported memories as they were; ids already present are skipped.
 
         Each is validated and screened as a new write would be, whatever its status: a
-        secret in any field refuses the import, or with ``secrets="redact"`` is replaced by
-        ``[redacted:<kind>]`` (counted in the report) so the rest of the file loads;
-        suspected injection is held for review. Then the rows go through the write pipeline
+        line with a secret in any field is left out and named in ``report.refused`` (the
+        rest of the file loads); with ``secrets="redact"`` the secret is replaced by
+        ``[redacted:<kind>]`` (counted in the report) and the line kept; with
+        ``secrets="refuse"`` the first such line stops the import. Suspected injection is
+        held for review. Then the rows go through the write pipeline
         (audited, given facts). Added memories get vectors when dense recall is live: the
         export's own when it was made in the same embedding space, else encoded here.
         """
-        check_policy(secrets)
+        check_policy(secrets, SECRETS_POLICIES)
         read = added = redacted = 0
+        refused: list[str] = []
         pending: list[tuple[int, MemoryRecord]] = []
         vectors: dict[str, Any] = {}
         space: dict[str, Any] = {}
@@ -141,7 +144,14 @@ class ExchangeService:
                 v.validate_record(record, max_bytes=self.settings.max_content_bytes)
             except InvalidInput as exc:
                 raise type(exc)(f"import line {number}: {exc}") from None
-            record, found = self.trust.screen_import(record, number, redact=secrets == "redact")
+            try:
+                record, found = self.trust.screen_import(record, number,
+                                                         redact=secrets == "redact")
+            except SecretRefused as exc:
+                if secrets == "refuse":
+                    raise
+                refused.append(str(exc))  # names the line, field, kind and offset, never the value
+                continue
             redacted += sum(len(kinds) for kinds in found.values())
             pending.append((number, record))
             if vector is not None and space.get("dim"):
@@ -152,7 +162,8 @@ class ExchangeService:
                 pending, vectors = [], {}
         if pending:
             added += self._import_batch(pending, vectors, space.get("key"))
-        return ImportReport(read=read, added=added, skipped=read - added, redacted=redacted)
+        return ImportReport(read=read + len(refused), added=added, skipped=read - added,
+                            redacted=redacted, refused=refused)
 
     def _import_row(self, number: int, record: MemoryRecord) -> NewRow:
         """The record as a new write, validated field by field like one."""

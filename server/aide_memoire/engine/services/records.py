@@ -31,6 +31,12 @@ __all__ = ["RecordsService"]
 log = get_logger(__name__)
 
 
+def _log_redactions(result: WriteResult) -> None:
+    if result.redactions:
+        log.info("secrets_redacted", count=len(result.redactions),
+                 kinds=sorted({r.kind for r in result.redactions}))
+
+
 class RecordsService:
     def __init__(self, ctx: EngineContext) -> None:
         self.ctx = ctx
@@ -102,13 +108,25 @@ class RecordsService:
         return self._write_rows([row], then=then)[0]
 
     def store_many(
-        self, items: Iterable[Mapping[str, Any]], *, namespace: str = "default"
+        self, items: Iterable[Mapping[str, Any]], *, namespace: str = "default",
+        secrets: SecretsPolicy = "redact",
     ) -> list[str]:
         """Store several memories in one transaction (one encoding batch); ids in order.
 
         Each item takes the keyword arguments of :meth:`store` (``content`` required);
-        an item's own ``namespace`` overrides the call's.
+        an item's own ``namespace`` overrides the call's. Each item is handled on its own:
+        a suspected secret is redacted span by span (``[redacted:<kind>]``), a suspected
+        injection holds that item only; ``secrets="refuse"`` asks for all or nothing.
+        :meth:`store_many_report` also says what was redacted.
         """
+        return self.store_many_report(items, namespace=namespace, secrets=secrets).ids
+
+    def store_many_report(
+        self, items: Iterable[Mapping[str, Any]], *, namespace: str = "default",
+        secrets: SecretsPolicy = "redact",
+    ) -> WriteResult:
+        """:meth:`store_many` with its report: ids, how many were new, secrets removed."""
+        check_policy(secrets)
         rows: list[NewRow] = []
         allowed = {"content", "namespace", "kind", "tags", "importance", "metadata",
                    "observed_at", "source"}
@@ -130,7 +148,9 @@ class RecordsService:
                     source=item.get("source"),
                 )
             )
-        return self._write_rows(rows)
+        result = self.pipeline.write(rows, secrets=secrets)
+        _log_redactions(result)
+        return result
 
     def store_conversation(
         self,
@@ -142,15 +162,17 @@ class RecordsService:
         context_turns: int = 1,
         preceding: Sequence[Mapping[str, Any] | str] | None = None,
         source: str | None = None,
-        secrets: SecretsPolicy = "refuse",
+        secrets: SecretsPolicy = "redact",
     ) -> list[str]:
         """Store conversation turns verbatim, each indexed with its neighbouring turns.
 
         A turn is a mapping with ``speaker`` and ``content`` and optional ``role``,
         ``observed_at`` and ``metadata``. Turns continue the session ``session_id`` (a new
         one if not given); ``preceding`` gives earlier turns not stored here, for context.
-        ``secrets="redact"`` (captured sessions) replaces each secret by a marker instead
-        of refusing the batch; :meth:`store_conversation_report` also says what it removed.
+        Each turn is handled on its own: a suspected secret is replaced span by span by
+        ``[redacted:<kind>]`` (the turn and every other turn are kept), a suspected
+        injection holds that turn; ``secrets="refuse"`` asks for all or nothing.
+        :meth:`store_conversation_report` also says what it removed.
         """
         return self.store_conversation_report(
             turns, namespace=namespace, session_id=session_id, observed_at=observed_at,
@@ -201,9 +223,7 @@ class RecordsService:
             source=source,
         )
         result = self.pipeline.write(rows, secrets=secrets)
-        if result.redactions:
-            log.info("secrets_redacted", count=len(result.redactions),
-                     kinds=sorted({r.kind for r in result.redactions}))
+        _log_redactions(result)
         return result
 
     def _write_rows(

@@ -23,6 +23,7 @@ from . import audit, review
 from .findings import Finding
 from .injection import size_anomaly
 from .pii import mask_pii, mask_value
+from .provenance import provenance_of
 from .redact import redact_record
 from .screen import Screening, ScreenMode, refuse_record_secrets, screen_record
 
@@ -58,8 +59,9 @@ class Trust:
 
     # -- screening (before the transaction) --------------------------------------------
 
-    def screen_rows(self, rows: Sequence[NewRow]) -> list[Screening]:
-        """Refuse any secret in the batch; screen each row, marking quarantined ones."""
+    def screen_rows(self, rows: Sequence[NewRow], *, imported: bool = False) -> list[Screening]:
+        """Refuse any secret in the batch; screen each row by its provenance (who its
+        words come from), marking quarantined ones."""
         for row in rows:
             refuse_record_secrets(row)
         stats = self._size_stats({row.namespace for row in rows})
@@ -67,7 +69,8 @@ class Trust:
         for row in rows:
             count, mean, sd = stats.get(row.namespace, (0, 0.0, 0.0))
             screening = screen_record(
-                row, mode=self.mode, extra=size_anomaly(len(row.content), count, mean, sd)
+                row, mode=self.mode, extra=size_anomaly(len(row.content), count, mean, sd),
+                provenance=provenance_of(row, actor=self.actor, imported=imported),
             )
             if screening.quarantine:
                 row.status = "quarantined"
@@ -81,7 +84,8 @@ class Trust:
         screened = ("content", "tags", "source", "metadata")
         if not any(fields.get(name) is not None for name in screened):
             return None
-        return screen_record({k: fields.get(k) for k in screened}, mode=self.mode)
+        return screen_record({k: fields.get(k) for k in screened}, mode=self.mode,
+                             provenance=provenance_of(fields, actor=self.actor))
 
     def screen_import(
         self, record: MemoryRecord, line: int, *, redact: bool = False
@@ -102,7 +106,9 @@ class Trust:
                 f"import line {line}: {exc}", kind=exc.kind, label=exc.label, field=exc.field,
                 offset=exc.offset,
             ) from None
-        if record.status != "quarantined" and screen_record(record, mode=self.mode).quarantine:
+        if record.status != "quarantined" and screen_record(
+            record, mode=self.mode, provenance="import"
+        ).quarantine:
             record = record.model_copy(update={"status": "quarantined"})
         return record, report
 
@@ -132,18 +138,19 @@ class Trust:
         self._save_findings(tx, memory_id, screening.flags)
         log_length = math.log(max(len(row.content), 1))
         SizeStats.add(tx, row.namespace, log_length)
-        detail: dict[str, Any] = {"kind": row.kind, "status": row.status}
+        detail: dict[str, Any] = {"kind": row.kind, "status": row.status,
+                                  "provenance": screening.provenance}
         if screening.flags:
             detail["flags"] = sorted({f"{f.category}:{f.rule}" for f in screening.flags})
         if row.status == "quarantined":
-            detail["review_item"] = self._hold(tx, row.namespace, memory_id, screening.injection)
+            detail["review_item"] = self._hold(tx, row.namespace, memory_id, screening)
         audit.append_event(
             tx, actor=self.actor, action=action, namespace=row.namespace, memory_id=memory_id,
             content_hash=content_hash(row.content), detail=detail,
         )
 
     def record_import(self, tx: Connection, record: MemoryRecord) -> None:
-        screening = screen_record(record, mode=self.mode)
+        screening = screen_record(record, mode=self.mode, provenance="import")
         row = NewRow(namespace=record.namespace, kind=record.kind, content=record.content,
                      status=record.status)
         self.record_write(tx, record.id, row, screening, action="import")
@@ -165,9 +172,7 @@ class Trust:
             self._save_findings(tx, record.id, screening.flags)
             if screening.quarantine and record.status == "active":
                 self.store.update_fields(tx, rowid, {"status": "quarantined"})
-                detail["review_item"] = self._hold(
-                    tx, record.namespace, record.id, screening.injection
-                )
+                detail["review_item"] = self._hold(tx, record.namespace, record.id, screening)
                 record = record.model_copy(update={"status": "quarantined"})
         audit.append_event(
             tx, actor=self.actor, action="update", namespace=record.namespace,
@@ -210,11 +215,12 @@ class Trust:
         tx: Connection,
         namespace: str,
         memory_id: str,
-        findings: Sequence[Finding],
+        screening: Screening,
     ) -> str:
         return review.open_item(
             tx, namespace=namespace, kind="quarantine", memory_id=memory_id,
-            evidence={"mode": self.mode, "findings": [f.as_evidence() for f in findings]},
+            evidence={"mode": self.mode, "provenance": screening.provenance,
+                      "findings": [f.as_evidence() for f in screening.injection]},
         )
 
     # -- export ------------------------------------------------------------------------

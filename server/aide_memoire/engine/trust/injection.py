@@ -20,6 +20,7 @@ import unicodedata
 
 from .findings import Confidence, Finding
 from .gate import LiteralGate
+from .injection_lexicon import LEXICON_RULE, override_in_other_languages
 from .injection_rules import INJECTION_RULES, MEDIUM_RULES, NEEDS
 from .normalize import Normalized, loose, normalize
 
@@ -124,6 +125,34 @@ def _merge_runs(found: list[Finding]) -> list[Finding]:
 
 
 _GATE = LiteralGate(INJECTION_RULES, [rule for rule, _, _ in INJECTION_RULES], NEEDS)
+# The lexicon runs on non-ASCII text, or ASCII text with one of its Latin-script verbs.
+_ASCII_LEXICON = re.compile(
+    r"(?i)\b(?:ignor|oubli|olvid|esque|dimentic|vergiss|vergesst|negeer|vergeet|glem|ohita|"
+    r"unohda|zignoruj|zapomnij|abaikan|lupakan|desconsider|trascura|missachte|haz caso|"
+    r"no sigas|non seguire|bo qua|strunta)")
+
+# A documented install line: "# On macOS and Linux.\ncurl -LsSf https://astral.sh/uv/install.sh
+# | sh" in a README. It is held only when something else makes it an order: the words
+# around it must present an installation (and not address the agent), the download must
+# be over https from a named host. The same line alone, or in quotes, stays held.
+_INSTALL_CONTEXT = re.compile(
+    r"(?i)\binstall(?:s|ed|er|ing|ation)?\b|\bset ?up\b|\bget started\b|"
+    r"\bon (?:macos|linux|windows|unix)\b|\b(?:specific|latest) version\b|"
+    r"(?:^|\n)\s*(?:\$|>|PS>)\s|```")
+_HTTPS_HOST = re.compile(
+    r"(?i)https://(?!\d+\.\d+\.\d+\.\d+)[a-z0-9-]+(?:\.[a-z0-9-]+)+(?:[/\s\"']|$)")
+_TO_AGENT = re.compile(
+    r"(?i)\b(?:assistant|agent|ai|claude|llm|model|bot)\b|\byou\s+(?:must|should|need|have)\b|"
+    r"\b(?:now|immediately|silently|quietly|secretly|without)\b")
+
+
+def _documented_install(text: str, start: int, end: int) -> bool:
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    command = text[start:line_end]  # the URL may follow the match on its line
+    around = text[:start] + " " + text[line_end:]  # the words presenting it, not the URL
+    return bool(_HTTPS_HOST.search(command)) and bool(
+        _INSTALL_CONTEXT.search(around)) and not _TO_AGENT.search(text)
 
 
 def _rule_findings(norm: Normalized, field: str) -> list[Finding]:
@@ -136,9 +165,19 @@ def _rule_findings(norm: Normalized, field: str) -> list[Finding]:
             confidence: Confidence = "high"
             if spans is None:
                 spans = _quote_spans(norm.original)
-            if rule in MEDIUM_RULES or _quoted(norm.original, spans, start, end):
+            if rule in MEDIUM_RULES or _quoted(norm.original, spans, start, end) or (
+                rule == "shell-payload" and _documented_install(norm.original, start, end)
+            ):
                 confidence = "medium"
             found.append(Finding("injection", rule, label, start, end, confidence, field))
+    if not text.isascii() or _ASCII_LEXICON.search(text):
+        spans = _quote_spans(norm.original) if spans is None else spans
+        for lo, hi in override_in_other_languages(text):
+            start, end = norm.span(lo, hi)
+            confidence = "medium" if _quoted(norm.original, spans, start, end) else "high"
+            found.append(Finding("injection", LEXICON_RULE, "order to ignore earlier "
+                                 "instructions (another language)", start, end, confidence,
+                                 field))
     return found
 
 

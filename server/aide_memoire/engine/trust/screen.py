@@ -12,6 +12,7 @@ from .fields import record_fields
 from .findings import Finding
 from .injection import scan_injection
 from .pii import scan_pii
+from .provenance import Provenance, for_person
 from .secrets import scan_secrets
 
 __all__ = ["ScreenMode", "Screening", "refuse_record_secrets", "refuse_secrets",
@@ -51,6 +52,7 @@ class Screening:
     pii: list[Finding] = field(default_factory=list)
     injection: list[Finding] = field(default_factory=list)
     quarantine: bool = False
+    provenance: Provenance = "program"
 
     @property
     def flags(self) -> list[Finding]:
@@ -79,13 +81,22 @@ def refuse_secrets(fields: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> Non
             )
 
 
-def screen_text(text: str, *, mode: ScreenMode, extra: Finding | None = None) -> Screening:
+def _judged(injection: list[Finding], provenance: Provenance) -> list[Finding]:
+    """A person's own rule is flagged (medium), not held; any other writer's is held."""
+    return [Finding(f.category, f.rule, f.label, f.start, f.end, "medium", f.field)
+            if f.confidence == "high" and for_person(f.rule, provenance) else f
+            for f in injection]
+
+
+def screen_text(text: str, *, mode: ScreenMode, extra: Finding | None = None,
+                provenance: Provenance = "program") -> Screening:
     """Personal data and suspected injection in ``text`` (secrets are refused earlier)."""
-    injection = scan_injection(text)
+    injection = _judged(scan_injection(text), provenance)
     if extra is not None:
         injection.append(extra)
     quarantine = mode == "enforce" and any(f.confidence == "high" for f in injection)
-    return Screening(pii=scan_pii(text), injection=injection, quarantine=quarantine)
+    return Screening(pii=scan_pii(text), injection=injection, quarantine=quarantine,
+                     provenance=provenance)
 
 
 def refuse_record_secrets(record: Any) -> None:
@@ -93,15 +104,20 @@ def refuse_record_secrets(record: Any) -> None:
     refuse_secrets(record_fields(record))
 
 
-def screen_record(record: Any, *, mode: ScreenMode, extra: Finding | None = None) -> Screening:
+def screen_record(record: Any, *, mode: ScreenMode, extra: Finding | None = None,
+                  provenance: Provenance = "program") -> Screening:
     """Personal data and suspected injection in every field of ``record``: an order in a
-    tag, a speaker name or a metadata value holds the memory as one in its text does."""
+    tag, a speaker name or a metadata value holds the memory as one in its text does.
+    ``provenance`` (trust/provenance.py) decides whether a rule given to the agent is the
+    person's own or an attack."""
     pii: list[Finding] = []
     injection: list[Finding] = []
     for name, text in record_fields(record):
         injection.extend(_scan("injection", text, name))
         pii.extend(_scan("pii", text, name))
+    injection = _judged(injection, provenance)
     if extra is not None:
         injection.append(extra)
     quarantine = mode == "enforce" and any(f.confidence == "high" for f in injection)
-    return Screening(pii=pii, injection=injection, quarantine=quarantine)
+    return Screening(pii=pii, injection=injection, quarantine=quarantine,
+                     provenance=provenance)

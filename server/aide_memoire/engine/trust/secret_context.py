@@ -32,17 +32,45 @@ _ASSIGNMENT = re.compile(
     r"[\"'`]?\]?(?:\s*(?::=|=>|=|:)|\s(?:is|was|are)\s|(?P<blank>[ \t]+))\s*"
     r"(?:(?P<quote>[\"'`])(?P<quoted>[^\"'`\n]{1,200})(?P=quote)|(?P<value>[^\s\"'`,;)}\]>]{3,}))"
 )
-_SPLIT_NAME = re.compile(r"[_.\-\s]+|(?<=[a-z0-9])(?=[A-Z])")
-_PASSWORD_PARTS = ("pass", "pwd")  # prefixes of a part; "pw" and "pword" count whole
-_NOT_PASSWORD = ("passport", "bypass", "compass", "passenger", "passive", "passthrough",
-                 "passed", "passes", "passing", "passage", "encompass", "surpass")
-_SECRET_PARTS = ("secret", "credential", "credentials", "creds", "private", "signing", "salt",
-                 "cookie", "auth", "authorization", "signature", "session")
-# A last word that makes the name point at, describe or configure a secret.
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+_SPLIT_NAME = re.compile(r"[_.\-\s]+|(?<=[a-z0-9])(?=[A-Z])")
+# A part of a name that says password: the word itself, its short forms, a compound
+# ending in one ("dbpass", "rootpwd"); never a word that only starts alike ("passion").
+_PASSWORD_PREFIXES = ("password", "passwd", "passphrase", "passcode", "passw", "pwd")
+_PASSWORD_SUFFIXES = ("pass", "pwd", "passwd", "password")
+
+
+def _password_part(part: str) -> bool:
+    return part in ("pw", "pword", "pass") or part.startswith(_PASSWORD_PREFIXES) or (
+        part.endswith(_PASSWORD_SUFFIXES)
+    )
+
+_NOT_PASSWORD = ("passport", "bypass", "compass", "passenger", "passive", "passthrough",
+                 "passed", "passes", "passing", "passage", "encompass", "surpass")
+_SECRET_PARTS = ("secret", "credential", "credentials", "creds", "private", "signing", "salt",
+                 "cookie", "auth", "authorization", "signature", "session")
+# Words that contain a credential word but mean something else: a name made of one of
+# them says nothing about its value ("author = ...", "tokenizer = ...", "keyboard: ...").
+_ORDINARY_PARTS = _words(
+    "author authors authored authoring authority authorities authorize authorized authorizer "
+    "authorizes authorizing authorization_code authentic authenticity tokenizer tokenizers "
+    "tokenize tokenized tokenization tokenizing keyboard keyboards keyword keywords keystroke "
+    "keystrokes keyframe keyframes keynote keypad keypress keyup keydown keymap keymaps "
+    "keyset keyspace keyword_only monkey turkey hockey jockey whiskey donkey passenger "
+    "passengers passage passages passport compass bypass passive passthrough encompass surpass "
+    "authen "
+    "sessions_dir salty saltstack"
+)
+# "pass", "passing" as verbs: "Pass `override=True` to ...", "passing --preview". An
+# assignment or a copula ("pass = x", "PASS: x", "the db pass is x") makes them names.
+_PASS_VERBS = frozenset({"pass", "passing", "passed", "passes"})
+# Secret-like names whose value must look generated to count (a cookie "fig=newton", a
+# session "length: 57600s" are data); secret and credential names also take passwords.
+_STRICT_SECRET_PARTS = ("secret", "credential", "creds", "private")
+# A last word that makes the name point at, describe or configure a secret.
 _POINTER_SUFFIXES = _words(
     "id ids name names url uri urls path paths file files dir directory folder arn length len "
     "min max ttl expiry expires expiration lifetime timeout algorithm algo alg type types "
@@ -52,7 +80,8 @@ _POINTER_SUFFIXES = _words(
     "store source server issuer audience method scheme limit limits bits usage required "
     "enabled disabled strategy backend class template pattern regex rule rules map manager "
     "table schema option options flag level policy reset expired changed attempts validator "
-    "strength complexity encoding encoder charset list type_ kind"
+    "strength complexity encoding encoder charset list type_ kind expression callback cb "
+    "handler fn func function hook"
 )
 # Words before "key"/"token" that make it a data-structure or pagination key.
 _DATA_KEY_WORDS = _words(
@@ -70,6 +99,7 @@ _DATA_KEY_WORDS = _words(
 def _name_class(name: str) -> str | None:
     """'password', 'secret', 'key' (a credential that must look generated) or None."""
     parts = [p.lower() for p in _SPLIT_NAME.split(name) if p]
+    parts = [p for p in parts if p not in _ORDINARY_PARTS]
     if not parts:
         return None
     joined = "".join(parts)
@@ -86,7 +116,7 @@ def _name_class(name: str) -> str | None:
         return None
     if any(w in joined for w in _NOT_PASSWORD):
         joined = joined.replace("bypass", "").replace("passport", "")
-    if any(p.startswith(_PASSWORD_PARTS) or p in ("pw", "pword") for p in parts) or (
+    if any(_password_part(p) for p in parts) or (
         "password" in joined
     ) or (
         "passwd" in joined or joined.endswith(("pass", "pwd"))
@@ -105,9 +135,14 @@ def _assignments(text: str) -> Iterator[Finding]:
         group = "quoted" if match.group("quoted") is not None else "value"
         value = match.group(group).rstrip(".")
         start = match.start(group)
+        if value.startswith(("-", ":")):
+            continue  # the next flag of a usage line, a "::" namespace: no value here
         kind = _name_class(name)
         if kind is None:
             continue
+        separator = text[match.end("name"):match.start(group)]
+        if name.lower() in _PASS_VERBS and match.group("blank"):
+            continue  # the verb: "pass `x=True`", "passing "--flag""
         # "NAME value" with only a blank between: a Dockerfile ENV, a config line. Only for
         # names written as identifiers or before a quoted literal (SQL's PASSWORD 'x'), never
         # for a prose word ("password reset").
@@ -115,13 +150,13 @@ def _assignments(text: str) -> Iterator[Finding]:
             group != "quoted"
         ):
             continue
-        separator = text[match.end("name"):match.start(group)]
         worded = bool(re.search(r"\s(?:is|was|are)\s", separator))
         if kind == "password":
             hit = is_password(value) if not worded else is_password(value) and not value.isalpha()
         elif kind == "secret":
+            strict = any(w in name.lower() for w in _STRICT_SECRET_PARTS)
             hit = looks_random(value, uuid_counts=True, min_length=12) or (
-                not worded and is_password(value) and len(value) >= 10)
+                strict and not worded and is_password(value) and len(value) >= 10)
         else:
             env_name = "_" in name and name.upper() == name
             hit = looks_random(value, uuid_counts=env_name or any(
@@ -145,7 +180,8 @@ _COMMANDS = re.compile(
     rf"|\bredis-cli\b[^\n|;]*?\s-a\s+{_ARG.replace('value', 'value5')}"
     rf"|\bldap(?:search|modify|add|delete|passwd|whoami)\b[^\n|;]*?\s-w\s+"
     rf"{_ARG.replace('value', 'value6')}"
-    r"|\b(?:7z|7za|unzip|zip|unrar|rar)\b[^\n|;]*?\s-[pP]\s?[\"']?(?P<value7>[^\s\"'\-][^\s\"']*)"
+    r"|(?:\b(?:7z|7za)\b[^\n|;]*?\s-[pP]|\b(?:unzip|zip|unrar|rar)\b[^\n|;]*?\s(?-i:-P))"
+    r"\s?[\"']?(?P<value7>[^\s\"'\-][^\s\"']*)"
     r"|\bpass(?:in|out)?\s+pass:(?P<value8>\S+)"
     rf"|\bsmbclient\b[^\n|;]*?\s-U\s+[\"']?[^\s%\"']+%{_ARG.replace('value', 'value9')}"
     rf"|\bmongo(?:sh|dump|restore|import|export)?\b[^\n|;]*?\s(?:-p|--password)\s+"
@@ -157,7 +193,8 @@ _COMMANDS = re.compile(
     rf"|\bssh-keygen\b[^\n|;]*?\s-N\s+{_ARG.replace('value', 'value15')}"
     r"|\becho\s+(?:-n\s+)?[\"']?(?P<value16>[^\s\"'|]+)[\"']?\s*\|\s*(?:sudo\s+-S|"
     r"(?:docker|podman|helm\s+registry)\s+login|chpasswd|passwd\s+--stdin)"
-    r"|\bidentified\s+(?:with\s+\S+\s+)?by\s+[\"'](?P<value18>[^\"'\n]+)"
+    r"|\b(?:user|role|login)\b[^\n;]{0,80}?\bidentified\s+(?:with\s+\S+\s+)?by\s+[\"']"
+    r"(?P<value18>[^\"'\n]+)"
     r"|(?<![\w-])--(?:password|passwd|pass|db-password|admin-password|root-password|token|"
     r"api-key|apikey|api-token|auth-token|access-token|secret|client-secret|secret-key|"
     r"access-key|secret-access-key|private-token|bearer)(?=[=\s])(?:=|\s+)"
@@ -166,16 +203,29 @@ _COMMANDS = re.compile(
 )
 
 
+# "systemd-cryptenroll(1)": a manual page named after a flag, in a SEE ALSO list.
+_MAN_REFERENCE = re.compile(r"^[\w.\-]+\(\d\w*\)$")
+
+
 def _commands(text: str) -> Iterator[Finding]:
     for match in _COMMANDS.finditer(text):
         group = next(g for g, v in match.groupdict().items() if v is not None)
         value = match.group(group)
+        if group == "value17":
+            value = value.rstrip("]),.")  # "[--password=PASSWORD]" in a usage line
+            if _MAN_REFERENCE.match(value):
+                continue
         if len(value) < 3 or is_placeholder(value) or is_reference(value) or value == "-":
             continue
         if value.startswith("-") or value.lower() in ("stdin", "prompt"):
             continue
+        # A flag's value must look like a password: "--password Force X to prompt" and
+        # "--password=PASSWORD" are a manual's words, not a secret.
+        if group == "value17" and not (is_password(value) or looks_random(value)):
+            continue
+        start = match.start(group)
         yield Finding("secret", "command-password", "password on a command line",
-                      *match.span(group))
+                      start, start + len(value))
 
 
 _HEADERS = re.compile(
@@ -215,14 +265,38 @@ _PASSWORD_WORDS = (
     r"पासवर्ड|m[aậ]t kh[aẩ]u|kata sandi|geheimnis|segreto|секрет"
 )
 _CONNECTORS = (
+    r"\s+(?:is|was)\s+(?:stored|kept|saved|set|given|configured)\s+(?:as|to)|"
+    r"\s+(?:stored|saved|kept)\s+as|"
     r"\s*(?:[=:：]|->)|\s+(?:is|was|are|est|ist|lautet|es|era|é|è|e|to|är|er|on|jest|je|"
     r"olarak|это|—|-|là|adalah)|\s*(?:是|为|為|は|는|은|هي|है)"
 )
 _CJK_WORDS = r"密码|密碼|パスワード|비밀번호"
-_PHRASE = re.compile(
-    rf"(?i)(?:(?<!\w)(?:{_PASSWORD_WORDS})|{_CJK_WORDS})(?:\s+[^\s:=]{{1,14}}){{0,3}}?"
-    rf"(?:{_CONNECTORS})\s*[\"'`«“]?(?P<value>[^\s\"'`»”]{{6,}})"
+_PHRASE = re.compile(rf"(?i)(?P<word>(?<!\w)(?:{_PASSWORD_WORDS})|{_CJK_WORDS})")
+# After the word: k short words ("for the billing webhook"), a connector, the value. Each
+# k is tried in turn, so "the password was changed to X" is read past "was changed".
+_PHRASE_TAILS = tuple(
+    re.compile(rf"(?i)(?:\s+[^\s:=]{{1,14}}){{{k}}}(?:{_CONNECTORS})\s*[\"'`«“]?"
+               r"(?P<value>[^\s\"'`»”]{6,})")
+    for k in range(5)
 )
+# Words that name a generated credential rather than a password a person picks: the
+# value after them must look generated ("the token=RXP95LE2XL" in a badge URL is not).
+_GENERATED_WORDS = re.compile(
+    r"(?i)^(?:secret(?: key)?|api ?key|access ?token|token|geheimnis|segreto|секрет)$")
+# English endings of ordinary words: "the password is required / incorrect / hashed".
+_WORD_ENDINGS = ("ed", "ing", "ly", "tion", "sion", "able", "ible", "ment", "ness", "ive",
+                 "ous", "ful", "less", "ity", "ence", "ance", "ate", "ise", "ize", "al")
+
+
+def _stated_password(value: str) -> bool:
+    """A value stated after a password word: mixed characters, a long one-word
+    passphrase of letters that is not an ordinary word, or a number of 6+ digits."""
+    if value.isdigit():
+        return len(value) >= 6
+    if value.isalpha():
+        return (len(value) >= 10 and value.isascii() and value.islower()
+                and not value.endswith(_WORD_ENDINGS))
+    return is_password(value)
 # A credential word followed directly by a generated-looking value: "my secret X9f...".
 _BARE = re.compile(
     r"(?i)(?<![\w.\-])(?:secret|token|api[ _]?key|access[ _]key|secret[ _]access[ _]key|"
@@ -232,11 +306,21 @@ _NETRC = re.compile(r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<value>\
 
 
 def _sentences(text: str) -> Iterator[Finding]:
-    for match in _PHRASE.finditer(text):
-        value = match.group("value").rstrip(".,;!?)")
-        if is_password(value) and not value.isalpha() or looks_random(value, min_length=12):
-            yield Finding("secret", "stated-password", "password given in a sentence",
-                          match.start("value"), match.start("value") + len(value))
+    for word in _PHRASE.finditer(text):
+        generated = _GENERATED_WORDS.match(word.group("word").lower()) is not None
+        for tail in _PHRASE_TAILS:
+            match = tail.match(text, word.end())
+            if match is None:
+                continue
+            value = match.group("value").rstrip(".,;:!?)]>")
+            if value.startswith(("-", ":")) or is_placeholder(value):
+                continue  # a command-line flag follows the word, or a stand-in
+            if looks_random(value, uuid_counts=generated, min_length=12) or (
+                not generated and _stated_password(value)
+            ):
+                yield Finding("secret", "stated-password", "password given in a sentence",
+                              match.start("value"), match.start("value") + len(value))
+                break
     for match in _BARE.finditer(text):
         value = match.group("value").rstrip(".,;!?)")
         before = text[max(0, match.start() - 16):match.start()].lower()

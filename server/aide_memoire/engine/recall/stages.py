@@ -1,0 +1,135 @@
+"""Recall stages after fusion that read what a row is, not only how it scored.
+
+Pure functions over fused scores and a ``RowFacts`` lookup (a row's session and time),
+so that bench/locomo_cv.py scores the very code recall runs. Each is off while its
+weight is 0 in ``RecallTuning``; which are on, and why, is in docs/benchmarks.md.
+
+- ``lift_sessions``: a conversation's sessions scored as units (the best turns of each
+  among the leading candidates); a turn of a strong session rises, so evidence spread
+  over one session is found together.
+- ``prefer_recent``: for a present-tense question about an attribute ("where does Sam
+  work?"), the newer of the leading candidates rises: when a chat said one thing in
+  spring and another in autumn, what holds now is the later. Questions asking for a
+  series ("what pets", "who are her friends") and about the past are left alone.
+- ``prefer_named``: a question answered by a name ("which company", "where", "who")
+  prefers the leading candidates that name something over small talk.
+- ``lift_addressed``: when a question names one speaker, what the others say *to* them
+  ("how is the new job at Brightleaf treating you?") is about them too: such turns gain
+  a share of what the named speaker's own turns gain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..core.text import QueryShape
+
+if TYPE_CHECKING:
+    from .fusion import RecallTuning
+
+__all__ = ["RowFact", "RowFacts", "lift_addressed", "lift_sessions", "prefer_named",
+           "prefer_recent"]
+
+
+@dataclass(frozen=True)
+class RowFact:
+    """What the stages read of a row: its session (namespace-qualified), its time."""
+
+    session: str | None
+    at: float | None  # seconds since the epoch: observed time, else created time
+    named: bool = False  # the text names something (text.names_something)
+    speaker: str | None = None
+    addresses: bool = False  # the text speaks to someone ("you", "your")
+
+
+RowFacts = Callable[[Iterable[int]], Mapping[int, RowFact]]
+
+
+def _best(fused: Mapping[int, float], count: int) -> list[int]:
+    return sorted(fused, key=lambda r: (-fused[r], r))[:count]
+
+
+def lift_sessions(
+    fused: dict[int, float], facts: RowFacts, tuning: RecallTuning
+) -> dict[int, float]:
+    """Each leading turn gains ``session_weight`` times its session's share of the best
+    session's score (a session scores the sum of its ``session_top`` best turns among
+    the leading ``session_depth`` candidates). Rows without a session are unchanged."""
+    if tuning.session_weight <= 0 or not fused:
+        return fused
+    best = _best(fused, tuning.session_depth)
+    known = facts(best)
+    members: dict[str, list[float]] = {}
+    for rowid in best:
+        fact = known.get(rowid)
+        if fact is not None and fact.session is not None:
+            members.setdefault(fact.session, []).append(max(0.0, fused[rowid]))
+    if len(members) < 2:
+        return fused  # one session (or none): nothing to tell apart
+    score = {s: sum(sorted(v, reverse=True)[: tuning.session_top]) for s, v in members.items()}
+    high = max(score.values()) or 1.0
+    out = dict(fused)
+    for rowid in best:
+        fact = known.get(rowid)
+        if fact is not None and fact.session is not None:
+            out[rowid] += tuning.session_weight * score[fact.session] / high
+    return out
+
+
+def prefer_recent(
+    fused: dict[int, float], shape: QueryShape, facts: RowFacts, tuning: RecallTuning
+) -> dict[int, float]:
+    """For a present-tense attribute question, the leading ``recency_depth`` candidates
+    gain up to ``recency_weight``, in proportion to how late they were said between the
+    earliest and the latest of them (scale-free in time: months or minutes apart)."""
+    if tuning.recency_weight <= 0 or not shape.present or not fused:
+        return fused
+    best = _best(fused, tuning.recency_depth)
+    known = facts(best)
+    times = {r: f.at for r in best if (f := known.get(r)) is not None and f.at is not None}
+    if len(times) < 2:
+        return fused
+    early, late = min(times.values()), max(times.values())
+    if late <= early:
+        return fused
+    out = dict(fused)
+    for rowid, at in times.items():
+        out[rowid] += tuning.recency_weight * (at - early) / (late - early)
+    return out
+
+
+def prefer_named(
+    fused: dict[int, float], shape: QueryShape, facts: RowFacts, tuning: RecallTuning
+) -> dict[int, float]:
+    """For a question answered by a name, the leading ``named_depth`` candidates that
+    name something gain ``named_weight``."""
+    if tuning.named_weight <= 0 or not shape.asks_name or not fused:
+        return fused
+    best = _best(fused, tuning.named_depth)
+    known = facts(best)
+    out = dict(fused)
+    for rowid in best:
+        fact = known.get(rowid)
+        if fact is not None and fact.named:
+            out[rowid] += tuning.named_weight
+    return out
+
+
+def lift_addressed(
+    fused: dict[int, float], speaker_rows: set[int], facts: RowFacts, tuning: RecallTuning
+) -> dict[int, float]:
+    """When the query names one speaker (``speaker_rows``: the candidates they said), the
+    leading ``addressed_depth`` candidates said by someone else to someone ("you") gain
+    ``addressed_weight``."""
+    if tuning.addressed_weight <= 0 or not speaker_rows or not fused:
+        return fused
+    best = [r for r in _best(fused, tuning.addressed_depth) if r not in speaker_rows]
+    known = facts(best)
+    out = dict(fused)
+    for rowid in best:
+        fact = known.get(rowid)
+        if fact is not None and fact.speaker is not None and fact.addresses:
+            out[rowid] += tuning.addressed_weight
+    return out

@@ -1,0 +1,188 @@
+"""The prompt hook's gate: which recalled memories are worth putting before a prompt.
+
+A recall always returns its best hits, related or not, and its fused scores are min-max
+scaled within the call, so they cannot say "unrelated". The gate reads signals that keep
+their meaning across calls, all of which recall has already computed (no second
+encoding of the prompt):
+
+- the raw dense cosine of prompt and memory (``Hit.scores["dense"]``), put on an
+  absolute scale for this model: ``calibrated`` is the probability that a pair at this
+  cosine is related, a logistic fit on related and unrelated pairs (Platt scaling);
+- the lexical overlap: the share of the prompt's content words the memory holds;
+- the fused rank (1 = recall's best) and the margin of the hit's cosine over the best
+  cosine of the other hits, which says "this one stands out" where a flat list of
+  near-equal cosines says "nothing here is about this";
+- the kind (a session turn is a weaker memory than a stored learning).
+
+They add up on the cosine's own scale, ``cosine + w_overlap * overlap + w_margin *
+max(margin, 0)``, and a hit passes when that reaches ``threshold``. A weighted sum with
+three constants rather than a learned model: the tuning material holds a few hundred
+prompts, and a rule a person can read in the injection log is worth more than a point
+of fit. Kind and recency get no weight of their own: recall's order already weighs
+recency and feedback, and the material could not fit a kind weight (LOCOMO is all
+turns); the kind is recorded with every decision. Every constant lives in
+``GateTuning`` and was chosen by
+bench/hook_quality.py (cross-validated on the tuning half of the fixture corpora and on
+LOCOMO dev; docs/hooks.md has the held-out figures). Without the model (keyword-only
+installs, the hook process) the gate is lexical: the overlap must reach
+``lexical_floor``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..engine.core.text import query_terms, tokens
+
+__all__ = [
+    "Decision",
+    "GateReason",
+    "GateTuning",
+    "Signals",
+    "calibrated",
+    "decide",
+    "overlap",
+    "prompt_stems",
+    "signals",
+    "stem",
+]
+
+TERMS_CAP = 4
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "ly", "s")
+
+Decision = Literal["injected", "below_gate", "over_budget", "over_count", "seen", "own_session"]
+GateKind = Literal["dense", "lexical"]
+
+
+def stem(word: str) -> str:
+    """A crude suffix strip, enough to match 'deploys' to 'deploy' and 'migrated' to 'migrate'."""
+    for suffix in _SUFFIXES:
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _stems(words: Iterable[str]) -> set[str]:
+    return {stem(w) for w in words if len(w) > 2 or w.isdigit()}
+
+
+def prompt_stems(prompt: str) -> set[str]:
+    """The content words of a prompt (stop words out), stemmed."""
+    return _stems(query_terms(prompt))
+
+
+def overlap(terms: set[str], text: str) -> float:
+    """Share of the prompt's content words (at most TERMS_CAP counted) found in ``text``."""
+    if not terms:
+        return 0.0
+    found = len(terms & _stems(tokens(text)))
+    return min(found / min(len(terms), TERMS_CAP), 1.0)
+
+
+@dataclass(frozen=True)
+class GateTuning:
+    """The gate's constants (bench/hook_quality.py chose them; docs/hooks.md says how)."""
+
+    # Platt scaling of the raw MiniLM cosine, P(related | cosine): the calibrated value
+    # the injection log shows beside the cosine.
+    cosine_slope: float = 6.169
+    cosine_offset: float = -2.732
+    # The gate's value: cosine + w_overlap * overlap + w_margin * max(margin, 0).
+    w_overlap: float = 0.3
+    w_margin: float = 1.0
+    threshold: float = 0.69
+    # Keyword-only: the overlap a memory must reach.
+    lexical_floor: float = 0.65
+    # How many memories at most go in before one prompt.
+    max_memories: int = 3
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What the gate reads of one hit (all computed by recall already)."""
+
+    id: str
+    kind: str
+    dense: float | None
+    overlap: float
+    rank: int
+    margin: float
+
+
+@dataclass(frozen=True)
+class GateReason:
+    """Why one memory went in (or not): the signals, the gate's value, the decision."""
+
+    id: str
+    kind: str
+    gate: GateKind
+    dense: float | None
+    calibrated: float | None
+    overlap: float
+    rank: int
+    margin: float
+    score: float
+    decision: Decision
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+def calibrated(cosine: float, tuning: GateTuning) -> float:
+    """P(related | cosine) on this model's absolute scale."""
+    return _sigmoid(tuning.cosine_slope * cosine + tuning.cosine_offset)
+
+
+def signals(
+    ids: Sequence[str],
+    kinds: Sequence[str],
+    cosines: Sequence[float | None],
+    overlaps: Sequence[float],
+) -> list[Signals]:
+    """Each hit's signals, in recall's order (rank 1 first).
+
+    The margin is the hit's cosine minus the best cosine of the other hits: positive for
+    the one that stands out, near 0 when many are alike (as for a prompt nothing in the
+    store is about), negative for the rest; 0 without cosines.
+    """
+    out: list[Signals] = []
+    known = [c for c in cosines if c is not None]
+    for i, (memory_id, kind, cosine, lexical) in enumerate(
+        zip(ids, kinds, cosines, overlaps, strict=True)
+    ):
+        margin = 0.0
+        if cosine is not None and len(known) > 1:
+            others = sorted(known, reverse=True)
+            best_other = others[1] if cosine >= others[0] else others[0]
+            margin = cosine - best_other
+        out.append(Signals(memory_id, kind, cosine, lexical, i + 1, margin))
+    return out
+
+
+def score(s: Signals, tuning: GateTuning) -> float:
+    """The gate's value for one hit: on the cosine's scale with the model, the overlap
+    without it."""
+    if s.dense is None:
+        return s.overlap
+    return s.dense + tuning.w_overlap * s.overlap + tuning.w_margin * max(s.margin, 0.0)
+
+
+def decide(s: Signals, tuning: GateTuning) -> GateReason:
+    """Whether one hit passes the gate (before budget, count and session rules)."""
+    value = score(s, tuning)
+    if s.dense is None:
+        passed = value >= tuning.lexical_floor
+        return GateReason(s.id, s.kind, "lexical", None, None, s.overlap, s.rank, s.margin,
+                          round(value, 4), "injected" if passed else "below_gate")
+    passed = value >= tuning.threshold
+    return GateReason(s.id, s.kind, "dense", round(s.dense, 4),
+                      round(calibrated(s.dense, tuning), 4), s.overlap, s.rank,
+                      round(s.margin, 4), round(value, 4),
+                      "injected" if passed else "below_gate")

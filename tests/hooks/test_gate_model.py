@@ -1,0 +1,104 @@
+"""The gate with the real model on a real store: paraphrases get their memory, unrelated
+prompts get nothing, among generated distractors (the fixture corpus, both halves)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from aide_memoire import Memory, Settings
+from aide_memoire.hooks.prompt import prompt_context
+from aide_memoire.hooks.service import handle
+
+from .gate_corpus import distractors, load
+
+pytestmark = pytest.mark.slow
+
+NS = "project:app-123abc"
+MODEL = Settings.model_fields["embedding_model"].default
+BUDGET = 400
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, dict[str, str]]]:
+    home: Path = tmp_path_factory.mktemp("gate") / "home"
+    with Memory(settings=Settings(home=home, embedding_model=MODEL)) as memory:
+        memory.store_many([{"content": t, "kind": "learning"} for t in distractors(1000)],
+                          namespace=NS)
+        ids: dict[str, str] = {}
+        for m in load().memories:
+            if m.kind == "turn":
+                (ids[m.key],) = memory.store_conversation(
+                    [{"speaker": "user", "content": m.content}], namespace=NS,
+                    session_id="earlier")
+            else:
+                ids[m.key] = memory.store(m.content, namespace=NS, kind=m.kind)
+        yield memory, ids
+
+
+def test_the_outside_example_paraphrase_gets_its_memory(
+    stored: tuple[Memory, dict[str, str]],
+) -> None:
+    memory, ids = stored
+    shown = prompt_context(memory, NS, "my async test functions are not running at all",
+                           budget_tokens=BUDGET, session_id="now")
+    assert ids["learning-01"] in shown.ids
+    reason = shown.reasons[shown.ids.index(ids["learning-01"])]
+    assert reason.gate == "dense" and reason.dense is not None and reason.calibrated is not None
+    assert reason.decision == "injected"
+
+
+def test_paraphrases_of_every_class_get_their_memory(
+    stored: tuple[Memory, dict[str, str]],
+) -> None:
+    memory, ids = stored
+    got: dict[str, list[bool]] = {}
+    for m in load().memories:
+        for prompt in m.prompts:
+            shown = prompt_context(memory, NS, prompt, budget_tokens=BUDGET, session_id="now")
+            got.setdefault(m.cls, []).append(ids[m.key] in shown.ids)
+    total = [x for xs in got.values() for x in xs]
+    # The old word-count floor gave these prompts 0.16 (docs/hooks.md); the gate is held
+    # to well above that, and no class is left out.
+    assert sum(total) / len(total) >= 0.4, got
+    assert all(any(xs) for xs in got.values()), got
+
+
+def test_unrelated_prompts_get_nothing(stored: tuple[Memory, dict[str, str]]) -> None:
+    memory, _ = stored
+    unrelated = load().unrelated
+    given = [u.prompt for u in unrelated
+             if prompt_context(memory, NS, u.prompt, budget_tokens=BUDGET).ids]
+    assert len(given) / len(unrelated) <= 0.1, given
+
+
+def test_a_memory_goes_in_once_per_session_through_handle(
+    stored: tuple[Memory, dict[str, str]],
+) -> None:
+    memory, ids = stored
+    prompt = "what database did we pick for the order service and why"
+    first = handle(memory, {"op": "prompt", "namespace": NS, "prompt": prompt,
+                            "session_id": "once"})
+    assert ids["decision-01"] in first["ids"]
+    assert len(first["ids"]) <= 3 and len(first["text"]) <= BUDGET * 4
+    again = handle(memory, {"op": "prompt", "namespace": NS, "prompt": prompt,
+                            "session_id": "once", "exclude": first["ids"]})
+    assert set(again["ids"]).isdisjoint(first["ids"])
+
+
+def test_a_turn_of_the_running_session_is_never_injected(
+    stored: tuple[Memory, dict[str, str]],
+) -> None:
+    memory, ids = stored
+    # The conversation facts were said in session "earlier": a later session gets them...
+    given = [(m.key, prompt) for m in load().memories if m.kind == "turn"
+             for prompt in m.prompts
+             if ids[m.key] in prompt_context(memory, NS, prompt, budget_tokens=BUDGET,
+                                             session_id="later").ids]
+    assert given
+    # ...that session itself never: they are in its context already.
+    for key, prompt in given:
+        assert ids[key] not in prompt_context(memory, NS, prompt, budget_tokens=BUDGET,
+                                              session_id="earlier").ids
