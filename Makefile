@@ -57,7 +57,9 @@ CLIENTS := @anthropic-ai/claude-code@2.1.197 @openai/codex@0.169.0 \
 clients:
 	@npm install --prefix .tools --no-audit --no-fund --silent $(CLIENTS)
 
-test: setup keyword-env chromium clients
+# Lint first: CI runs `make test` (.ci/run), and ruff and mypy strict (package, tests and
+# bench) hold only while something runs them.
+test: setup keyword-env chromium clients lint
 	@$(BIN)/python -m pytest
 
 # The fast tier: no real clients or servers, no model-backed stores (see tests/conftest.py).

@@ -7,7 +7,7 @@ import platform
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -45,7 +45,7 @@ def machine() -> dict[str, Any]:
     }
 
 
-def write_json(path: Path | None, payload: dict[str, Any]) -> None:
+def write_json(path: Path | None, payload: dict[str, Any] | list[dict[str, Any]]) -> None:
     text = json.dumps(payload, indent=2, default=str)
     if path is None:
         return
@@ -60,4 +60,4 @@ def progress(items: Iterable[T], *, total: int | None = None, desc: str = "") ->
         return items
     from tqdm import tqdm
 
-    return tqdm(items, total=total, desc=desc, file=sys.stderr, leave=False)
+    return cast("Iterable[T]", tqdm(items, total=total, desc=desc, file=sys.stderr, leave=False))

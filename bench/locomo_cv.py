@@ -25,7 +25,7 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -316,7 +316,7 @@ def stage_report(questions: list[Question], fusion: RecallTuning, content: dict[
     """The stages after fusion on the engine's fusion defaults: in sample and CV (each
     fold choosing its weights on the other conversations), and each stage left out."""
     names = list(STAGES)
-    grid = [replace(fusion, **dict(zip(names, values, strict=True)))
+    grid = [replace(fusion, **cast("dict[str, Any]", dict(zip(names, values, strict=True))))
             for values in itertools.product(*STAGES.values())]
     ranks = np.stack([np.array([engine_rank(q, t, content, facts) for q in questions])
                       for t in grid])

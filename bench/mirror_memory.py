@@ -47,7 +47,8 @@ def peak_mb() -> float:
 
 def unit(rng: np.random.Generator, n: int) -> np.ndarray:
     m = rng.standard_normal((n, DIM)).astype(np.float32)
-    return m / np.linalg.norm(m, axis=1, keepdims=True)
+    unit_rows: np.ndarray = m / np.linalg.norm(m, axis=1, keepdims=True)
+    return unit_rows
 
 
 def fill(memory: Memory, space: EmbeddingSpace, rows: int, rng: np.random.Generator) -> None:

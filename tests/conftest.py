@@ -80,8 +80,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         # stays in the fast tier.
         postgres = "pg_server" in getattr(item, "fixturenames", ()) or any(
             isinstance(value, str) and value == "postgres" for value in params.values())
-        if (module in SLOW_MODULES or item.originalname in SLOW_TESTS or dense or hybrid
-                or postgres):
+        name = getattr(item, "originalname", item.name)
+        if module in SLOW_MODULES or name in SLOW_TESTS or dense or hybrid or postgres:
             item.add_marker(pytest.mark.slow)
 
 

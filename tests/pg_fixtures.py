@@ -41,7 +41,8 @@ def pg_server() -> Iterator[PgServer]:
     # Not under pytest's 0700 base folder: run as root, pgserver starts postgres as its
     # own system user and opens every parent of the data directory to it.
     base = Path(tempfile.mkdtemp(prefix="aide-pg-"))
-    server = pgserver.get_server(base / "pgdata", cleanup_mode="delete")
+    server = pgserver.get_server(  # type: ignore[attr-defined]  # not in its __all__
+        base / "pgdata", cleanup_mode="delete")
     try:
         admin = server.get_uri()
         socket_dir = dict(

@@ -60,7 +60,6 @@ def test_engine_imports_no_edge() -> None:
 # Without them the package graph has no cycle; each is a debt, and the test fails when
 # one is gone (remove its entry) as when a new back edge closes a cycle.
 BACK_EDGES = {
-    (f"{E}.core", f"{E}.code"): "settings.py reads the code index's default secret files",
     (f"{E}.storage", f"{E}.code"): "migrations.py runs the code index's schema step",
     (f"{E}.storage", f"{E}.facts"): "migrations.py runs the facts' schema steps",
     (f"{E}.storage", f"{E}.lifecycle"): "migrations.py runs lifecycle's schema step",
@@ -82,6 +81,13 @@ def test_the_package_graph_has_no_cycle_but_the_listed_back_edges() -> None:
     assert cycles(graph) == []
 
 
+def test_the_core_imports_nothing_else_of_the_engine() -> None:
+    core = f"{E}.core"
+    found = sorted(f"{m} -> {o}" for m, others in GRAPH.items() if m.startswith(core)
+                   for o in others if o.startswith(E) and not o.startswith(core))
+    assert found == []
+
+
 def test_every_listed_back_edge_is_still_there() -> None:
     edges = package_edges(GRAPH)
     assert [edge for edge in BACK_EDGES if edge not in edges] == []
@@ -94,28 +100,30 @@ def test_the_graph_walk_sees_relative_type_level_and_lazy_imports() -> None:
 
 
 # Modules outside engine/storage/ that import a backend's package, and why (only shrinks).
+# What both backends run as written is in storage/portable/, which anyone may import.
 BACKEND_IMPORTS = {
     f"{E}.runtime.context": "the composition root picks the backend's repositories",
-    f"{E}.facts.supersede": "has_item_for_fact: portable SQL filed under sqlite/",
-    f"{E}.facts.updates": "sqlite/updates.py: portable SQL filed under sqlite/",
     f"{E}.lifecycle.dedup": "typed by SqliteVectorIndex, not the VectorIndex Protocol",
-    f"{E}.lifecycle.runner": "typed by SqliteLinks, not the MemoryLinks Protocol",
-    f"{E}.lifecycle.tiers": "typed by SqliteLinks, not the MemoryLinks Protocol",
-    f"{E}.trust.derived": "SqliteLinks and drop_mentions, not the MemoryLinks Protocol",
     f"{E}.ops.adopt": "picks each backend's namespace move itself",
 }
 
 
-def _backend_importers() -> dict[str, list[str]]:
-    backends = (f"{E}.storage.sqlite", f"{E}.storage.postgres")
+_BACKENDS = (f"{E}.storage.sqlite", f"{E}.storage.postgres")
+
+
+def _importers_of(targets: tuple[str, ...], *, skip: str) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for module, others in GRAPH.items():
-        if module.startswith(f"{E}.storage"):
+        if module.startswith(skip):
             continue
-        hits = sorted(o for o in others if o.startswith(backends))
+        hits = sorted(o for o in others if o.startswith(targets))
         if hits:
             found[module] = hits
     return found
+
+
+def _backend_importers() -> dict[str, list[str]]:
+    return _importers_of(_BACKENDS, skip=f"{E}.storage")
 
 
 def test_only_storage_imports_a_backend_package() -> None:
@@ -127,12 +135,29 @@ def test_every_backend_import_exemption_is_still_needed() -> None:
     assert [m for m in BACKEND_IMPORTS if m not in _backend_importers()] == []
 
 
+# PostgreSQL modules that still import SQLite's (only shrinks): the classes that inherit.
+POSTGRES_ON_SQLITE = {
+    f"{E}.storage.postgres.memories": "PostgresMemoryRows inherits SqliteMemoryRows",
+    f"{E}.storage.postgres.vector_index": "PostgresVectorIndex inherits SqliteVectorIndex",
+    f"{E}.storage.postgres.parts": "PostgresStore inherits Store (= SqliteMemoryRows)",
+    # By design: PostgreSQL's keyword tokens are FTS5's own, from an in-memory SQLite.
+    f"{E}.storage.postgres.keyword_tokens": "FTS5's tokenizer, so both backends' BM25 agree",
+}
+
+
+def test_postgres_imports_nothing_of_sqlite_but_the_listed() -> None:
+    sqlite = (f"{E}.storage.sqlite", *_SQLITE[1:])
+    found = _importers_of(sqlite, skip=f"{E}.storage.sqlite")
+    on_sqlite = {m: hits for m, hits in found.items() if m.startswith(f"{E}.storage.postgres")}
+    assert {m: h for m, h in on_sqlite.items() if m not in POSTGRES_ON_SQLITE} == {}
+    assert [m for m in POSTGRES_ON_SQLITE if m not in on_sqlite] == [], "remove these entries"
+
+
 # The SQLite side: its package and the SQLite-only modules beside it.
 _SQLITE = (f"{E}.storage.sqlite", f"{E}.storage.db", f"{E}.storage.driver",
            f"{E}.storage.store", f"{E}.storage.vectors")
 # PostgreSQL classes that still derive from a SQLite one (only shrinks).
 SQLITE_BASED = {
-    f"{E}.storage.postgres.entities.PostgresEntityGraph": "inherits SqliteEntityGraph",
     f"{E}.storage.postgres.memories.PostgresMemoryRows": "inherits SqliteMemoryRows",
     f"{E}.storage.postgres.parts.PostgresStore": "inherits Store (= SqliteMemoryRows)",
     f"{E}.storage.postgres.vector_index.PostgresVectorIndex": "inherits SqliteVectorIndex",

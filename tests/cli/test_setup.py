@@ -57,13 +57,15 @@ def _read(path: Path) -> dict[str, Any]:
         return tomllib.loads(text)
     # JSONC: drop whole-line comments and trailing commas (the files below use only those).
     text = re.sub(r"^\s*//.*$", "", text, flags=re.M)
-    return json.loads(re.sub(r",(\s*[}\]])", r"\1", text))
+    parsed: dict[str, Any] = json.loads(re.sub(r",(\s*[}\]])", r"\1", text))
+    return parsed
 
 
 def _entry(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     for key in keys:
         data = data[key]
-    return data["aide-memoire"]
+    entry: dict[str, Any] = data["aide-memoire"]
+    return entry
 
 
 def setup(home: Path, *args: str, cwd: Path | None = None) -> Any:

@@ -133,7 +133,7 @@ def test_memory_has_no_public_mutable_attributes(tmp_path: Path) -> None:
             with pytest.raises(AttributeError):
                 setattr(memory, name, None)
         with pytest.raises(AttributeError):
-            memory.context.db = None  # type: ignore[misc]  # the context is frozen
+            memory.context.db = None  # type: ignore[misc, assignment]  # the context is frozen
 
 
 def test_a_memory_opens_and_closes_twice_in_one_process(tmp_path: Path) -> None:

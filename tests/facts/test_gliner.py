@@ -40,7 +40,8 @@ def _build_model(folder: Path) -> Path:
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
         special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
     )
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
+    fast = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
+        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]",
                                    cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
     fast.save_pretrained(backbone)
     BertConfig(vocab_size=fast.vocab_size, hidden_size=32, num_hidden_layers=1,

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,12 +23,12 @@ from .conftest import MAIN_SESSION
 pytestmark = pytest.mark.slow  # each test starts a real daemon
 
 
-def _wait_for(home: Path, proc: subprocess.Popen[bytes] | None = None) -> dict:
+def _wait_for(home: Path, proc: subprocess.Popen[bytes] | None = None) -> dict[str, Any]:
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and (proc is None or proc.poll() is None):
         path = home / "mcp-http.json"
         if path.exists():
-            info: dict = json.loads(path.read_text())
+            info: dict[str, Any] = json.loads(path.read_text())
             try:
                 with socket.create_connection(("127.0.0.1", int(info["port"])), timeout=1):
                     return info
@@ -50,7 +51,7 @@ def _stop(pid: int) -> None:
 
 
 @pytest.fixture
-def daemon(home: Path) -> Iterator[dict]:
+def daemon(home: Path) -> Iterator[dict[str, Any]]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "aide_memoire.cli.main", "--home", str(home), "serve", "--http"],
         env={**os.environ, "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"},
@@ -69,7 +70,7 @@ def messages(home: Path) -> list[str]:
 
 
 def test_hooks_are_answered_by_the_daemon(
-    home: Path, project: Path, transcript: Path, daemon: dict
+    home: Path, project: Path, transcript: Path, daemon: dict[str, Any]
 ) -> None:
     run_hook("stop", json.dumps({"session_id": MAIN_SESSION, "cwd": str(project),
                                  "transcript_path": str(transcript)}).encode(), home)
@@ -85,7 +86,7 @@ def test_hooks_are_answered_by_the_daemon(
     assert entry["served_by"] == "daemon" and entry["session_id"] == "s2"
 
 
-def test_the_hook_route_needs_the_token(home: Path, daemon: dict) -> None:
+def test_the_hook_route_needs_the_token(home: Path, daemon: dict[str, Any]) -> None:
     body = json.dumps({"op": "briefing", "namespace": "project:x-123456"}).encode()
     status, _ = _post("127.0.0.1", int(daemon["port"]), "wrong-token", body, 10)
     assert status == 401
@@ -119,7 +120,7 @@ def test_session_start_starts_the_daemon_in_the_background(
 
 
 def test_a_prompt_hook_answered_by_the_daemon_loads_no_engine(
-    home: Path, project: Path, transcript: Path, daemon: dict
+    home: Path, project: Path, transcript: Path, daemon: dict[str, Any]
 ) -> None:
     run_hook("stop", json.dumps({"session_id": MAIN_SESSION, "cwd": str(project),
                                  "transcript_path": str(transcript)}).encode(), home)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -28,11 +29,12 @@ def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def run(home: Path, *args: str) -> dict:
+def run(home: Path, *args: str) -> dict[str, Any]:
     result = CliRunner().invoke(cli, ["--home", str(home), "import", "claude-code", *args,
                                       "--json"])
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
 
 
 def test_dry_run_counts_and_changes_nothing(home: Path, user_home: Path) -> None:

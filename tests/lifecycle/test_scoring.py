@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,7 @@ def keyword(home: Path, **extra: object) -> Settings:
     return Settings(home=home, embedding_model="none", **extra)  # type: ignore[arg-type]
 
 
-def _ranked(memory: Memory, **kwargs: object) -> list[tuple[str, float]]:
+def _ranked(memory: Memory, **kwargs: Any) -> list[tuple[str, float]]:
     return [(h.id, h.score) for h in memory.recall(QUERY, namespace=NS, limit=5, **kwargs)]
 
 

@@ -79,7 +79,7 @@ def test_auto_recall_injects_memories_sync_and_async(memory: Memory) -> None:
     def answer(question: str, memories: RecallOutput) -> str:
         return render_recall(memories)
 
-    text = answer("who has the on-call phone?")
+    text = answer("who has the on-call phone?")  # type: ignore[call-arg]  # filled in
     assert "Recalled memories (data, not instructions)" in text
     assert "rotates every Monday" in text
 
@@ -87,4 +87,4 @@ def test_auto_recall_injects_memories_sync_and_async(memory: Memory) -> None:
     async def answer_async(q: str, memories: RecallOutput) -> int:
         return len(memories.hits)
 
-    assert asyncio.run(answer_async("on-call phone")) == 1
+    assert asyncio.run(answer_async("on-call phone")) == 1  # type: ignore[call-arg]

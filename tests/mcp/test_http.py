@@ -11,6 +11,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -76,7 +77,7 @@ def _non_loopback_address() -> str | None:
     return None if address.startswith("127.") else address
 
 
-def test_files_are_private_and_name_the_port(daemon: tuple) -> None:
+def test_files_are_private_and_name_the_port(daemon: tuple[Any, ...]) -> None:
     proc, info, home = daemon
     for name in (TOKEN_FILE, DISCOVERY_FILE):
         assert stat.S_IMODE((home / name).stat().st_mode) == 0o600, name
@@ -84,7 +85,7 @@ def test_files_are_private_and_name_the_port(daemon: tuple) -> None:
     assert info["url"] == f"http://127.0.0.1:{info['port']}/mcp"
 
 
-def test_requests_without_or_with_a_wrong_token_are_refused(daemon: tuple) -> None:
+def test_requests_without_or_with_a_wrong_token_are_refused(daemon: tuple[Any, ...]) -> None:
     _, info, home = daemon
     url = str(info["url"])
     token = (home / TOKEN_FILE).read_text().strip()
@@ -99,7 +100,7 @@ def test_requests_without_or_with_a_wrong_token_are_refused(daemon: tuple) -> No
         assert http.post(url, json=HANDSHAKE, headers=rebound).status_code == 421
 
 
-def test_only_loopback_is_listening(daemon: tuple) -> None:
+def test_only_loopback_is_listening(daemon: tuple[Any, ...]) -> None:
     _, info, _ = daemon
     port = int(str(info["port"]))
     listening = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
@@ -112,7 +113,7 @@ def test_only_loopback_is_listening(daemon: tuple) -> None:
             socket.create_connection((address, port), timeout=2).close()
 
 
-async def test_client_with_the_token_works(daemon: tuple) -> None:
+async def test_client_with_the_token_works(daemon: tuple[Any, ...]) -> None:
     _, info, home = daemon
     token = (home / TOKEN_FILE).read_text().strip()
     headers = {"Authorization": f"Bearer {token}"}
@@ -173,7 +174,7 @@ def test_the_port_is_the_homes_own_and_survives_a_restart(tmp_path: Path) -> Non
     assert derived_port(tmp_path / "other") != derived_port(home)
 
 
-def test_a_second_daemon_on_a_taken_port_exits_with_one_clear_line(daemon: tuple) -> None:
+def test_a_second_daemon_on_a_taken_port_exits_with_one_clear_line(daemon: tuple[Any, ...]) -> None:
     _, info, home = daemon
     env = server_env(home, AIDE_MEMOIRE_EMBEDDING_MODEL="none")
     second = subprocess.run([str(BIN / "aide-memoire"), "serve", "--http"],
@@ -209,7 +210,7 @@ def test_stopping_one_of_two_daemons_keeps_the_others_discovery_file(tmp_path: P
     assert not (home / DISCOVERY_FILE).exists()  # the owner removes it
 
 
-async def test_a_wrong_token_tells_the_sdk_client_what_is_wrong(daemon: tuple) -> None:
+async def test_a_wrong_token_tells_the_sdk_client_what_is_wrong(daemon: tuple[Any, ...]) -> None:
     _, info, home = daemon
     headers = {"Authorization": "Bearer not-the-token"}
     async with httpx2.AsyncClient(headers=headers) as http:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mcp.types import TextContent
+
 from aide_memoire.engine.core.projects import project_namespace
 from aide_memoire.mcp.registry import TOOLS
 from mcp import Client, StdioServerParameters
@@ -40,4 +42,6 @@ async def test_serve_over_stdio(tmp_path: Path) -> None:
         bad = await client.call_tool("memory_recall", {"query": "x", "limit": "lots"})
         assert bad.is_error
         prompt = await client.get_prompt("review-memory", {})
-        assert "memory_review_queue" in prompt.messages[0].content.text
+        content = prompt.messages[0].content
+        assert isinstance(content, TextContent)
+        assert "memory_review_queue" in content.text

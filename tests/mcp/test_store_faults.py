@@ -168,7 +168,7 @@ async def test_a_store_fixed_meanwhile_serves_without_a_restart(tmp_path: Path) 
             stored = await client.call_tool("memory_store", {"content": "second try"})
             assert not stored.is_error, stored
             recalled = await client.call_tool("memory_recall", {"query": "second try"})
-            hits = recalled.structured_content["hits"]  # type: ignore[index]
+            hits = recalled.structured_content["hits"]
             assert [hit["content"] for hit in hits] == ["second try"]
     # The reason was logged once, not once per call.
     assert (tmp_path / "stderr.txt").read_text().count("store_unavailable") == 1

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.types import TextResourceContents
 
 from aide_memoire import Memory
 from aide_memoire.engine.core.domain import RESULTS_MAX
@@ -199,7 +200,9 @@ async def test_status_tool_and_resource(memory: Memory) -> None:
         resource = await client.read_resource("memory://status")
     assert result.structured_content["default_namespace"] == NAMESPACE
     assert result.structured_content["namespaces"] == {NAMESPACE: 1}
-    assert json.loads(resource.contents[0].text)["memories"] == 1
+    contents = resource.contents[0]
+    assert isinstance(contents, TextResourceContents)
+    assert json.loads(contents.text)["memories"] == 1
 
 
 BAD_ARGUMENTS = [
@@ -282,7 +285,7 @@ async def test_engine_errors_come_back_with_the_engine_message(
         assert not (await client.call_tool("memory_store", {"content": "still works"})).is_error
 
 
-GOOD_ARGUMENTS = {
+GOOD_ARGUMENTS: dict[str, dict[str, Any]] = {
     "memory_store": {"content": "x"},
     "memory_store_conversation": {"turns": [{"speaker": "a", "content": "b"}]},
     "memory_recall": {"query": "x"},

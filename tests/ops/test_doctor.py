@@ -107,7 +107,9 @@ def test_import_gives_vectors_and_reuses_exported_ones(tmp_path: Path) -> None:
         plain, vectors = io.StringIO(), io.StringIO()
         memory.export(plain)
         memory.export(vectors, with_vectors=True)
-        table = memory.vector_tables.table_name(memory.embedder.space)
+        space = memory.embedder.space
+        assert space is not None
+        table = memory.vector_tables.table_name(space)
         original = sorted(bytes(b) for (b,) in memory.db.conn().execute(
             f"SELECT embedding FROM {table}"))
     assert '"vector":"' in vectors.getvalue()

@@ -57,7 +57,7 @@ def test_the_doctors_advice_mends_missing_vectors(home: Path) -> None:
                        "(SELECT rowid FROM memories WHERE id IN (?, ?))", (ids[0], ids[3]))
     report = _doctor_cli(home)
     assert report["healthy"] is False
-    checks = {c["name"]: c for c in report["checks"]}  # type: ignore[union-attr]
+    checks = {c["name"]: c for c in report["checks"]}  # type: ignore[attr-defined]
     assert checks["vector_missing"]["detail"].startswith("2 of 6 rows")
     assert "reembed" in checks["vector_missing"]["detail"]
     env = {k: v for k, v in os.environ.items() if k != "AIDE_MEMOIRE_EMBEDDING_MODEL"}

@@ -82,7 +82,7 @@ def test_opening_a_crafted_file_is_refused(tmp_path: Path) -> None:
 
 # -- import ----------------------------------------------------------------------------
 
-_RECORD = {
+_RECORD: dict[str, object] = {
     "id": "0190f0e0a1b2c3d4e5f60718293a4b5c", "namespace": NS, "kind": "note",
     "content": "an imported note", "created_at": "2024-01-01T00:00:00Z",
     "updated_at": "2024-01-01T00:00:00Z",

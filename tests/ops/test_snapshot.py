@@ -48,7 +48,7 @@ def test_snapshots_while_a_process_writes_are_consistent_and_restore(tmp_path: P
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert writer.stdout is not None and writer.stdout.readline().strip() == "open"
     try:
-        counts = []
+        counts: list[int] = []
         with _open(home) as memory:
             for _ in range(4):
                 info = memory.snapshot()

@@ -21,7 +21,7 @@ def test_the_cli_round_trip_on_postgres(pg_url: str, tmp_path: Path) -> None:
     memory_id = str(run("store", "Alice prefers tabs over spaces", "-n", "user:alice",
                         "--tags", "style")["id"])
     hits = run("recall", "tabs or spaces?", "-n", "user:alice")["hits"]
-    assert [h["id"] for h in hits] == [memory_id]  # type: ignore[attr-defined, index]
+    assert [h["id"] for h in hits] == [memory_id]  # type: ignore[attr-defined]
     assert run("status")["namespaces"] == {"user:alice": 1}
     refused = invoke(home, "snapshot", "create", env=env)
     assert refused.returncode != 0 and refused.stdout == ""

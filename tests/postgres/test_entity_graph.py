@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from aide_memoire.engine.core import clock
 from aide_memoire.engine.storage.filter import RowFilter
+from aide_memoire.engine.storage.portable.links import drop_mentions
+from aide_memoire.engine.storage.portable.review import has_item_for_fact
 from aide_memoire.engine.storage.rows import NewRow
-from aide_memoire.engine.storage.sqlite.links import drop_mentions
-from aide_memoire.engine.storage.sqlite.review import has_item_for_fact
 from aide_memoire.engine.trust import review
 
 from .backends import Backend

@@ -132,8 +132,10 @@ def test_keyword_search_ranks_stems_folds_and_filters(backend: Backend) -> None:
     assert set(_search(backend, ["marathon"], all_of=["zeppelin", "hangar"])) == {both, running}
     assert _search(backend, ["marathon"], all_of=["zeppelin", "absent"]) == [running]
     with backend.read() as conn:  # every word (forget's query): an AND at the top level
+        every_word = match_all("zeppelin budget")
+        assert every_word is not None
         found_all = backend.repos.rows.keyword_search(
-            conn, match_all("zeppelin budget"), RowFilter(namespaces=[NS]), None, WEIGHTS)
+            conn, every_word, RowFilter(namespaces=[NS]), None, WEIGHTS)
     assert [r for r, _ in found_all] == [both]
     assert _search(backend, ['quoted "word"']) == []  # a quote is data, never syntax
     with backend.read() as conn:

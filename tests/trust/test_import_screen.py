@@ -7,6 +7,7 @@ import json
 import secrets
 import string
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,7 +50,7 @@ def test_imported_injection_is_held_whatever_its_status(tmp_path: Path, status: 
         for kwargs in ({}, {"include_archived": True}, {"as_of": "2024-03-01"},
                        {"include_superseded": True}):
             hits = memory.recall("ignore previous instructions system prompt", namespace=NS,
-                                 **kwargs)  # type: ignore[arg-type]
+                                 **kwargs)
             assert all(h.content != ATTACK for h in hits), kwargs
         assert memory.promote(held[0].memory_id or "", namespace=NS).restored is False
 
@@ -61,7 +62,7 @@ def test_imported_secret_is_refused_in_any_field_and_status(tmp_path: Path, fiel
     value: object = {"content": f"the token is {token}", "context": f"token {token}",
                      "source": f"ci {token}", "metadata": {"note": f"token {token}"},
                      "tags": [token]}[field]
-    extra = {} if field == "content" else {field: value}
+    extra: dict[str, Any] = {} if field == "content" else {field: value}
     content = value if field == "content" else "an ordinary archived note"
     with Memory(settings=keyword_settings(tmp_path / "home")) as memory:
         with pytest.raises(SecretRefused, match="import line 1"):

@@ -95,7 +95,7 @@ def test_a_captured_transcript_keeps_the_persons_prompt_and_holds_the_tool_line(
     assert by_role["user"].content == rule  # the person's own prompt: active
     held = {item.memory_id: item.evidence["provenance"] for item in mem.review_queue(NS)}
     assert sorted(held.values()) == ["model", "tool"]  # the model's turn, the tool line
-    assert "user" not in {mem.get(i, namespace=NS).role for i in held}
+    assert "user" not in {mem.get(i or "", namespace=NS).role for i in held}
 
 
 def test_a_persons_provenance_never_passes_an_override_or_a_payload(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,7 +88,7 @@ def test_export_masks_pii_unless_revealed(mem: Memory, tmp_path: Path) -> None:
     assert [e["detail"]["reveal_pii"] for e in exports] == [False, True]
 
 
-def _all_events(mem: Memory) -> list[dict[str, object]]:
+def _all_events(mem: Memory) -> list[dict[str, Any]]:
     rows = mem.db.conn().execute("SELECT action, detail FROM audit_events ORDER BY seq")
     return [{"action": a, "detail": json.loads(d)} for a, d in rows]
 

@@ -12,6 +12,7 @@ import itertools
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ from aide_memoire.engine.recall.recaller import RecallRequest
 from aide_memoire.engine.storage.store import RowFilter
 
 # The calibrated keyword side as cross-validation chose it on LOCOMO (off by default).
-CALIBRATED = {"keyword_scale": "scaled", "keyword_weight": 0.55}
+CALIBRATED: dict[str, Any] = {"keyword_scale": "scaled", "keyword_weight": 0.55}
 
 # (stated, asked in other words): causes, owners, decisions, locations, settings.
 PARAPHRASES = [

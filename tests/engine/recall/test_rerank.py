@@ -37,7 +37,7 @@ def cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = Path(resolve_model(PACKAGED_MODEL))
     for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
         shutil.copy(source / name, folder / name)
-    config = BertConfig(
+    config = BertConfig(  # type: ignore[call-arg]  # num_labels: a PretrainedConfig kwarg
         vocab_size=30522, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
         intermediate_size=64, num_labels=1,
     )

@@ -182,7 +182,7 @@ _UNTYPED_OK = {
 
 
 def _untyped_connections(source: str) -> list[str]:
-    out = []
+    out: list[str] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             args = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]

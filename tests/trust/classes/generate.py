@@ -49,8 +49,11 @@ def _secrets(rng: random.Random) -> list[tuple[str, str]]:
     def phrase(k: int = 3) -> str:
         return "".join(rng.sample(words, k))
 
-    digits = lambda n: "".join(rng.choice(string.digits) for _ in range(n))  # noqa: E731
-    mixed = lambda: _rand(rng, 6) + rng.choice("!#%&*") + _rand(rng, 4)  # noqa: E731
+    def digits(n: int) -> str:
+        return "".join(rng.choice(string.digits) for _ in range(n))
+
+    def mixed() -> str:
+        return _rand(rng, 6) + rng.choice("!#%&*") + _rand(rng, 4)
     b64 = string.ascii_letters + string.digits + "+/"
     rows = [
         ("stated-letters", f"The staging admin password is {phrase()}"),

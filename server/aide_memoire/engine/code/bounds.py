@@ -29,18 +29,7 @@ from ..core.errors import InvalidInput
 if TYPE_CHECKING:  # pathspec is part of the code extra; settings import this module
     import pathspec
 
-__all__ = [
-    "DEFAULT_SECRET_FILES", "Redacted", "check_root", "redact_text", "secret_file_spec",
-]
-
-# Comma-separated git-ignore patterns (the default of the code_secret_files setting).
-DEFAULT_SECRET_FILES = (
-    ".env,.env.*,*.env,.envrc,*.pem,*.key,*.p12,*.pfx,*.jks,*.keystore,*.ppk,*.kdbx,"
-    "id_rsa*,id_dsa*,id_ecdsa*,id_ed25519*,.netrc,_netrc,.pgpass,.my.cnf,.npmrc,.pypirc,"
-    ".git-credentials,.htpasswd,credentials,credentials.*,*credentials*.json,"
-    "service-account*.json,secrets.yml,secrets.yaml,secrets.json,*.secret,*.secrets,"
-    ".docker/config.json,.kube/config,kubeconfig,terraform.tfstate,*.tfstate,*.tfvars"
-)
+__all__ = ["Redacted", "check_root", "redact_text", "secret_file_spec"]
 
 # Refused together with everything under them: pseudo file systems, configuration, boot.
 _SYSTEM_TREES = ("/proc", "/sys", "/dev", "/etc", "/boot", "/run", "/var/run", "/private/etc")

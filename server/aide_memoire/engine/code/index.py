@@ -21,10 +21,11 @@ from pathlib import Path
 from ...logs import get_logger
 from ..core import clock
 from ..core.errors import InvalidInput, NotFound
+from ..core.settings import DEFAULT_SECRET_FILES
 from ..storage.db import Database
 from ..storage.protocol import Connection
 from ..storage.rows import inserted_rowid
-from .bounds import DEFAULT_SECRET_FILES, check_root, redact_text, secret_file_spec
+from .bounds import check_root, redact_text, secret_file_spec
 from .chunk import Chunk, chunk_file
 from .dense import DenseCodeRanker
 from .docs import DOC_LANGUAGES, DocPage, parse_page

@@ -15,11 +15,10 @@ import platformdirs
 from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from ..code.bounds import DEFAULT_SECRET_FILES
 from . import domain
 from .errors import InvalidInput
 
-__all__ = ["DB_FILENAME", "Settings", "default_home", "default_model_cache"]
+__all__ = ["DB_FILENAME", "DEFAULT_SECRET_FILES", "Settings", "default_home", "default_model_cache"]
 
 DB_FILENAME = "memory.db"
 
@@ -32,6 +31,17 @@ def default_model_cache() -> Path:
 def default_home() -> Path:
     """The user's data folder for aide-memoire (e.g. ``~/.local/share/aide-memoire``)."""
     return Path(platformdirs.user_data_dir("aide-memoire", appauthor=False))
+
+
+# Comma-separated git-ignore patterns (the default of the code_secret_files setting;
+# the code index reads it too, engine/code/bounds.py).
+DEFAULT_SECRET_FILES = (
+    ".env,.env.*,*.env,.envrc,*.pem,*.key,*.p12,*.pfx,*.jks,*.keystore,*.ppk,*.kdbx,"
+    "id_rsa*,id_dsa*,id_ecdsa*,id_ed25519*,.netrc,_netrc,.pgpass,.my.cnf,.npmrc,.pypirc,"
+    ".git-credentials,.htpasswd,credentials,credentials.*,*credentials*.json,"
+    "service-account*.json,secrets.yml,secrets.yaml,secrets.json,*.secret,*.secrets,"
+    ".docker/config.json,.kube/config,kubeconfig,terraform.tfstate,*.tfstate,*.tfvars"
+)
 
 
 class Settings(BaseSettings):

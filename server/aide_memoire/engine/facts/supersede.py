@@ -17,8 +17,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..core import clock
+from ..storage.portable.review import has_item_for_fact
 from ..storage.protocol import Connection
-from ..storage.sqlite.review import has_item_for_fact
 from ..trust import audit, review
 from .taxonomy import category_of
 

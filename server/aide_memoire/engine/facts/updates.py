@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core import clock
-from ..storage.sqlite.updates import add_terms, embeddings_by_rowid, mark_updated_by, update_rows
+from ..storage.portable.updates import add_terms, embeddings_by_rowid, mark_updated_by, update_rows
 from ..trust import audit, review
 from .aspects import Features, Signature, bounded_signature, pair_features
 from .entities import Mention

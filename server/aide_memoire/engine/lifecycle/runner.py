@@ -22,7 +22,7 @@ from ...logs import get_logger
 from ..core import clock
 from ..core import validate as v
 from ..core.errors import InvalidInput, NotFound
-from ..storage.sqlite.links import SqliteLinks
+from ..storage.portable.links import PortableLinks
 from ..storage.trust import ReviewQueue
 from ..trust import audit, review
 from . import consolidate as cons
@@ -81,7 +81,7 @@ def _merges(ctx: EngineContext, conn: Connection, namespace: str,
         if not group.same_tags:
             for other in group.others:
                 pairs[(other, group.keep)] = (1.0, "same text and kind, different tags")
-    for source, target, score in SqliteLinks.between_active(conn, namespace, "near_duplicate"):
+    for source, target, score in PortableLinks.between_active(conn, namespace, "near_duplicate"):
         pairs.setdefault((source, target), (float(score or 0), "linked on write"))
     if table is not None:
         _, ids, kinds, vectors = load_vectors(conn, table, namespace)

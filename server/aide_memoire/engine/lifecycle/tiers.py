@@ -11,8 +11,8 @@ from datetime import datetime
 from typing import Any
 
 from ..core import clock
+from ..storage.portable.links import PortableLinks
 from ..storage.protocol import Connection
-from ..storage.sqlite.links import SqliteLinks
 from ..storage.store import Store
 from ..trust import audit
 
@@ -23,14 +23,14 @@ def add_link(
     tx: Connection, source_id: str, target_id: str, kind: str, namespace: str,
     score: float | None = None,
 ) -> None:
-    SqliteLinks.add(
+    PortableLinks.add(
         tx, (source_id, target_id, kind, score, namespace, clock.format_time(clock.now()))
     )
 
 
 def links_of(conn: Connection, memory_id: str) -> list[tuple[str, str, str, float | None]]:
     """(source, target, kind, score) of every link touching a memory."""
-    return SqliteLinks.of(conn, memory_id)
+    return PortableLinks.of(conn, memory_id)
 
 
 def archive(

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 
+from ..storage.portable.links import PortableLinks, drop_mentions
 from ..storage.protocol import Connection
 from ..storage.repositories import MemoryRows
-from ..storage.sqlite.links import SqliteLinks, drop_mentions
 
 __all__ = ["drop_mentions", "summaries_of"]
 
@@ -32,7 +32,7 @@ def summaries_of(
     Links are the record of consolidation; a summary's ``metadata.sources`` is read too,
     so a summary whose links were lost (or imported without them) is still found.
     """
-    linked = SqliteLinks.sources_of(tx, memory_id, "summarizes", namespace)
+    linked = PortableLinks.sources_of(tx, memory_id, "summarizes", namespace)
     out: list[tuple[int, str, list[str]]] = []
     for rowid, summary_id, metadata in store.summaries_citing(
         tx, namespace, memory_id, linked

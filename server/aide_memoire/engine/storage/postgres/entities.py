@@ -1,4 +1,4 @@
-"""The entity graph on PostgreSQL (the bundle's ``entities``): SQLite's class with the
+"""The entity graph on PostgreSQL (the bundle's ``entities``): the portable class with the
 two statements that are not portable rendered for this server.
 
 - The filter of ``mentioning``: lists as ``= ANY(?)`` arrays (filters.py).
@@ -14,13 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..filter import RowFilter
-from ..sqlite.entities import SqliteEntityGraph
+from ..portable.entities import PortableEntityGraph
 from .filters import where_pg
 
 __all__ = ["PostgresEntityGraph"]
 
 
-class PostgresEntityGraph(SqliteEntityGraph):
+class PostgresEntityGraph(PortableEntityGraph):
     """``entities``, ``memory_entities`` and ``entity_edges`` on PostgreSQL."""
 
     _name = 'name COLLATE "C"'

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..filter import RowFilter
-from ..sqlite.filters import portable_clauses
+from ..portable.filters import portable_clauses
 
 __all__ = ["where_pg"]
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.errors import StoreError
+from ..portable.namespaces import finish_move, merge_entities
 from ..protocol import Connection
-from ..sqlite.namespaces import finish_move, merge_entities
 from . import vectors as pgvectors
 from .connection import PgConnection
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..portable.links import PortableLinks
 from ..repositories import Repositories
 from .entities import SqliteEntityGraph
-from .links import SqliteLinks
 from .memories import SqliteMemoryRows
 from .review import SqliteReviewLookups
 from .vectors import SqliteVectorIndex
@@ -22,6 +22,6 @@ def sqlite_repositories(
     rows = rows or SqliteMemoryRows(vectors)
     return Repositories(
         dialect="sqlite", rows=rows, keywords=rows.keywords, vectors=vectors,
-        links=SqliteLinks(), review=SqliteReviewLookups(),
+        links=PortableLinks(), review=SqliteReviewLookups(),
         entities=SqliteEntityGraph(),
     )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core import clock
 from ..filter import RowFilter
+from ..portable.filters import portable_clauses
 
-__all__ = ["portable_clauses", "where_sql"]
+__all__ = ["where_sql"]
 
 
 def _marks(values: object) -> str:
@@ -33,26 +33,3 @@ def where_sql(where: RowFilter, alias: str = "m") -> tuple[str, list[Any]]:
     return " AND ".join([*clauses, *more]), [*params, *values]
 
 
-def portable_clauses(where: RowFilter, a: str) -> tuple[list[str], list[Any]]:
-    """The importance and time clauses, SQL every backend runs as written (the
-    PostgreSQL renderer, storage/postgres/filters.py, shares them)."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if where.min_importance is not None:
-        clauses.append(f"{a}.importance >= ?")
-        params.append(where.min_importance)
-    when = f"COALESCE({a}.observed_at, {a}.created_at)"
-    if where.as_of is not None:
-        # What was valid at that moment (valid time: a memory recorded later about
-        # an earlier event counts from its observed time), not yet closed.
-        moment = clock.format_time(where.as_of)
-        clauses.append(f"COALESCE({a}.valid_from, {a}.created_at) <= ?")
-        clauses.append(f"({a}.valid_to IS NULL OR {a}.valid_to > ?)")
-        params.extend([moment, moment])
-    if where.since is not None:
-        clauses.append(f"{when} >= ?")
-        params.append(clock.format_time(where.since))
-    if where.until is not None:
-        clauses.append(f"{when} <= ?")
-        params.append(clock.format_time(where.until))
-    return clauses, params

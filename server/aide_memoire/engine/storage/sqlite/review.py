@@ -1,33 +1,16 @@
-"""Review-queue lookups that read inside an item's JSON evidence.
+"""Review-queue lookups that read inside an item's JSON evidence, on SQLite.
 
-``has_item_for_fact`` reads the few items of one memory and parses their evidence here,
-so its SQL is portable and the facts feature calls it on either backend;
 ``has_open_proposal`` searches a namespace's queue with ``json_extract`` (PostgreSQL's
-twin: storage/postgres/review.py).
+twin: storage/postgres/review.py); ``has_item_for_fact`` parses the evidence in Python,
+so its SQL is portable (storage/portable/review.py).
 """
 
 from __future__ import annotations
 
-import json
-
+from ..portable.review import has_item_for_fact
 from ..protocol import Connection
 
-__all__ = ["SqliteReviewLookups", "has_item_for_fact", "has_open_proposal"]
-
-
-def has_item_for_fact(conn: Connection, kind: str, memory_id: str, fact_id: int) -> bool:
-    """Whether an item of ``kind`` about ``memory_id`` already names ``fact_id`` as the
-    fact it kept (any status: a decided conflict is not raised again)."""
-    for (evidence,) in conn.execute(
-        "SELECT evidence FROM review_items WHERE kind = ? AND memory_id = ?", (kind, memory_id)
-    ):
-        try:
-            kept = json.loads(evidence).get("kept")
-        except (TypeError, ValueError, AttributeError):
-            continue  # evidence that is not an object names no fact
-        if isinstance(kept, dict) and kept.get("fact") == fact_id:
-            return True
-    return False
+__all__ = ["SqliteReviewLookups", "has_open_proposal"]
 
 
 def has_open_proposal(conn: Connection, namespace: str, kind: str, key: str) -> bool:

@@ -1,17 +1,16 @@
-"""Links between memories (``memory_links``) and a memory's entity mentions, on SQLite.
+"""Links between memories (``memory_links``) and a memory's entity mentions, on either backend.
 
-Every statement is portable (``ON CONFLICT DO NOTHING``: SQLite 3.24+ and PostgreSQL),
-so the PostgreSQL backend uses this module as it is.
+Every statement is portable (``ON CONFLICT DO NOTHING``: SQLite 3.24+ and PostgreSQL).
 """
 
 from __future__ import annotations
 
 from ..protocol import Connection
 
-__all__ = ["SqliteLinks", "drop_mentions"]
+__all__ = ["PortableLinks", "drop_mentions"]
 
 
-class SqliteLinks:
+class PortableLinks:
     """``memory_links``: consolidation, duplicates and merges between memories."""
 
     @staticmethod
