@@ -231,7 +231,7 @@ async def test_a_wrong_token_tells_the_sdk_client_what_is_wrong(daemon: tuple[An
     "evil.example", "localhost.evil.example:{port}", "",
 ])
 def test_a_host_with_anything_beyond_a_loopback_name_and_port_is_refused(
-    daemon: tuple, host: str,
+    daemon: tuple[Any, ...], host: str,
 ) -> None:
     _, info, home = daemon
     port = int(str(info["port"]))
@@ -245,7 +245,9 @@ def test_a_host_with_anything_beyond_a_loopback_name_and_port_is_refused(
 
 
 @pytest.mark.parametrize("host", ["localhost:{port}", "127.0.0.1:{port}"])
-def test_a_loopback_host_with_or_without_the_port_is_served(daemon: tuple, host: str) -> None:
+def test_a_loopback_host_with_or_without_the_port_is_served(
+    daemon: tuple[Any, ...], host: str,
+) -> None:
     _, info, home = daemon
     token = (home / TOKEN_FILE).read_text().strip()
     headers = {**HEADERS, "Authorization": f"Bearer {token}",
@@ -256,7 +258,7 @@ def test_a_loopback_host_with_or_without_the_port_is_served(daemon: tuple, host:
 
 
 @pytest.mark.parametrize("scheme", ["bearer", "BEARER", "BeArEr", "Bearer"])
-def test_the_authorization_scheme_is_case_insensitive(daemon: tuple, scheme: str) -> None:
+def test_the_authorization_scheme_is_case_insensitive(daemon: tuple[Any, ...], scheme: str) -> None:
     _, info, home = daemon
     token = (home / TOKEN_FILE).read_text().strip()
     with httpx2.Client(timeout=10) as http:
@@ -268,7 +270,9 @@ def test_the_authorization_scheme_is_case_insensitive(daemon: tuple, scheme: str
         assert other.status_code == 401
 
 
-def test_two_authorization_headers_are_refused_whatever_their_order(daemon: tuple) -> None:
+def test_two_authorization_headers_are_refused_whatever_their_order(
+    daemon: tuple[Any, ...],
+) -> None:
     _, info, home = daemon
     token = (home / TOKEN_FILE).read_text().strip()
     for pair in ([f"Bearer {'x' * len(token)}", f"Bearer {token}"],
