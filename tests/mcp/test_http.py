@@ -174,40 +174,41 @@ def test_the_port_is_the_homes_own_and_survives_a_restart(tmp_path: Path) -> Non
     assert derived_port(tmp_path / "other") != derived_port(home)
 
 
-def test_a_second_daemon_on_a_taken_port_exits_with_one_clear_line(daemon: tuple[Any, ...]) -> None:
+def test_a_second_daemon_for_the_same_store_exits_with_one_clear_line(
+    daemon: tuple[Any, ...],
+) -> None:
+    # One daemon per data home: a second one, on the default port or any other, is refused
+    # by the home's lock before it binds, naming the daemon that holds it.
     _, info, home = daemon
     env = server_env(home, AIDE_MEMOIRE_EMBEDDING_MODEL="none")
-    second = subprocess.run([str(BIN / "aide-memoire"), "serve", "--http"],
-                            env=env, capture_output=True, text=True, timeout=60)
+    before = (home / DISCOVERY_FILE).read_text()
+    for extra in ([], ["--port", "0"]):
+        second = subprocess.run([str(BIN / "aide-memoire"), "serve", "--http", *extra],
+                                env=env, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 1
+        lines = second.stderr.strip().splitlines()
+        assert len(lines) == 1, second.stderr
+        assert "Traceback" not in second.stderr and "ExceptionGroup" not in second.stderr
+        assert "already serves this store" in lines[0] and f"pid {info['pid']}" in lines[0]
+        assert f"kill {info['pid']}" in lines[0]  # and says the way out
+    assert (home / DISCOVERY_FILE).read_text() == before  # the first's discovery file kept
+
+
+def test_a_port_taken_by_another_program_exits_with_one_clear_line(
+    daemon: tuple[Any, ...], tmp_path: Path,
+) -> None:
+    _, info, _ = daemon  # another store's daemon holds the port
+    env = server_env(tmp_path / "other", AIDE_MEMOIRE_EMBEDDING_MODEL="none")
+    second = subprocess.run(
+        [str(BIN / "aide-memoire"), "serve", "--http", "--port", str(info["port"])],
+        env=env, capture_output=True, text=True, timeout=60)
     assert second.returncode == 1
     lines = second.stderr.strip().splitlines()
     assert len(lines) == 1, second.stderr
     assert "Traceback" not in second.stderr and "ExceptionGroup" not in second.stderr
-    assert f"port {info['port']}" in lines[0] and "--port" in lines[0]
-    assert f"pid {info['pid']}" in lines[0]  # it names the daemon that holds the port
-
-
-def test_stopping_one_of_two_daemons_keeps_the_others_discovery_file(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    first, info = _start(home)
-    env = server_env(home, AIDE_MEMOIRE_EMBEDDING_MODEL="none")
-    err = tmp_path / "second.err"
-    with err.open("wb") as fh:
-        second = subprocess.Popen([str(BIN / "aide-memoire"), "serve", "--http", "--port", "0"],
-                                  env=env, stderr=fh)
-    try:
-        deadline = time.monotonic() + 60
-        while "serving MCP over HTTP" not in err.read_text() and time.monotonic() < deadline:
-            assert second.poll() is None, err.read_text()
-            time.sleep(0.1)
-        assert "names another running daemon" in err.read_text()
-        assert json.loads((home / DISCOVERY_FILE).read_text())["pid"] == first.pid
-        _stop(second)
-        assert json.loads((home / DISCOVERY_FILE).read_text()) == info
-    finally:
-        _stop(second)
-        _stop(first)
-    assert not (home / DISCOVERY_FILE).exists()  # the owner removes it
+    assert f"port {info['port']} (given with --port) is in use" in lines[0]
+    assert "--port N" in lines[0]
+    assert not (tmp_path / "other" / DISCOVERY_FILE).exists()
 
 
 async def test_a_wrong_token_tells_the_sdk_client_what_is_wrong(daemon: tuple[Any, ...]) -> None:

@@ -7,6 +7,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from aide_memoire.mcp.registry import TOOLS
+
 from .conftest import BIN, server_env
 
 
@@ -30,7 +32,7 @@ def test_serve_says_what_it_serves_and_when_the_model_is_ready(tmp_path: Path) -
         proc.stderr.read()
         proc.wait(60)
     assert lines[0] == (f"aide-memoire: serving MCP over stdio; store {home / 'memory.db'}, "
-                        "default namespace project:tty, 19 tools")
+                        f"default namespace project:tty, {len(TOOLS)} tools")  # none off
     assert any(line.startswith("aide-memoire: loading the embedding model") for line in lines)
     assert "dense recall is live" in lines[-1], lines
     assert out == ""  # stdout is the transport's: nothing unless a client asks
