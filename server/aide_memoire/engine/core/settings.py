@@ -65,6 +65,22 @@ class Settings(BaseSettings):
         "in logs, reprs and errors (it may hold a password). Needs the postgres extra; "
         "docs/postgres.md says what works there.",
     )
+    encryption_key: SecretStr | None = Field(
+        default=None,
+        description="The key of an encrypted store (docs/trust.md, 'Encryption at rest'): 64 "
+        "hex digits, or a passphrase (slower to open). Looked at first; never logged or shown. "
+        "Unset: the key file, then the OS keychain.",
+    )
+    encryption_key_file: Path | None = Field(
+        default=None,
+        description="The file holding an encrypted store's key (mode 0600). Default: "
+        "keys/<store id>.key in the user's config folder, outside the store's folder.",
+    )
+    encryption_keychain: bool = Field(
+        default=True,
+        description="Look for the key in the OS keychain (the keyring package) and keep new "
+        "keys there when one exists; false: key file and AIDE_MEMOIRE_ENCRYPTION_KEY only.",
+    )
     max_content_bytes: int = Field(
         default=domain.CONTENT_MAX_BYTES,
         ge=1,

@@ -6,7 +6,10 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-__all__ = ["DoctorCheck", "DoctorReport", "ReembedReport", "RestoreReport", "SnapshotInfo"]
+__all__ = [
+    "DoctorCheck", "DoctorReport", "EncryptionReport", "ReembedReport", "RestoreReport",
+    "SnapshotInfo",
+]
 
 
 class SnapshotInfo(BaseModel):
@@ -56,3 +59,17 @@ class ReembedReport(BaseModel):
     batches: int
     seconds: float
     detail: str = ""
+
+
+class EncryptionReport(BaseModel):
+    """What encrypt, decrypt or rekey did (the key's place is named, never the key)."""
+
+    action: str
+    path: str
+    encrypted: bool = Field(description="Whether the store is encrypted now.")
+    key_place: str | None = Field(
+        default=None, description="Where the key is (decrypt: where it stays; delete it "
+        "once no backup needs it).")
+    snapshots: list[str] = Field(default_factory=list,
+                                 description="Snapshots converted by this run.")
+    note: str | None = None

@@ -34,7 +34,9 @@ from ..trust import audit
 from ..trust.anchor import Anchor
 from .models import RestoreReport, SnapshotInfo
 
-__all__ = ["DEFAULT_KEEP", "create", "list_snapshots", "restore", "rotate", "verify_file"]
+__all__ = [
+    "DEFAULT_KEEP", "create", "hold_alone", "list_snapshots", "restore", "rotate", "verify_file",
+]
 
 SNAPSHOT_DIR = "snapshots"
 DEFAULT_KEEP = 10
@@ -221,7 +223,7 @@ def resolve(home: Path, snapshot: str | os.PathLike[str]) -> Path:
 
 
 @contextlib.contextmanager
-def _alone(path: Path, driver: Driver) -> Iterator[Any]:
+def hold_alone(path: Path, driver: Driver) -> Iterator[Any]:
     """Hold the live store with SQLite's exclusive lock, its WAL folded in and removed.
 
     Yields None when the file is not a usable database (nothing can be holding it
@@ -260,7 +262,7 @@ _JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
 def _tidy_aside(aside: Path) -> None:
     """Remove the side files the exclusive lock left beside the moved-aside store.
 
-    ``_alone`` folded the WAL in and left rollback-journal mode, so the aside file holds
+    ``hold_alone`` folded the WAL in and left rollback-journal mode, so the aside file holds
     everything: its ``-shm`` is meaningless without a ``-wal``, and its ``-journal`` was
     only zeroed (exclusive locking mode keeps the file). A journal that is still hot is
     kept, so that SQLite rolls it back when someone opens the aside copy.
@@ -294,7 +296,7 @@ def restore(
     try:
         if live.exists():
             aside = home / f"{DB_FILENAME}.before-restore-{_stamp()}"
-            with _alone(live, driver):
+            with hold_alone(live, driver):
                 # Renaming while holding the lock: nobody can open the old file between.
                 os.replace(live, aside)
                 for suffix in ("-wal", "-shm", "-journal"):

@@ -20,7 +20,7 @@ from ..recall.recaller import Recaller
 from ..recall.rerank import Reranker, RerankTuning
 from ..storage.access import AccessLog
 from ..storage.db import Database
-from ..storage.driver import load_driver
+from ..storage.driver import driver_for
 from ..storage.repositories import Repositories
 from ..storage.sqlite import sqlite_repositories
 from ..storage.store import Store
@@ -202,7 +202,7 @@ def _open_store(settings: Settings) -> tuple[Database, VectorTables, Store, Repo
         return db, tables, store, postgres_repositories(rows=store)
     db = Database(
         settings.db_path,
-        driver=load_driver(settings.sqlite_driver),
+        driver=driver_for(settings.db_path, settings),
         busy_timeout_ms=settings.busy_timeout_ms,
         max_page_count=settings.max_db_pages,
     )

@@ -148,7 +148,8 @@ class Database:
             home.mkdir(parents=True, mode=0o700)
             os.chmod(home, 0o700)
         if self.path.exists():
-            _check_header(self.path)
+            if not self.driver.encrypted:  # an encrypted file's header is ciphertext
+                _check_header(self.path)
             self._check_identity()
         else:
             fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
@@ -221,7 +222,10 @@ class Database:
         # Takes effect only on a new, empty file (a no-op afterwards): 2 kB pages keep a
         # fresh store, whose ~55 tables and indexes each start with one page, near 125 kB
         # instead of 300 kB, and measured no bigger at 1,000 memories (bench/store_size.py).
-        conn.execute(f"PRAGMA page_size = {_PAGE_SIZE}")
+        # SQLCipher keeps its own page size (cipher_page_size, 4 kB), which every open
+        # must use alike: an encrypted store is not given another.
+        if not self.driver.encrypted:
+            conn.execute(f"PRAGMA page_size = {_PAGE_SIZE}")
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":
             log.warning("wal_unavailable", journal_mode=mode)
