@@ -291,6 +291,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         f"aide-memoire {report.version}",
         f"store      {report.db_path} ({report.db_bytes} bytes, schema {report.schema_version})",
         f"sqlite     {report.sqlite_driver} {report.sqlite_version}, journal {report.journal_mode}",
+        f"encryption {report.encryption}",
         f"memories   {report.memories}",
     ]
     lines += [f"  {ns:<30} {n}" for ns, n in report.namespaces.items()]
@@ -451,6 +452,10 @@ _register_migrate(cli)
 from .wiki import register as _register_wiki  # noqa: E402 - wiki export / lint
 
 _register_wiki(cli, open_memory)
+
+from .encrypt import register as _register_encrypt  # noqa: E402 - encrypt, decrypt, rekey
+
+_register_encrypt(cli)
 
 from .setup import setup as _setup  # noqa: E402 - MCP clients' config files
 

@@ -8,6 +8,7 @@ and ``--quiet`` is not given; the result on stdout (one JSON document with ``--j
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -69,8 +70,9 @@ def register(cli: click.Group) -> None:
         compared before it commits; any difference rolls it back (exit 1, the table named).
         A target holding any row is refused: nothing is ever merged.
         """
-        from ..engine.storage.driver import load_driver
+        from ..engine.storage.driver import driver_for, load_driver
         from ..engine.storage.transfer import migrate_store as copy_store
+        from ..engine.storage.transfer.endpoints import is_url
 
         bars = _Bars()
         try:
@@ -79,8 +81,12 @@ def register(cli: click.Group) -> None:
                 if source is None:
                     url = settings.database_url
                     source = url.get_secret_value() if url else str(settings.db_path)
+                # The source file's driver: SQLCipher with its home's key when encrypted.
+                driver = (load_driver(settings.sqlite_driver) if is_url(source) else
+                          driver_for(Path(source).expanduser(), settings,
+                                     home=Path(source).expanduser().parent))
                 report = copy_store(
-                    source, target, driver=load_driver(settings.sqlite_driver),
+                    source, target, driver=driver,
                     home=settings.home,
                     progress=(lambda *_: None) if quiet or not sys.stderr.isatty() else bars)
         finally:

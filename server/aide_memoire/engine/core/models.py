@@ -101,6 +101,8 @@ class Status(BaseModel):
     sqlite_driver: str
     sqlite_version: str
     journal_mode: str
+    encryption: str = Field(default="off", description="'off', or the cipher and where the "
+                            "key came from (never the key).")
     memories: int
     namespaces: dict[str, int]
     stages: list[Stage]

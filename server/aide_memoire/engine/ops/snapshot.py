@@ -18,13 +18,13 @@ import contextlib
 import functools
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..core import clock
-from ..core.errors import InvalidInput, StoreError
+from ..core.errors import ForeignDatabase, InvalidInput, StoreError
 from ..core.settings import DB_FILENAME
 from ..storage.db import Database
 from ..storage.driver import Driver
@@ -277,15 +277,38 @@ def _tidy_aside(aside: Path) -> None:
         Path(f"{aside}-shm").unlink(missing_ok=True)
 
 
+def _live_driver(live: Path, drivers: Callable[[Path], Driver], fallback: Driver) -> Driver:
+    """The driver holding the live store during a restore; a file too damaged to be told
+    apart (or whose key is gone) is moved aside as it is, as any unusable file."""
+    try:
+        return drivers(live)
+    except ForeignDatabase:
+        return fallback.with_keys(())
+
+
 def restore(
-    home: Path, snapshot: str | os.PathLike[str], driver: Driver, *, actor: str = "python"
+    home: Path, snapshot: str | os.PathLike[str], drivers: Callable[[Path], Driver], *,
+    actor: str = "python",
 ) -> RestoreReport:
-    """Replace the live store by a verified copy of ``snapshot``, keeping the old one aside."""
+    """Replace the live store by a verified copy of ``snapshot``, keeping the old one aside.
+
+    ``drivers`` gives the driver for a file of this home (``driver_for``): an encrypted
+    snapshot is opened with the home's key and restored encrypted, as it is. A plain
+    snapshot is refused over an encrypted store: restoring it would undo the encryption.
+    """
     source = resolve(home, snapshot)
+    driver = drivers(source)
+    live = home / DB_FILENAME
+    live_driver = _live_driver(live, drivers, driver) if live.exists() else driver
+    if live_driver.encrypted and not driver.encrypted:
+        raise StoreError(
+            f"snapshot {source} is not encrypted but the store is: restoring it would leave "
+            "the store in plain text. Run 'aide-memoire decrypt' first, restore, then "
+            "'aide-memoire encrypt'. Nothing was changed"
+        )
     problem = verify_file(source, driver)
     if problem:
         raise StoreError(f"snapshot {source} cannot be restored: {problem}. Nothing was changed")
-    live = home / DB_FILENAME
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     incoming = home / f".{DB_FILENAME}.restoring"
     os.close(os.open(incoming, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600))
@@ -296,7 +319,7 @@ def restore(
     try:
         if live.exists():
             aside = home / f"{DB_FILENAME}.before-restore-{_stamp()}"
-            with hold_alone(live, driver):
+            with hold_alone(live, live_driver):
                 # Renaming while holding the lock: nobody can open the old file between.
                 os.replace(live, aside)
                 for suffix in ("-wal", "-shm", "-journal"):

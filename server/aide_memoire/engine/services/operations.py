@@ -15,7 +15,7 @@ from ..ops import reembed as ops_reembed
 from ..ops import snapshot as ops_snapshot
 from ..ops.models import DoctorReport, ReembedReport, RestoreReport, SnapshotInfo
 from ..runtime.context import sqlite_only
-from ..storage.driver import load_driver
+from ..storage.driver import driver_for
 
 if TYPE_CHECKING:
     from ..runtime.context import EngineContext
@@ -65,10 +65,18 @@ class OperationsService:
             sqlite_driver=self.db.driver.name,
             sqlite_version=self.db.driver.sqlite_version,
             journal_mode=self.db.journal_mode(),
+            encryption=self._encryption(),
             memories=sum(counts.values()),
             namespaces=counts,
             stages=stages,
         )
+
+    def _encryption(self) -> str:
+        """Whether the file is encrypted and where its key came from (never the key)."""
+        driver = self.db.driver
+        if not getattr(driver, "encrypted", False):  # a server store's driver has no file key
+            return "off"
+        return f"SQLCipher {driver.cipher_version}, key from {driver.keys[0].place}"
 
     def snapshot(self) -> SnapshotInfo:
         """A consistent copy of the store in ``<home>/snapshots``, safe while others write."""
@@ -98,7 +106,7 @@ class OperationsService:
         if settings.database_url is not None:
             raise sqlite_only("restore")
         return ops_snapshot.restore(
-            settings.home, snapshot, load_driver(settings.sqlite_driver), actor=actor
+            settings.home, snapshot, lambda path: driver_for(path, settings), actor=actor
         )
 
     def doctor(self, *, repair: bool = False) -> DoctorReport:
