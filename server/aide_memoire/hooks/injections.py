@@ -3,7 +3,7 @@
 One JSON line per prompt that got memory, in ``<home>/hooks/injections.jsonl`` (0600,
 rotated once at ``MAX_BYTES``): the time, the session, the namespace, how it was served
 (``mcp_tool``, ``daemon`` or ``process``), an excerpt of the prompt (``<private>`` spans
-and secrets removed, as capture removes them) and, per memory, the signals that passed
+and secrets removed, as capture removes them; none beside an encrypted store) and, per memory, the signals that passed
 the gate. ``aide-memoire injections`` and the web page's "Injected" view read it; the
 capture reads it to learn which injections the reply used (feedback.py).
 
@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..engine.core.settings import DB_FILENAME
+from ..engine.storage.driver import is_encrypted
 from ..engine.trust.redact import redact_secrets
 
 __all__ = ["LOG_PARTS", "describe_reasons", "injection_reasons", "read_injections",
@@ -30,6 +32,7 @@ __all__ = ["LOG_PARTS", "describe_reasons", "injection_reasons", "read_injection
 LOG_PARTS = ("hooks", "injections.jsonl")
 MAX_BYTES = 4_000_000
 PROMPT_CHARS = 240
+ENCRYPTED_PROMPT = "(not logged: the store is encrypted)"
 
 try:
     import fcntl
@@ -87,9 +90,12 @@ def record_injection(home: Path, *, session_id: str | None, namespace: str, prom
     reasons = injection_reasons(answer)
     if not reasons:
         return
+    # Beside an encrypted store the log holds no prompt text: the file is not encrypted,
+    # and a prompt says what the memories are about (docs/trust.md, encryption at rest).
+    excerpt = ENCRYPTED_PROMPT if is_encrypted(home / DB_FILENAME) else _excerpt(prompt)
     line = json.dumps({"time": time.time(), "session_id": session_id or "",
                        "namespace": namespace, "served_by": served_by,
-                       "prompt": _excerpt(prompt), "memories": reasons}, default=str)
+                       "prompt": excerpt, "memories": reasons}, default=str)
     with contextlib.suppress(OSError):
         path = _path(home)
         if path.exists() and path.stat().st_size > MAX_BYTES:
