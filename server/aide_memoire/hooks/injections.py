@@ -4,8 +4,9 @@ One JSON line per prompt that got memory, in ``<home>/hooks/injections.jsonl`` (
 rotated once at ``MAX_BYTES``): the time, the session, the namespace, how it was served
 (``mcp_tool``, ``daemon`` or ``process``), an excerpt of the prompt (``<private>`` spans
 and secrets removed, as capture removes them; none beside an encrypted store) and, per
-memory, the signals that passed the gate. ``aide-memoire injections`` and the web page's "Injected" view read it; the
-capture reads it to learn which injections the reply used (feedback.py).
+memory, the signals that passed the gate. ``aide-memoire injections`` and the web page's
+"Injected" view read it; the capture reads it to learn which injections the reply used
+(feedback.py).
 
 A file, not a table: the log is the hooks' own record in the data home, written by
 whichever process served the prompt (the MCP server, the daemon or a hook process)
