@@ -153,6 +153,9 @@ def _source(job: _Job, path: Path) -> Driver:
 
 
 def _convert_live(path: Path, job: _Job) -> None:
+    if Database.open_in_this_process(path):
+        raise StoreError(f"this process has the store {path} open (a Memory not closed); "
+                         f"close it and run {job.op} again. Nothing was changed")
     with snapshots.hold_alone(path, _source(job, path)) as conn:
         if conn is None:
             raise StoreError(f"{path} cannot be read as a store; nothing was changed. Run "

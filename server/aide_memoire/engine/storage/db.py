@@ -15,7 +15,7 @@ import struct
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ...logs import get_logger
 from ..core import clock
@@ -76,6 +76,18 @@ def _check_header(path: Path) -> None:
 class Database:
     """A data home's SQLite file, with one connection per thread."""
 
+    # The files this process has open through a Database. SQLite's locks are POSIX locks,
+    # which a process never conflicts with itself on: a second SQLite library in the same
+    # process (SQLCipher's, converting the file) would not see this one's, and its close
+    # would drop them. Converting a file asks here first.
+    _open_here: ClassVar[dict[Path, int]] = {}
+    _open_here_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def open_in_this_process(cls, path: Path) -> bool:
+        with cls._open_here_lock:
+            return cls._open_here.get(path.resolve(), 0) > 0
+
     # Which SQL the repositories speak to this database (engine/storage/protocol.py).
     dialect: Dialect = "sqlite"
 
@@ -115,6 +127,10 @@ class Database:
             if isinstance(exc, self.driver.Error | OSError):
                 raise self._open_error(exc) from None
             raise
+        with self._open_here_lock:
+            key = self.path.resolve()
+            self._open_here[key] = self._open_here.get(key, 0) + 1
+        self._counted = True
 
     def _abandon(self) -> None:
         """Opening failed: close what was opened; a file this process created goes too
@@ -456,6 +472,11 @@ class Database:
         return version
 
     def close(self) -> None:
+        if getattr(self, "_counted", False):
+            self._counted = False
+            with self._open_here_lock:
+                key = self.path.resolve()
+                self._open_here[key] -= 1
         with self._lock:
             for conn in self._connections:
                 with contextlib.suppress(Exception):
