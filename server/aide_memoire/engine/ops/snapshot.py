@@ -297,7 +297,11 @@ def restore(
     snapshot is refused over an encrypted store: restoring it would undo the encryption.
     """
     source = resolve(home, snapshot)
-    driver = drivers(source)
+    try:
+        driver = drivers(source)
+    except ForeignDatabase as exc:  # not a database, or encrypted with a key not found
+        raise StoreError(f"snapshot {source} cannot be restored: {exc}. Nothing was "
+                         "changed") from None
     live = home / DB_FILENAME
     live_driver = _live_driver(live, drivers, driver) if live.exists() else driver
     if live_driver.encrypted and not driver.encrypted:
