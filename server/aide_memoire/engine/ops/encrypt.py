@@ -8,7 +8,7 @@ Each file (the live store, then every snapshot) is converted the same way:
    their shadow tables) into a new file beside it, under the new key (or none);
 3. the new file is opened afresh with that key and verified: ``integrity_check``, our
    application id and schema version, and every ordinary table's row count and content
-   hash equal to the old file's (``storage/transfer/digest.py``);
+   hash equal to the old file's (``storage/cipher.py``);
 4. only then is it fsynced and renamed over the old one (one atomic ``rename``).
 
 So at every instant the path holds either the old file, whole, or the new one, verified.
@@ -25,21 +25,20 @@ Crash points (``AIDE_MEMOIRE_CRASH_AT``): ``encrypt.key_kept``, ``encrypt.export
 
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from ...logs import get_logger
 from ..core.crashpoints import crash_point
 from ..core.errors import InvalidInput, KeyUnavailable, StoreError
 from ..core.settings import Settings
+from ..storage import cipher
 from ..storage.db import Database
 from ..storage.driver import Driver, driver_for, encrypted_driver, is_encrypted, key_opens
 from ..storage.keys import KeyPlaces, StoreKey, new_key
-from ..storage.migrations import APPLICATION_ID
-from ..storage.transfer.digest import TableDigest
+from ..storage.protocol import Connection
 from ..trust import audit
 from . import snapshot as snapshots
 from .models import EncryptionReport
@@ -66,78 +65,15 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def _load_vec(conn: Any) -> None:
-    """sqlite-vec in the exporting connection: creating the vec0 tables in the new file
-    needs their module (without it the export fails, and nothing is replaced)."""
-    with contextlib.suppress(ImportError):
-        import sqlite_vec
-
-        conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
-        conn.enable_load_extension(False)
-
-
-def _digests(conn: Any) -> dict[str, tuple[int, str]]:
-    """Each ordinary table's row count and content hash (shadow tables included: they
-    hold what FTS5 and vec0 index)."""
-    names = [str(r[0]) for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-        "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name")]
-    out: dict[str, tuple[int, str]] = {}
-    for name in names:
-        digest = TableDigest(key_positions=())
-        for row in conn.execute(f'SELECT * FROM "{name}"'):
-            digest.add(tuple(row))
-        out[name] = (digest.rows, digest.hexdigest())
-    return out
-
-
-def _export(conn: Any, partial: Path, target: StoreKey | None) -> None:
-    """Write the open database into ``partial`` under ``target``'s key (or none)."""
-    partial.unlink(missing_ok=True)
-    os.close(os.open(partial, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-    key = target.pragma() if target is not None else "''"
-    conn.execute(f"ATTACH DATABASE ? AS converted KEY {key}", (str(partial),))
-    try:
-        conn.execute("SELECT sqlcipher_export('converted')")
-        # sqlcipher_export copies the schema and rows, not the header's numbers.
-        app_id = int(conn.execute("PRAGMA main.application_id").fetchone()[0])
-        version = int(conn.execute("PRAGMA main.user_version").fetchone()[0])
-        conn.execute(f"PRAGMA converted.application_id = {app_id}")
-        conn.execute(f"PRAGMA converted.user_version = {version}")
-    finally:
-        conn.execute("DETACH DATABASE converted")
-
-
-def _verify(partial: Path, job: _Job, expected: dict[str, tuple[int, str]]) -> None:
-    """Open the new file afresh with its key and compare it with the old one."""
-    module = job.cipher.module
-    conn = module.connect(str(partial), isolation_level=None)
-    try:
-        if job.target is not None and not key_opens(conn, job.target):
-            raise StoreError(f"the new file {partial} does not open with its key")
-        problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(5)")]
-        if problems != ["ok"]:
-            raise StoreError("the new file failed integrity_check: " + "; ".join(problems))
-        if int(conn.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
-            raise StoreError("the new file lost the store's application id")
-        got = _digests(conn)
-    finally:
-        conn.close()
-    if got != expected:
-        differ = sorted(t for t in set(got) | set(expected) if got.get(t) != expected.get(t))
-        raise StoreError(f"the new file differs from the old in {', '.join(differ[:5])}")
-
-
-def _convert_open(conn: Any, path: Path, job: _Job) -> None:
+def _convert_open(conn: Connection, path: Path, job: _Job) -> None:
     """Export, verify and swap in the file ``conn`` holds (the caller holds it alone)."""
     partial = path.with_name(f".{path.name}.{job.op}-partial")
     try:
-        _load_vec(conn)
-        expected = _digests(conn)
-        _export(conn, partial, job.target)
+        cipher.load_vec(conn)
+        expected = cipher.table_digests(conn)
+        cipher.export_to(conn, partial, job.target)
         crash_point(f"{job.op}.exported")
-        _verify(partial, job, expected)
+        cipher.check_converted(job.cipher.module, partial, job.target, expected)
         _fsync(partial)
         for suffix in ("-wal", "-shm"):  # folded in already; never replayed onto the new file
             Path(f"{path}{suffix}").unlink(missing_ok=True)
