@@ -311,11 +311,11 @@ def test_reads_on_a_full_disk_do_not_claim_a_write(tiny_disk: Path) -> None:
 
 
 def test_a_read_error_is_worded_as_a_read() -> None:
-    from aide_memoire.engine.storage.db import Database
+    from aide_memoire.engine.storage.db import SqliteDatabase
     from aide_memoire.engine.storage.driver import load_driver
 
     driver = load_driver()
-    db = Database.__new__(Database)  # the mapping alone: no file is needed for it
+    db = SqliteDatabase.__new__(SqliteDatabase)  # the mapping alone: no file is needed for it
     db.path, db.driver, db.busy_timeout_ms = Path("/x/memory.db"), driver, 10
     for text in ("database or disk is full", "database is locked", "attempt to write a "
                  "readonly database", "something else"):

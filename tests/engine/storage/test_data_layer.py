@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from aide_memoire.engine.storage.db import Database
+from aide_memoire.engine.storage.db import SqliteDatabase
 from aide_memoire.engine.storage.repositories import (
     KeywordIndex,
     MemoryLinks,
@@ -211,7 +211,7 @@ def test_every_untyped_exemption_still_needs_its_entry() -> None:
 def test_the_sqlite_repositories_implement_the_protocols(tmp_path: Path) -> None:
     """At run time too (mypy checks the signatures): the backend a feature is handed
     has every method, and answers through a real store."""
-    db = Database(tmp_path / "memory.db")
+    db = SqliteDatabase(tmp_path / "memory.db")
     try:
         vectors = SqliteVectorIndex(vec_available=db.vec_version is not None)
         repos = sqlite_repositories(vectors)

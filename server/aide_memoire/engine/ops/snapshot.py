@@ -26,7 +26,7 @@ from typing import Any
 from ..core import clock
 from ..core.errors import InvalidInput, StoreError
 from ..core.settings import DB_FILENAME
-from ..storage.db import Database
+from ..storage.db import SqliteDatabase
 from ..storage.driver import Driver
 from ..storage.migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from ..storage.protocol import Connection
@@ -80,7 +80,7 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def create(db: Database, home: Path, *, actor: str) -> SnapshotInfo:
+def create(db: SqliteDatabase, home: Path, *, actor: str) -> SnapshotInfo:
     """Copy the live store, consistently, to a new timestamped snapshot file."""
     folder = snapshot_dir(home)
     path = folder / f"{_PREFIX}{_stamp()}{_SUFFIX}"
@@ -117,7 +117,7 @@ def create(db: Database, home: Path, *, actor: str) -> SnapshotInfo:
     return info
 
 
-def rotate(db: Database, home: Path, *, keep: int = DEFAULT_KEEP, actor: str) -> list[str]:
+def rotate(db: SqliteDatabase, home: Path, *, keep: int = DEFAULT_KEEP, actor: str) -> list[str]:
     """Delete all but the ``keep`` newest snapshots; returns the names deleted."""
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
         raise InvalidInput(f"keep must be a whole number of at least 1, got {keep!r}")
@@ -308,7 +308,7 @@ def restore(
     finally:
         with contextlib.suppress(FileNotFoundError):
             incoming.unlink()
-    db = Database(live, driver=driver)  # migrates a snapshot taken by an older version
+    db = SqliteDatabase(live, driver=driver)  # migrates a snapshot taken by an older version
     try:
         with db.write() as tx:
             count = int(tx.execute("SELECT count(*) FROM memories").fetchone()[0])

@@ -30,9 +30,9 @@ from ..core.errors import (
 )
 from .driver import Driver, load_driver
 from .migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from .protocol import Connection, Dialect
+from .protocol import Connection, Dialect, StoreInfo, VectorSupport
 
-__all__ = ["Database"]
+__all__ = ["SqliteDatabase"]
 
 log = get_logger(__name__)
 
@@ -73,8 +73,9 @@ def _check_header(path: Path) -> None:
         )
 
 
-class Database:
-    """A data home's SQLite file, with one connection per thread."""
+class SqliteDatabase:
+    """A data home's SQLite file, with one connection per thread (a
+    :class:`~.protocol.Database`)."""
 
     # Which SQL the repositories speak to this database (engine/storage/protocol.py).
     dialect: Dialect = "sqlite"
@@ -257,6 +258,21 @@ class Database:
     def vec_error(self) -> str | None:
         return None if self.vec_version else self._vec_error
 
+    def vector_support(self) -> VectorSupport:
+        self.driver_connection()  # sqlite-vec is loaded with the first connection
+        return VectorSupport("sqlite-vec", self.vec_version, self.vec_error)
+
+    @property
+    def local_state(self) -> Path:
+        return self.path
+
+    def describe(self) -> StoreInfo:
+        return StoreInfo(
+            location=str(self.path), size_bytes=self.path.stat().st_size,
+            schema_version=self.schema_version(), driver=self.driver.name,
+            engine=self.driver.sqlite_version, journal=self.journal_mode(),
+        )
+
     def conn(self) -> Connection:
         """This thread's connection (autocommit; use :meth:`write` for transactions)."""
         conn: Connection = self.driver_connection()
@@ -319,9 +335,10 @@ class Database:
             except (OSError, self.driver.Error) as exc:  # committed already: report, go on
                 log.warning("commit_hook_failed", error=str(exc))
 
-    def checkpoint(self, *, wait_ms: int) -> bool:
+    def purge_deleted(self, *, wait_ms: int) -> bool:
         """Checkpoint the WAL into the file and truncate it (forget's purge: no deleted
-        text left in the WAL). Waits up to ``wait_ms`` for readers; False if one kept it."""
+        text left in the WAL; secure_delete already overwrote it in the file). Waits up to
+        ``wait_ms`` for readers; False if one kept it."""
         conn = self.driver_connection()
         conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
         try:
