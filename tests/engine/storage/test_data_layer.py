@@ -71,8 +71,6 @@ ALLOWED = {
                             "consistency)",
     "engine/recall/mirror.py": "the SQLite vector index's in-process reader (vec0 blobs, "
                                "vector_state)",
-    # The web page's read queries (SQLite's json_each), not yet a repository.
-    "web/queries.py": "the web page's lists and counts, SQL of its own",
 }
 
 
@@ -177,7 +175,6 @@ _PERF = "perf engineer's module this round; typed when it merges"
 _UNTYPED_OK = {
     "engine/runtime/pipeline.py": _PERF, "engine/recall/recaller.py": _PERF,
     "engine/recall/mirror.py": _PERF, "engine/recall/calibrate.py": _PERF,
-    "web/queries.py": "the web page's queries take the driver's connection",
 }
 
 

@@ -17,8 +17,8 @@ import numpy as np
 
 from ..core import clock
 from ..recall.mirror import VectorMirror
-from ..storage.protocol import Connection
 from ..storage.portable.vectors import PortableVectorReads
+from ..storage.protocol import Connection
 from ..storage.store import NewRow, Written
 from ..trust import review
 from . import tiers
