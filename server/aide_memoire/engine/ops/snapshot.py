@@ -27,7 +27,7 @@ from ..core import clock
 from ..core.errors import InvalidInput, StoreError
 from ..core.settings import DB_FILENAME
 from ..storage.db import SqliteDatabase
-from ..storage.driver import Driver
+from ..storage.driver import SQLITE_BUSY, SQLITE_LOCKED, Driver, primary_code
 from ..storage.migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from ..storage.protocol import Connection
 from ..trust import audit
@@ -235,7 +235,7 @@ def _alone(path: Path, driver: Driver) -> Iterator[Any]:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             conn.execute("COMMIT")
         except driver.OperationalError as exc:
-            if "locked" in str(exc).lower() or "busy" in str(exc).lower():
+            if primary_code(exc) in (SQLITE_BUSY, SQLITE_LOCKED):
                 raise StoreError(
                     f"another process has the store {path} open (an MCP server, an agent, a "
                     "CLI command); stop it and run restore again. Nothing was changed"

@@ -20,15 +20,13 @@ from typing import Any
 from ...logs import get_logger
 from ..core import clock
 from ..core.errors import (
-    AideMemoireError,
     ForeignDatabase,
     NewerSchema,
     StoreBusy,
-    StoreConflict,
     StoreError,
     StoreFull,
 )
-from .driver import Driver, load_driver
+from .driver import Driver, load_driver, translate_error
 from .migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from .protocol import Connection, Dialect, StoreInfo, VectorSupport
 
@@ -378,40 +376,12 @@ class SqliteDatabase:
             raise self.translate(exc, writing=writing) from exc
 
     def translate(self, exc: BaseException, *, writing: bool = True) -> BaseException:
-        """Map a driver error to our tree; an error already ours passes through. A read's
-        error says so: "nothing was written" is a write's reassurance, not a read's."""
-        if isinstance(exc, AideMemoireError) or not isinstance(exc, self.driver.Error):
-            return exc
-        text = str(exc).lower()
-        after = "nothing was written" if writing else "it could not be read; nothing stored changed"
-        if "database or disk is full" in text or "disk i/o error" in text:
-            room = "" if writing else " (a read needs room for temporary data too)"
-            return StoreFull(
-                f"the store at {self.path} is full{room} ({exc}); {after}. Free disk "
-                "space or raise max_db_pages"
-            )
-        if "database is locked" in text or "database is busy" in text:
-            held = "write lock" if writing else "lock"
-            return StoreBusy(
-                f"another process held the store's {held} for more than "
-                f"{self.busy_timeout_ms} ms; {after}. Try again"
-            )
-        if "malformed" in text or "not a database" in text:
-            return ForeignDatabase(
-                f"the store at {self.path} is corrupt ({exc}). Run 'aide-memoire doctor', "
-                "or restore a snapshot"
-            )
-        if isinstance(exc, self.driver.IntegrityError):
-            return StoreConflict(
-                f"the write conflicts with a row already stored ({exc}); nothing was written. "
-                "Try again: another process may have written the same thing"
-            )
-        if "readonly" in text or "read-only" in text:
-            return StoreError(
-                f"the store at {self.path} is read-only ({exc}); {after}. Check the "
-                "file's permissions"
-            )
-        return StoreError(f"the store at {self.path} failed: {exc}; {after}")
+        """Map a driver error to our tree by its result code (driver.translate_error)."""
+        return translate_error(
+            exc, where=str(self.path), error=self.driver.Error,
+            integrity=self.driver.IntegrityError, busy_timeout_ms=self.busy_timeout_ms,
+            writing=writing,
+        )
 
     # -- schema ------------------------------------------------------------------------
 
