@@ -35,7 +35,7 @@ from ..core.crashpoints import crash_point
 from ..core.errors import InvalidInput, KeyUnavailable, StoreError
 from ..core.settings import Settings
 from ..storage import cipher
-from ..storage.db import Database
+from ..storage.db import SqliteDatabase
 from ..storage.driver import Driver, driver_for, encrypted_driver, is_encrypted, key_opens
 from ..storage.keys import KeyPlaces, StoreKey, new_key
 from ..storage.protocol import Connection
@@ -89,7 +89,7 @@ def _source(job: _Job, path: Path) -> Driver:
 
 
 def _convert_live(path: Path, job: _Job) -> None:
-    if Database.open_in_this_process(path):
+    if SqliteDatabase.open_in_this_process(path):
         raise StoreError(f"this process has the store {path} open (a Memory not closed); "
                          f"close it and run {job.op} again. Nothing was changed")
     with snapshots.hold_alone(path, _source(job, path)) as conn:
@@ -132,14 +132,14 @@ def _run(settings: Settings, job: _Job, *, actor: str) -> list[str]:
     if live.exists() and not _done(live, job):
         _convert_live(live, job)
     elif not live.exists() and job.target is not None:
-        Database(live, driver=job.cipher.with_keys((job.target,))).close()  # a new store
+        SqliteDatabase(live, driver=job.cipher.with_keys((job.target,))).close()  # a new store
     converted = []
     for path in _snapshot_paths(settings.home):
         if not _done(path, job):
             _convert_file(path, job)
             converted.append(path.name)
             crash_point(f"{job.op}.snapshots")
-    db = Database(live, driver=driver_for(live, settings))
+    db = SqliteDatabase(live, driver=driver_for(live, settings))
     try:
         with db.write() as tx:
             audit.append_event(tx, actor=actor, action=f"store.{job.op}",

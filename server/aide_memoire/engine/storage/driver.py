@@ -24,11 +24,23 @@ from types import ModuleType
 from typing import Any
 
 from ..core import parts
-from ..core.errors import ForeignDatabase, InvalidInput, KeyUnavailable, StoreError
+from ..core.errors import (
+    AideMemoireError,
+    ForeignDatabase,
+    InvalidInput,
+    KeyUnavailable,
+    StoreBusy,
+    StoreConflict,
+    StoreError,
+    StoreFull,
+)
 from ..core.settings import Settings
 from .keys import KeyPlaces, StoreKey
 
-__all__ = ["SQLITE_HEADER", "Driver", "driver_for", "is_encrypted", "load_driver"]
+__all__ = [
+    "SQLITE_BUSY", "SQLITE_HEADER", "SQLITE_LOCKED", "Driver", "driver_for", "is_encrypted",
+    "load_driver", "primary_code", "translate_error",
+]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 ENCRYPTED_DRIVER = "sqlcipher3"
@@ -239,3 +251,62 @@ def load_driver(preferred: str | None = None) -> Driver:
         "no usable SQLite driver: " + "; ".join(problems) + ". Install 'sqlean.py' "
         "(or 'pysqlite3-binary' on Linux), which bundle a recent SQLite"
     )
+
+
+# -- errors ------------------------------------------------------------------------------
+# Every driver above (and sqlcipher3) sets ``sqlite_errorcode`` on its errors: the
+# extended result code, whose low byte is the primary code (SQLITE_FULL, SQLITE_BUSY...).
+# Errors are mapped by it, never by their message: codes are SQLite's contract, messages
+# are not (storage/postgres/errors.py does the same with SQLSTATE).
+
+# Primary result codes (sqlite3.h).
+SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR = 5, 6, 8, 10
+SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CONSTRAINT, SQLITE_NOTADB = 11, 13, 19, 26
+
+
+def primary_code(exc: BaseException) -> int | None:
+    """The primary result code of a driver error, None when it carries none (an error the
+    driver raised itself, e.g. on a closed connection)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
+def translate_error(
+    exc: BaseException, *, where: str, error: type[Exception], integrity: type[Exception],
+    busy_timeout_ms: int, writing: bool = True,
+) -> BaseException:
+    """Our error for a driver error (``error`` is the driver's base class, ``integrity``
+    its IntegrityError); an error already ours passes through. A read's error says so:
+    "nothing was written" is a write's reassurance, not a read's."""
+    if isinstance(exc, AideMemoireError) or not isinstance(exc, error):
+        return exc
+    code = primary_code(exc)
+    after = "nothing was written" if writing else "it could not be read; nothing stored changed"
+    if code in (SQLITE_FULL, SQLITE_IOERR):
+        room = "" if writing else " (a read needs room for temporary data too)"
+        return StoreFull(
+            f"the store at {where} is full{room} ({exc}); {after}. Free disk "
+            "space or raise max_db_pages"
+        )
+    if code in (SQLITE_BUSY, SQLITE_LOCKED):
+        held = "write lock" if writing else "lock"
+        return StoreBusy(
+            f"another process held the store's {held} for more than "
+            f"{busy_timeout_ms} ms; {after}. Try again"
+        )
+    if code in (SQLITE_CORRUPT, SQLITE_NOTADB):
+        return ForeignDatabase(
+            f"the store at {where} is corrupt ({exc}). Run 'aide-memoire doctor', "
+            "or restore a snapshot"
+        )
+    if code == SQLITE_CONSTRAINT or isinstance(exc, integrity):
+        return StoreConflict(
+            f"the write conflicts with a row already stored ({exc}); nothing was written. "
+            "Try again: another process may have written the same thing"
+        )
+    if code == SQLITE_READONLY:
+        return StoreError(
+            f"the store at {where} is read-only ({exc}); {after}. Check the "
+            "file's permissions"
+        )
+    return StoreError(f"the store at {where} failed: {exc}; {after}")
