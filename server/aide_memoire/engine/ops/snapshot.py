@@ -240,7 +240,7 @@ def hold_alone(path: Path, driver: Driver) -> Iterator[Any]:
             if primary_code(exc) in (SQLITE_BUSY, SQLITE_LOCKED):
                 raise StoreError(
                     f"another process has the store {path} open (an MCP server, an agent, a "
-                    "CLI command); stop it and run restore again. Nothing was changed"
+                    "CLI command); stop it and run the command again. Nothing was changed"
                 ) from None
             yield None
             return
