@@ -28,7 +28,7 @@ from ..rows import (
     inserted_rowid,
     record_from_row,
 )
-from .filters import where_sql
+from .filters import passing, where_sql
 from .keyword import SqliteKeywordIndex
 from .memory_queries import MemoryQueries
 from .vectors import SqliteVectorIndex
@@ -36,28 +36,6 @@ from .vectors import SqliteVectorIndex
 __all__ = ["SqliteMemoryRows", "passing"]
 
 _SELECT = ", ".join(COLUMNS)
-
-
-def passing(conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
-    """The rowids among ``rowids`` that pass ``where``, looked up 500 at a time.
-
-    NOT INDEXED: with a namespace in the filter, the planner would otherwise walk the
-    namespace's index (every row of it) instead of looking the rowids up.
-    """
-    clause, params = where_sql(where, "m")
-    ids = list(rowids)
-    found: set[int] = set()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        found.update(
-            int(r)
-            for (r,) in conn.execute(
-                f"SELECT m.rowid FROM memories m NOT INDEXED WHERE m.rowid IN "
-                f"({','.join('?' * len(chunk))}) AND {clause}",
-                [*chunk, *params],
-            )
-        )
-    return found
 
 
 class SqliteMemoryRows(MemoryQueries):
@@ -341,20 +319,6 @@ class SqliteMemoryRows(MemoryQueries):
     def document_counts(self, conn: Connection, terms: Sequence[str], cap: int) -> dict[str, int]:
         """Memories holding each term, counted up to ``cap`` (see the keyword index)."""
         return self.keywords.document_counts(conn, terms, cap)
-
-    def size_hint(self, conn: Connection) -> int:
-        """An upper bound on the number of memories, in O(1)."""
-        return int(conn.execute("SELECT COALESCE(max(rowid), 0) FROM memories").fetchone()[0])
-
-    def speaker_names(self, conn: Connection, namespace: str) -> list[str]:
-        """Distinct speakers of a namespace's turns."""
-        return [
-            str(s)
-            for (s,) in conn.execute(
-                "SELECT DISTINCT speaker FROM memories WHERE namespace = ? AND speaker IS NOT NULL",
-                (namespace,),
-            )
-        ]
 
     def update_fields(self, tx: Connection, rowid: int, fields: dict[str, Any]) -> None:
         """Set columns by name; the keyword index follows in the same transaction."""
