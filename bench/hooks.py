@@ -154,7 +154,7 @@ class Hooks:
             else self.env
         cpu = _children_cpu()
         started = time.perf_counter()
-        done = subprocess.run(["sh", str(HOOK), *args, event], input=json.dumps(payload),
+        done = subprocess.run([str(HOOK), *args, event], input=json.dumps(payload),
                               env=env, capture_output=True, text=True, timeout=300,
                               check=False)
         wall = (time.perf_counter() - started) * 1000
