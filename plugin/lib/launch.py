@@ -20,10 +20,9 @@ process with the command.
 
 from __future__ import annotations
 
+# Only os and sys at the top: this runs before every prompt, and subprocess, shutil and
+# re cost more to import than the rest of the launcher takes (they load when needed).
 import os
-import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -67,8 +66,10 @@ def version() -> str:
         text = (root() / "pkg" / "server" / "aide_memoire" / "_version.py").read_text()
     except OSError:
         return ""
-    found = re.search(r'^__version__ = "(.*)"$', text, re.MULTILINE)
-    return found.group(1) if found else ""
+    for line in text.splitlines():
+        if line.startswith('__version__ = "') and line.endswith('"'):
+            return line[len('__version__ = "'):-1]
+    return ""
 
 
 def key() -> str:
@@ -85,6 +86,19 @@ def ready() -> bool:
         return False
 
 
+def _which(name: str) -> str | None:
+    """``shutil.which`` for the fast path (shutil is the larger import)."""
+    if WINDOWS:
+        import shutil
+
+        return shutil.which(name)
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
 class WrongBin(Exception):
     """AIDE_MEMOIRE_BIN names no executable file."""
 
@@ -99,7 +113,7 @@ def user_command() -> str | None:
             f"aide-memoire plugin: AIDE_MEMOIRE_BIN is set to '{given}', which is not an "
             "executable file.\nPoint it at the aide-memoire command (for example "
             "$HOME/.local/bin/aide-memoire) or unset it to use the plugin's own environment.")
-    found = shutil.which("aide-memoire")
+    found = _which("aide-memoire")
     if found:
         return found
     local = Path.home() / ".local" / "bin" / "aide-memoire"
@@ -107,6 +121,8 @@ def user_command() -> str | None:
 
 
 def _python_ok(candidate: str) -> bool:
+    import subprocess
+
     try:
         return subprocess.run([candidate, "-c", "import sys; sys.exit(sys.version_info < (3, 11))"],
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -124,7 +140,7 @@ def python() -> str | None:
     if sys.version_info >= (3, 11) and sys.executable:
         return sys.executable
     for name in ("python3.13", "python3.12", "python3.11", "python3", "python", "py"):
-        found = shutil.which(name)
+        found = _which(name)
         if found and _python_ok(found):
             return found
     return None
@@ -139,6 +155,8 @@ NO_PYTHON = ("aide-memoire plugin: no Python 3.11 or newer found (looked for "
 def bootstrap(mode: str, **streams: object) -> int:
     """Start (or join) the first-use setup: `wait` follows its progress on stderr until it
     ends; `nowait` starts it in the background and returns at once."""
+    import subprocess
+
     interpreter = python()
     if interpreter is None:
         print(NO_PYTHON, file=sys.stderr)
@@ -159,12 +177,16 @@ def run(command: str, args: list[str]) -> int:
     signals reach the command itself); elsewhere run it and pass its exit code on."""
     if not WINDOWS:
         os.execv(command, [command, *args])
+    import subprocess
+
     return subprocess.call([command, *args])
 
 
 def detach(command: str, args: list[str], payload: bytes) -> None:
     """Start ``command args`` in its own session with ``payload`` on its stdin, and return
     without waiting: neither Claude Code's exit nor a closed terminal ends it."""
+    import subprocess
+
     flags = 0
     if WINDOWS:
         flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
@@ -195,6 +217,8 @@ def hook_main(argv: list[str]) -> int:
         return 0
     if command is None:
         if not ready():
+            import subprocess
+
             _drain()  # the hook JSON: nothing can use it yet
             started = bootstrap("nowait", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
@@ -223,6 +247,8 @@ def mcp_main(argv: list[str]) -> int:
         print(wrong, file=sys.stderr)
         return 127
     if command is None:
+        import subprocess
+
         if not ready() and bootstrap("wait", stdin=subprocess.DEVNULL,
                                      stdout=sys.stderr.fileno()) != 0:
             return 127
