@@ -3,7 +3,8 @@
 Before anything is written (or logged), a turn loses every ``<private>...</private>``
 span; then it goes through ``Memory.store_conversation_report`` like any write, which
 replaces each secret span by ``[redacted:<kind>]`` (trust/redact.py, once, in the write
-pipeline: its report gives the count) and holds suspected injection for review. A turn is keyed by the transcript line's ``uuid`` (kept in its metadata):
+pipeline: its report gives the count) and holds suspected injection for review. A turn
+is keyed by the transcript line's ``uuid`` (kept in its metadata):
 a line already stored in the namespace is never stored again, whatever the overlap of
 captures (Stop, PreCompact, SessionEnd, a resumed session's copy, a backfill).
 """

@@ -37,6 +37,7 @@ from ..engine.recall.fusion import Candidates, RecallTuning, fuse, prefer_timed
 from ..engine.recall.keyword_query import keyword_match, keyword_terms
 from ..engine.storage.filter import RowFilter
 from ..engine.storage.lookup import KeywordLookup, open_lookup
+from ..engine.storage.protocol import Connection
 from .prompt import answer_of, prompt_context
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ class ColdRecall:
         self.adjusters = [*([utility_adjuster(weights, rows)] if weights else []),
                           supersession(rows)]
 
-    def _names(self, conn: Any, namespace: str) -> dict[str, str]:
+    def _names(self, conn: Connection, namespace: str) -> dict[str, str]:
         """Speaker name tokens -> speaker (as the recaller's SpeakerNames)."""
         names: dict[str, str] = {}
         for speaker in self.lookup.speaker_names(conn, namespace):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..filter import RowFilter
+from ..protocol import Connection
 from .filters import passing
 from .keyword import SqliteKeywordIndex
 from .memory_queries import MemoryQueries
@@ -100,31 +101,32 @@ class KeywordLookup(MemoryQueries):
     """The reads recall's keyword side makes, shaped as the store's (each takes the
     connection), on one read-only connection: ``conn``."""
 
-    def __init__(self, conn: Any, error: type[Exception]) -> None:
+    def __init__(self, conn: Connection, error: type[Exception]) -> None:
         self.conn = conn
         self.Error = error  # noqa: N815 - the driver's DB-API name
         self.keywords = SqliteKeywordIndex()
 
     def close(self) -> None:
-        self.conn.close()
+        closing: Any = self.conn  # the driver's connection; the Protocol has no close()
+        closing.close()
 
-    def document_counts(self, conn: Any, terms: Sequence[str], cap: int) -> dict[str, int]:
+    def document_counts(self, conn: Connection, terms: Sequence[str], cap: int) -> dict[str, int]:
         return self.keywords.document_counts(conn, terms, cap)
 
-    def common_terms(self, conn: Any, terms: Sequence[str], threshold: int) -> set[str]:
+    def common_terms(self, conn: Connection, terms: Sequence[str], threshold: int) -> set[str]:
         """Terms in more than ``threshold`` memories (as the store's ``common_terms``)."""
         counts = self.document_counts(conn, terms, threshold + 1)
         return {term for term, count in counts.items() if count > threshold}
 
-    def keyword_search(self, conn: Any, match: str, where: RowFilter, limit: int,
+    def keyword_search(self, conn: Connection, match: str, where: RowFilter, limit: int,
                        weights: Sequence[float]) -> list[tuple[int, float]]:
         """(rowid, -bm25) best first: the very statement recall's keyword side runs."""
         return self.keywords.search(conn, match, where, limit, weights)
 
-    def passing(self, conn: Any, rowids: Iterable[int], where: RowFilter) -> set[int]:
+    def passing(self, conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
         return passing(conn, rowids, where)
 
-    def rows(self, conn: Any, rowids: Iterable[int]) -> dict[int, LookupRow]:
+    def rows(self, conn: Connection, rowids: Iterable[int]) -> dict[int, LookupRow]:
         """What an injected line needs of each row."""
         ids = list(dict.fromkeys(rowids))
         out: dict[int, LookupRow] = {}
