@@ -159,8 +159,19 @@ def test_defaults_and_constants_match_the_engines() -> None:
     assert base.entity_bridges is False and base.reranker_model is None
 
 
+def test_the_bounds_it_checks_are_the_settings() -> None:
+    schema = Settings.model_json_schema()["properties"]
+    for name, (low, high, exclusive) in cold.BOUNDS.items():
+        field = schema[name]
+        assert field.get("exclusiveMinimum" if exclusive else "minimum") == low, name
+        assert field.get("maximum") == high, name
+
+
 @pytest.mark.parametrize("env", [{"AIDE_MEMOIRE_DATABASE_URL": "postgresql://x@y/z"},
                                  {"AIDE_MEMOIRE_HOOK_RECALL_FLOOR": "lots"},
+                                 {"AIDE_MEMOIRE_HOOK_RECALL_FLOOR": "1.5"},
+                                 {"AIDE_MEMOIRE_HOOK_RECALL_TOKENS": "10"},
+                                 {"AIDE_MEMOIRE_LIFECYCLE_HALF_LIFE_DAYS": "0"},
                                  {"AIDE_MEMOIRE_LIFECYCLE_SCORING": "maybe"},
                                  {"AIDE_MEMOIRE_SQLITE_DRIVER": "oracle"}])
 def test_it_steps_aside_where_only_the_engine_can_answer(

@@ -144,6 +144,28 @@ def _hit(row: Any, score: float, bm25: float | None) -> ColdHit:
                    {"bm25": bm25} if bm25 is not None else {})
 
 
+# The bounds Settings puts on what this path reads (name: low, high, low excluded): a
+# value outside them is the engine's to refuse with its message, so the path steps aside.
+# tests/hooks/test_cold_path.py pins them to Settings' own schema.
+BOUNDS: dict[str, tuple[float, float | None, bool]] = {
+    "hook_recall_tokens": (50, 8000, False),
+    "hook_recall_floor": (0.0, 1.0, False),
+    "lifecycle_weight_importance": (0.0, 1.0, False),
+    "lifecycle_weight_feedback": (0.0, 1.0, False),
+    "lifecycle_weight_retention": (0.0, 1.0, False),
+    "lifecycle_weight_access": (0.0, 1.0, False),
+    "lifecycle_half_life_days": (0.0, None, True),
+    "lifecycle_access_half_life_days": (0.0, None, True),
+}
+
+
+def _bounded(name: str, value: float) -> float:
+    low, high, exclusive = BOUNDS[name]
+    if value < low or (exclusive and value == low) or (high is not None and value > high):
+        raise ValueError(name)
+    return value
+
+
 @dataclass(frozen=True)
 class ColdSettings:
     """The settings the keyword answer reads, from the environment as Settings reads them
@@ -165,7 +187,8 @@ class ColdSettings:
         try:
             base = cls()
             w = base.weights
-            weights = Weights(*(float(get(f"LIFECYCLE_{n.upper()}") or d) for n, d in (
+            weights = Weights(*(_bounded(f"lifecycle_{n}",
+                                         float(get(f"LIFECYCLE_{n.upper()}") or d)) for n, d in (
                 ("weight_importance", w.importance), ("weight_feedback", w.feedback),
                 ("weight_retention", w.retention), ("weight_access", w.access),
                 ("half_life_days", w.half_life_days),
@@ -174,9 +197,10 @@ class ColdSettings:
             driver = get("SQLITE_DRIVER")
             if driver not in (None, "sqlean", "pysqlite3", "sqlite3"):
                 return None
-            return cls(int(get("HOOK_RECALL_TOKENS") or base.recall_tokens),
-                       float(get("HOOK_RECALL_FLOOR") or base.recall_floor),
-                       scoring, weights, driver)
+            tokens = int(get("HOOK_RECALL_TOKENS") or base.recall_tokens)
+            floor = float(get("HOOK_RECALL_FLOOR") or base.recall_floor)
+            return cls(int(_bounded("hook_recall_tokens", tokens)),
+                       _bounded("hook_recall_floor", floor), scoring, weights, driver)
         except ValueError:
             return None
 
