@@ -67,7 +67,8 @@ BACK_EDGES = {
     (f"{E}.storage", f"{E}.recall"): "repositories.py names recall's EmbeddingSpace; "
                                      "vectors.py re-exports the mirror under old names",
     (f"{E}.storage", f"{E}.storage.sqlite"): "store.py and vectors.py: old aliases of the "
-                                             "SQLite repositories",
+                                             "SQLite repositories; lookup.py names the "
+                                             "read-only keyword lookup for the hook edge",
     ("aide_memoire.mcp", "aide_memoire.cli"): "mcp/front.py answers the prompt hook with "
                                               "cli/hook.py's code",
 }
