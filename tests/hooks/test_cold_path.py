@@ -27,7 +27,7 @@ from aide_memoire.engine.core import settings as settings_module
 from aide_memoire.engine.lifecycle.scoring import Weights
 from aide_memoire.engine.recall.fusion import RecallTuning
 from aide_memoire.engine.storage import migrations
-from aide_memoire.engine.storage.lookup import open_lookup
+from aide_memoire.engine.storage.readonly import open_lookup
 from aide_memoire.engine.storage.sqlite import lookup as sqlite_lookup
 from aide_memoire.hooks import cold
 from aide_memoire.hooks.service import handle

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from ..filter import RowFilter
+from ..portable.memory_queries import MemoryQueries
 from ..protocol import Connection
 from .filters import passing
 from .keyword import SqliteKeywordIndex
-from .memory_queries import MemoryQueries
 
 __all__ = ["APPLICATION_ID", "KeywordLookup", "LookupRow", "open_lookup"]
 
