@@ -102,6 +102,32 @@ def _phrase_rows(
     return sql, params
 
 
+def _group_rows(
+    group: Sequence[Sequence[str]], keys: Sequence[int], weights: str, alt: int
+) -> tuple[str, list[object]]:
+    """SELECT of (alt, key, rowid, f) per phrase of an AND group of one-token phrases, for
+    the namespaces' rows holding every one of them: the postings are joined on the row
+    first (the planner starts from the rarest term and probes the others' keys), so a
+    group of words each in thousands of rows reads about as many rows as it matches,
+    where a union of each word's rows would read them all and count them per row."""
+    params: list[object] = []
+    joins = ""
+    for k, tokens in enumerate(group[1:], start=1):
+        joins += (f" JOIN keyword_postings q{k} ON q{k}.term = ? AND q{k}.namespace = "
+                  f"q0.namespace AND q{k}.rowid = q0.rowid")
+        params.append(tokens[0])
+    columns = range(1, len(FTS_COLUMNS) + 1)
+    values = ", ".join(
+        f"({key}, " + " + ".join(f"q{k}.freqs[{c}] * {weights}[{c}]" for c in columns) + ")"
+        for k, key in enumerate(keys)
+    )
+    sql = (f"SELECT {alt} AS alt, x.key, q0.rowid, x.f FROM keyword_postings q0{joins} "
+           f"CROSS JOIN LATERAL (VALUES {values}) AS x(key, f) "
+           "WHERE q0.term = ? AND q0.namespace = ANY(?)")
+    params.append(group[0][0])
+    return sql, params
+
+
 def phrase_count(conn: Connection, phrase: str, cap: int) -> int:
     """Rows of the whole index holding ``phrase`` (tokenised as FTS5 does), up to ``cap``."""
     tokens = phrase_tokens(phrase)
@@ -163,6 +189,12 @@ def ranked_search(
         args += rows_params
     hits = []
     for alt, group in enumerate(groups):
+        if len(group) > 1 and all(len(tokens) == 1 for tokens in group):
+            rows, rows_params = _group_rows(
+                group, [keys[tuple(tokens)] for tokens in group], weight_sql, alt)
+            hits.append(rows)
+            args += [*rows_params, list(namespaces)]
+            continue
         for tokens in group:
             rows, rows_params = _phrase_rows(tokens, weight_sql, namespaced=True)
             hits.append(f"SELECT {alt} AS alt, {keys[tuple(tokens)]} AS key, p0.rowid, "
