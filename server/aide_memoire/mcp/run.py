@@ -16,6 +16,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,7 +65,8 @@ def quiet_stdlib_logging() -> None:
 WARM_AFTER_S = 3.0
 
 
-async def _warm(server: MemoryServer) -> None:
+async def _warm(server: MemoryServer) -> Memory | None:
+    """Open the store and start the model loading; the store, or None if it did not open."""
     with anyio.move_on_after(WARM_AFTER_S):
         await server.tools_listed.wait()
     # Opening the store (migrations on a first run) is blocking work: off the event loop.
@@ -74,11 +76,34 @@ async def _warm(server: MemoryServer) -> None:
     try:
         memory = await anyio.to_thread.run_sync(server.get_memory)
     except AideMemoireError:
-        return
+        return None
     try:
         memory.warm()
     except Exception as exc:  # noqa: BLE001 - a recall loads the model itself, or says why
         logging.getLogger(__name__).warning("warming the model failed: %s", exc)
+    return memory
+
+
+# Without a daemon, hook processes capture turns keyword-only while the session runs;
+# the stdio server gives them vectors on this period (a pass with nothing to do is one
+# count query), so they rank by meaning within minutes, not only after a daemon runs.
+CATCH_UP_EVERY_S = 300.0
+
+
+async def _warm_and_catch_up(server: MemoryServer) -> None:
+    """The warm-up, then the vector catch-up on one daemon thread: it starts only once
+    the store is open (never before the first answer), encodes a batch at a time (one
+    short write each, resumable) and repeats every CATCH_UP_EVERY_S."""
+    memory = await _warm(server)
+    if memory is None:
+        return
+
+    def catch_up() -> None:
+        while True:
+            _catch_up_vectors(memory)
+            time.sleep(CATCH_UP_EVERY_S)
+
+    threading.Thread(target=catch_up, name="catch-up", daemon=True).start()
 
 
 async def _stdio(memory: Memory | LazyMemory, settings: ServeSettings) -> None:
@@ -87,9 +112,14 @@ async def _stdio(memory: Memory | LazyMemory, settings: ServeSettings) -> None:
 
     server = build_server(memory, settings)
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_warm, server)
+        tasks.start_soon(_warm_and_catch_up, server)
         await serve_stdio(server)
         tasks.cancel_scope.cancel()
+
+
+# Rows encoded per write: a recall that queues behind the catch-up waits for one batch
+# (~0.3 s at ~200 turns/s on 2 cores), not the whole backlog.
+CATCH_UP_BATCH = 64
 
 
 def _catch_up_vectors(memory: Memory) -> None:
@@ -97,7 +127,7 @@ def _catch_up_vectors(memory: Memory) -> None:
     when no daemon runs); resumable, so a daemon stopped half-way loses nothing."""
     try:
         if memory.recaller.dense_live() and memory.embedder.wait():
-            memory.reembed()
+            memory.reembed(batch=CATCH_UP_BATCH)
     except Exception as exc:  # noqa: BLE001 - a background catch-up must not stop serving
         logging.getLogger(__name__).warning("reembed after start failed: %s", exc)
 
