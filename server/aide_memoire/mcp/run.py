@@ -97,6 +97,7 @@ async def _warm_and_catch_up(server: MemoryServer) -> None:
     memory = await _warm(server)
     if memory is None:
         return
+    await _announce_resources(server, memory)
 
     def catch_up() -> None:
         while True:
@@ -115,6 +116,23 @@ async def _stdio(memory: Memory | LazyMemory, settings: ServeSettings) -> None:
         tasks.start_soon(_warm_and_catch_up, server)
         await serve_stdio(server)
         tasks.cancel_scope.cancel()
+
+
+async def _announce_resources(server: MemoryServer, memory: Memory) -> None:
+    """The stdio front answered an early resources/list with the status resource only
+    (it runs before the store opens): if the store holds namespaces the session may see,
+    tell the client to list again (the server declares resources.listChanged)."""
+    from .front import active
+
+    front = active()
+    if front is None or "resources/list" not in front.early:
+        return
+    status = await anyio.to_thread.run_sync(memory.status)
+    pin = server.serve_settings.pin
+    if not any(pin is None or pin.allows(n) for n in status.namespaces):
+        return  # the early list was the whole list
+    if await anyio.to_thread.run_sync(front.client_ready.wait, 10.0):
+        front.notify("notifications/resources/list_changed")
 
 
 # Rows encoded per write: a recall that queues behind the catch-up waits for one batch
