@@ -6,11 +6,15 @@ is opened on the first tool call, or by the warm-up: once the client has listed 
 tools, or 3 s after start, the store opens and the embedding model starts loading in a
 background thread (``Memory.warm``); a recall that arrives before it is loaded waits
 for it, so its results are the same as any later recall's (never keyword-only by
-accident).
+accident). Once the store is open, the stdio server also tells a client whose early
+resources/list the front answered that the list changed (when the store holds
+namespaces), and gives rows stored keyword-only their vectors in the background, as the
+HTTP daemon does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -127,12 +131,19 @@ async def _announce_resources(server: MemoryServer, memory: Memory) -> None:
     front = active()
     if front is None or "resources/list" not in front.early:
         return
-    status = await anyio.to_thread.run_sync(memory.status)
+    try:
+        status = await anyio.to_thread.run_sync(memory.status)
+    except Exception as exc:  # noqa: BLE001 - in the server's task group: must not end it
+        logging.getLogger(__name__).warning("listing the namespaces failed: %s", exc)
+        return
     pin = server.serve_settings.pin
     if not any(pin is None or pin.allows(n) for n in status.namespaces):
         return  # the early list was the whole list
-    if await anyio.to_thread.run_sync(front.client_ready.wait, 10.0):
-        front.notify("notifications/resources/list_changed")
+    ready = await anyio.to_thread.run_sync(front.client_ready.wait, 10.0,
+                                           abandon_on_cancel=True)
+    if ready:
+        with contextlib.suppress(OSError, ValueError):  # the client left meanwhile
+            front.notify("notifications/resources/list_changed")
 
 
 # Rows encoded per write: a recall that queues behind the catch-up waits for one batch
