@@ -361,7 +361,14 @@ Cached = tuple[list[list[Question]], dict[int, str], dict[int, RowFact]]
 
 
 def _pairs(scores: dict[int, float]) -> list[list[float]]:
-    return [[r, v] for r, v in sorted(scores.items())]
+    return [[int(r), float(v)] for r, v in sorted(scores.items())]
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar (a cosine bound, a row id) as the Python number it holds."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not plain data for the cache")
 
 
 def dump_cache(path: Path, sets: list[list[Question]], content: dict[int, str],
@@ -380,7 +387,7 @@ def dump_cache(path: Path, sets: list[list[Question]], content: dict[int, str],
                   for q in questions] for questions in sets],
         "content": [[r, text] for r, text in sorted(content.items())],
         "facts": [[r, asdict(f)] for r, f in sorted(facts.items())],
-    }), encoding="utf-8")
+    }, default=_plain), encoding="utf-8")
 
 
 def load_cache(path: Path, variants: int) -> Cached | None:

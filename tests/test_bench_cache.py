@@ -7,6 +7,9 @@ import json
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import cast
+
+import numpy as np
 
 from aide_memoire.engine.core.text import QueryShape
 from aide_memoire.engine.recall.fusion import Candidates
@@ -27,7 +30,8 @@ def _bench() -> ModuleType:
 def test_the_cache_is_versioned_json_that_reads_back_the_same(tmp_path: Path) -> None:
     cv = _bench()
     found = Candidates(keyword={3: 7.25, 9: 1.5}, dense={3: 0.61, 12: 0.402},
-                       dense_low=0.05, dense_high=0.83, dense_live=True, speaker_rows={9},
+                       dense_low=cast(float, np.float32(0.05)), dense_high=0.83, dense_live=True,
+                       speaker_rows={9},
                        shape=QueryShape(temporal=True, asks_name=True), feedback={12: 0.2},
                        keyword_ideal=9.75)
     content = {3: "Caroline went to a support group", 9: "Mel paints",
@@ -43,7 +47,7 @@ def test_the_cache_is_versioned_json_that_reads_back_the_same(tmp_path: Path) ->
     loaded = cv.load_cache(cache, 1)
     assert loaded is not None
     (question,), = loaded[0]
-    assert question.found == found
+    assert question.found == found  # numpy scalars read back as the numbers they hold
     assert (question.conversation, question.category) == (4, 2)
     assert set(question.rowids[question.evidence].tolist()) == {3, 12}
     assert loaded[1] == content and loaded[2] == facts
