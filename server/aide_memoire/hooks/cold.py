@@ -36,8 +36,8 @@ from ..engine.recall.calibrate import DocumentCounts
 from ..engine.recall.fusion import Candidates, RecallTuning, fuse, prefer_timed
 from ..engine.recall.keyword_query import keyword_match, keyword_terms
 from ..engine.storage.filter import RowFilter
-from ..engine.storage.readonly import KeywordLookup, open_lookup
 from ..engine.storage.protocol import Connection
+from ..engine.storage.readonly import KeywordLookup, open_lookup
 from .prompt import answer_of, prompt_context
 
 if TYPE_CHECKING:
