@@ -13,12 +13,11 @@ import functools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import IO, TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import IO, TYPE_CHECKING, Any, ParamSpec, TypeVar, Unpack
 
 import anyio
 import anyio.to_thread
 
-from ..core.domain import IMPORTANCE_DEFAULT
 from ..core.settings import Settings
 from ..ops import reembed as ops_reembed
 from ..ops import snapshot as ops_snapshot
@@ -28,7 +27,16 @@ from .memory import Memory
 if TYPE_CHECKING:
     from ..code.index import Progress
     from ..code.models import CodeHit, CodeIndexReport, DocLink, SymbolHit
-    from ..core.models import Hit, ImportReport, MemoryRecord, Stage, Status
+    from ..core.models import (
+        FieldFilters,
+        Hit,
+        ImportReport,
+        MemoryRecord,
+        Stage,
+        Status,
+        StoreFields,
+        UpdateFields,
+    )
     from ..facts.models import Fact, MemoryDetail, RelatedResult
     from ..lifecycle.models import (
         ConsolidationReport,
@@ -115,19 +123,12 @@ class AsyncMemory:
         content: str,
         *,
         namespace: str = "default",
-        kind: str = "note",
-        tags: Iterable[str] | str = (),
-        importance: float = IMPORTANCE_DEFAULT,
-        metadata: Mapping[str, Any] | None = None,
-        observed_at: datetime | str | None = None,
-        source: str | None = None,
         supersedes: str | None = None,
+        **fields: Unpack[StoreFields],
     ) -> str:
         """Store one memory and return its id; the same text again returns the first id."""
         return await self._run(
-            self.sync.store, content, namespace=namespace, kind=kind, tags=tags,
-            importance=importance, metadata=metadata, observed_at=observed_at, source=source,
-            supersedes=supersedes,
+            self.sync.store, content, namespace=namespace, supersedes=supersedes, **fields
         )
 
     async def store_many(
@@ -195,23 +196,10 @@ class AsyncMemory:
         )
 
     async def update(
-        self,
-        memory_id: str,
-        *,
-        namespace: str,
-        content: str | None = None,
-        kind: str | None = None,
-        tags: Iterable[str] | str | None = None,
-        importance: float | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        observed_at: datetime | str | None = None,
-        source: str | None = None,
+        self, memory_id: str, *, namespace: str, **changes: Unpack[UpdateFields]
     ) -> MemoryRecord:
         """Change the given fields of a memory; its indexes follow in the same transaction."""
-        return await self._run(
-            self.sync.update, memory_id, namespace=namespace, content=content, kind=kind, tags=tags,
-            importance=importance, metadata=metadata, observed_at=observed_at, source=source,
-        )
+        return await self._run(self.sync.update, memory_id, namespace=namespace, **changes)
 
     async def forget(self, memory_id: str, *, namespace: str) -> bool:
         """Delete a memory from the rows and every index. False if there was none."""
@@ -233,12 +221,14 @@ class AsyncMemory:
         include_archived: bool = False,
         as_of: datetime | str | None = None,
         include_superseded: bool = False,
+        **equals: Unpack[FieldFilters],
     ) -> list[MemoryRecord]:
         """List memories matching every filter, newest first (no query text)."""
         return await self._run(
             self.sync.search, namespace=namespace, tags=tags, kinds=kinds,
             min_importance=min_importance, since=since, until=until, limit=limit,
             include_archived=include_archived, as_of=as_of, include_superseded=include_superseded,
+            **equals,
         )
 
     async def recall(
@@ -255,12 +245,13 @@ class AsyncMemory:
         include_archived: bool = False,
         pure: bool = False,
         include_superseded: bool = False,
+        **equals: Unpack[FieldFilters],
     ) -> list[Hit]:
         """The memories most relevant to ``query``, best first, searching every row."""
         return await self._run(
             self.sync.recall, query, namespace=namespace, limit=limit, kinds=kinds, tags=tags,
             since=since, until=until, as_of=as_of, include_archived=include_archived, pure=pure,
-            include_superseded=include_superseded,
+            include_superseded=include_superseded, **equals,
         )
 
     async def export_lines(

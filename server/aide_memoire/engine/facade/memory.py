@@ -13,9 +13,8 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Unpack
 
-from ..core.domain import IMPORTANCE_DEFAULT
 from ..core.settings import Settings
 from ..ops import reembed as ops_reembed
 from ..ops import snapshot as ops_snapshot
@@ -27,7 +26,16 @@ from ..services.operations import OperationsService
 if TYPE_CHECKING:
     from ..code.index import CodeIndex, Progress
     from ..code.models import CodeHit, CodeIndexReport, DocLink, SymbolHit
-    from ..core.models import Hit, ImportReport, MemoryRecord, Stage, Status
+    from ..core.models import (
+        FieldFilters,
+        Hit,
+        ImportReport,
+        MemoryRecord,
+        Stage,
+        Status,
+        StoreFields,
+        UpdateFields,
+    )
     from ..facts.models import Fact, MemoryDetail, RelatedResult
     from ..lifecycle.models import (
         ConsolidationReport,
@@ -154,18 +162,13 @@ class Memory:
         content: str,
         *,
         namespace: str = "default",
-        kind: str = "note",
-        tags: Iterable[str] | str = (),
-        importance: float = IMPORTANCE_DEFAULT,
-        metadata: Mapping[str, Any] | None = None,
-        observed_at: datetime | str | None = None,
-        source: str | None = None,
         supersedes: str | None = None,
+        **fields: Unpack[StoreFields],
     ) -> str:
-        """Store one memory and return its id; the same text again returns the first id."""
+        """Store one memory and return its id; the same text again returns the first id.
+        ``fields``: kind, tags, importance, metadata, observed_at, source (core/fields.py)."""
         return self._services.records.store(
-            content, namespace=namespace, kind=kind, tags=tags, importance=importance,
-            metadata=metadata, observed_at=observed_at, source=source, supersedes=supersedes,
+            content, namespace=namespace, supersedes=supersedes, **fields
         )
 
     def store_many(
@@ -224,23 +227,10 @@ class Memory:
         )
 
     def update(
-        self,
-        memory_id: str,
-        *,
-        namespace: str,
-        content: str | None = None,
-        kind: str | None = None,
-        tags: Iterable[str] | str | None = None,
-        importance: float | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        observed_at: datetime | str | None = None,
-        source: str | None = None,
+        self, memory_id: str, *, namespace: str, **changes: Unpack[UpdateFields]
     ) -> MemoryRecord:
         """Change the given fields of a memory; its indexes follow in the same transaction."""
-        return self._services.records.update(
-            memory_id, namespace=namespace, content=content, kind=kind, tags=tags,
-            importance=importance, metadata=metadata, observed_at=observed_at, source=source,
-        )
+        return self._services.records.update(memory_id, namespace=namespace, **changes)
 
     def forget(self, memory_id: str, *, namespace: str) -> bool:
         """Delete a memory from the rows and every index. False if there was none."""
@@ -262,12 +252,13 @@ class Memory:
         include_archived: bool = False,
         as_of: datetime | str | None = None,
         include_superseded: bool = False,
+        **equals: Unpack[FieldFilters],
     ) -> list[MemoryRecord]:
         """List memories matching every filter, newest first (no query text)."""
         return self._services.records.search(
             namespace=namespace, tags=tags, kinds=kinds, min_importance=min_importance,
             since=since, until=until, limit=limit, include_archived=include_archived,
-            as_of=as_of, include_superseded=include_superseded,
+            as_of=as_of, include_superseded=include_superseded, **equals,
         )
 
     # -- recall ------------------------------------------------------------------------
@@ -286,12 +277,13 @@ class Memory:
         include_archived: bool = False,
         pure: bool = False,
         include_superseded: bool = False,
+        **equals: Unpack[FieldFilters],
     ) -> list[Hit]:
         """The memories most relevant to ``query``, best first, searching every row."""
         return self._services.recall.recall(
             query, namespace=namespace, limit=limit, kinds=kinds, tags=tags, since=since,
             until=until, as_of=as_of, include_archived=include_archived, pure=pure,
-            include_superseded=include_superseded,
+            include_superseded=include_superseded, **equals,
         )
 
     # -- export and import -------------------------------------------------------------
