@@ -55,7 +55,8 @@ def test_only_the_facade_and_its_clients_import_memory_py() -> None:
 def test_services_sit_on_top_only_the_facade_imports_them() -> None:
     services = {n for n in MODULES if n.startswith("aide_memoire.engine.services")}
     users = {name for name, found in GRAPH.items() if found & services} - services
-    assert users == {"aide_memoire.engine.facade.memory"}
+    # internals.py names the services' type only (Memory.internals hands them out).
+    assert users == {"aide_memoire.engine.facade.memory", "aide_memoire.engine.facade.internals"}
 
 
 def _annotated_names(tree: ast.AST) -> Iterator[tuple[str, ast.expr | None, int]]:
@@ -131,12 +132,11 @@ def test_async_memory_runs_calls_under_the_actor_of_the_task(tmp_path: Path) -> 
 def test_memory_has_no_public_mutable_attributes(tmp_path: Path) -> None:
     with Memory(settings=Settings(home=tmp_path, embedding_model="none")) as memory:
         assert {n for n in vars(memory) if not n.startswith("_")} == set()
-        for name in ("db", "settings", "store_", "embedder", "recaller", "vector_tables",
-                     "mirror", "context", "services"):
+        for name in ("settings", "internals"):  # read-only properties
             with pytest.raises(AttributeError):
                 setattr(memory, name, None)
         with pytest.raises(AttributeError):
-            memory.context.db = None  # type: ignore[misc, assignment]  # the context is frozen
+            memory.internals.context.db = None  # type: ignore[misc, assignment]  # the context is frozen
 
 
 def test_a_memory_opens_and_closes_twice_in_one_process(tmp_path: Path) -> None:
@@ -144,14 +144,14 @@ def test_a_memory_opens_and_closes_twice_in_one_process(tmp_path: Path) -> None:
     threads = []
     for round_ in (1, 2):
         memory = Memory(settings=settings)
-        background = memory.services.lifecycle.background
+        background = memory.internals.services.lifecycle.background
         assert background is not None and background.alive
         threads.append(background)
         memory.store(f"note of round {round_}", namespace="p")
         assert [r.content for r in memory.search(namespace="p")][0] == f"note of round {round_}"
         memory.close()
         memory.close()  # a second close does nothing
-        assert memory.db.closed and not background.alive
+        assert memory.internals.db.closed and not background.alive
     assert threads[0] is not threads[1]
     with Memory(settings=settings.model_copy(update={"auto_maintenance": False})) as memory:
         assert len(memory.search(namespace="p")) == 2
@@ -161,19 +161,19 @@ def test_a_memory_opens_and_closes_twice_in_one_process(tmp_path: Path) -> None:
 def test_services_start_in_the_documented_order(tmp_path: Path) -> None:
     on = Settings(home=tmp_path, embedding_model="none", entity_bridges=True)
     with Memory(settings=on) as memory:
-        ctx = memory.context
+        ctx = memory.internals.context
         # Lifecycle starts before facts: its hook and its adjuster run first.
         assert ctx.pipeline.hook_names() == ("near_duplicates", "facts")
         assert ctx.recaller.adjuster_names() == ("lifecycle", "supersession", "entity_bridges")
         assert ctx.proposals.kinds() == (
             "merge", "consolidate", "demote", "fact_conflict", "fact_update"
         )
-        assert list(vars(memory.services)) == list(SERVICE_ORDER)
+        assert list(vars(memory.internals.services)) == list(SERVICE_ORDER)
     off = Settings(home=tmp_path, embedding_model="none", extract_facts=False,
                    lifecycle_scoring=False, entity_bridges=False)
     with Memory(settings=off) as memory:
-        assert memory.context.pipeline.hook_names() == ("near_duplicates",)
-        assert memory.context.recaller.adjuster_names() == ("supersession",)
+        assert memory.internals.context.pipeline.hook_names() == ("near_duplicates",)
+        assert memory.internals.context.recaller.adjuster_names() == ("supersession",)
 
 
 def test_the_documented_order_is_the_order_in_the_code() -> None:

@@ -92,7 +92,7 @@ def _search(memory: Memory, q: dict[str, str]) -> str:
 
 
 def _listing(memory: Memory, q: dict[str, str]) -> str:
-    with memory.db.read() as conn:
+    with memory.internals.db.read() as conn:
         rows = queries.list_memories(
             conn, q["namespace"], kind=q["kind"], tag=q["tag"], since=q["since"],
             until=_next_day(q["until"]), status=q["status"], limit=50)
@@ -111,7 +111,7 @@ def _next_day(day: str) -> str:
 
 
 def memories(memory: Memory, request: Request) -> Response:
-    with memory.db.read() as conn:
+    with memory.internals.db.read() as conn:
         counts = queries.namespace_counts(conn)
     params = request.query_params
     q = {k: params.get(k, "").strip() for k in

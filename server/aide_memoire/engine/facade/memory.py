@@ -18,10 +18,11 @@ from typing import IO, TYPE_CHECKING, Any, Unpack
 from ..core.settings import Settings
 from ..ops import reembed as ops_reembed
 from ..ops import snapshot as ops_snapshot
-from ..runtime.context import EngineContext, open_context
+from ..runtime.context import open_context
 from ..runtime.pipeline import SecretsPolicy, WriteResult
-from ..services import Services, start_services
+from ..services import start_services
 from ..services.operations import OperationsService
+from .internals import Internals
 
 if TYPE_CHECKING:
     from ..code.index import CodeIndex, Progress
@@ -45,12 +46,7 @@ if TYPE_CHECKING:
         RestoreResult,
     )
     from ..ops.models import DoctorReport, ReembedReport, RestoreReport, SnapshotInfo
-    from ..recall.embed import Embedder
-    from ..recall.recaller import Recaller
-    from ..storage.db import Database
     from ..storage.protocol import Connection
-    from ..storage.store import Store
-    from ..storage.vectors import VectorMirror, VectorTables
     from ..trust.models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
     from ..wiki.models import WikiExportReport, WikiLintReport
 
@@ -78,45 +74,17 @@ class Memory:
             self._ctx.close()
             raise
 
-    # -- the parts, read only ----------------------------------------------------------
+    # -- the parts ---------------------------------------------------------------------
 
     @property
-    def context(self) -> EngineContext:
-        """The engine's parts (database, store, embedder, recaller, pipeline ...)."""
-        return self._ctx
-
-    @property
-    def services(self) -> Services:
-        """The services this facade delegates to."""
-        return self._services
+    def internals(self) -> Internals:
+        """The engine's parts (database, store, embedder, recaller, services ...): for the
+        edge modules tests/test_contracts.py names, tests and benchmarks; not a stable API."""
+        return Internals(self._ctx, self._services)
 
     @property
     def settings(self) -> Settings:
         return self._ctx.settings
-
-    @property
-    def db(self) -> Database:
-        return self._ctx.db
-
-    @property
-    def store_(self) -> Store:
-        return self._ctx.store
-
-    @property
-    def embedder(self) -> Embedder:
-        return self._ctx.embedder
-
-    @property
-    def recaller(self) -> Recaller:
-        return self._ctx.recaller
-
-    @property
-    def vector_tables(self) -> VectorTables:
-        return self._ctx.tables
-
-    @property
-    def mirror(self) -> VectorMirror:
-        return self._ctx.mirror
 
     @property
     def code(self) -> CodeIndex:
