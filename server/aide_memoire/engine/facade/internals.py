@@ -17,9 +17,8 @@ if TYPE_CHECKING:
     from ..recall.recaller import Recaller
     from ..runtime.context import EngineContext
     from ..services import Services
-    from ..storage.db import Database
-    from ..storage.store import Store
-    from ..storage.vectors import VectorTables
+    from ..storage.protocol import Database
+    from ..storage.repositories import MemoryRows, VectorIndex
 
 __all__ = ["Internals"]
 
@@ -36,7 +35,7 @@ class Internals:
         return self.context.db
 
     @property
-    def store(self) -> Store:
+    def store(self) -> MemoryRows:
         return self.context.store
 
     @property
@@ -48,7 +47,7 @@ class Internals:
         return self.context.recaller
 
     @property
-    def tables(self) -> VectorTables:
+    def tables(self) -> VectorIndex:
         return self.context.tables
 
     @property
