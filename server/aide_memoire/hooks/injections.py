@@ -23,10 +23,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..engine.core.settings import DB_FILENAME
-from ..engine.storage.driver import is_encrypted
-from ..engine.trust.redact import redact_secrets
-
 __all__ = ["LOG_PARTS", "describe_reasons", "injection_reasons", "read_injections",
            "record_injection", "record_request"]
 
@@ -70,7 +66,21 @@ def describe_reasons(reason: dict[str, Any]) -> str:
     return ", ".join(shown)
 
 
+def _encrypted_store(home: Path) -> bool:
+    """Whether the home's store is encrypted: ``storage/driver.py``'s ``is_encrypted``,
+    read here from the header alone (that module's imports would cost the cold hook)."""
+    try:
+        with (home / "memory.db").open("rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return False
+    return bool(head) and head != b"SQLite format 3\x00"
+
+
 def _excerpt(prompt: str) -> str:
+    # Here, not at the top: the prompt hook's keyword path imports this module for every
+    # prompt and pays for the secret patterns only when something was injected.
+    from ..engine.trust.redact import redact_secrets
     from .capture import strip_private  # capture reads this log (feedback.py): no cycle
 
     text, _ = strip_private(prompt)
@@ -93,7 +103,7 @@ def record_injection(home: Path, *, session_id: str | None, namespace: str, prom
         return
     # Beside an encrypted store the log holds no prompt text: the file is not encrypted,
     # and a prompt says what the memories are about (docs/trust.md, encryption at rest).
-    excerpt = ENCRYPTED_PROMPT if is_encrypted(home / DB_FILENAME) else _excerpt(prompt)
+    excerpt = ENCRYPTED_PROMPT if _encrypted_store(home) else _excerpt(prompt)
     line = json.dumps({"time": time.time(), "session_id": session_id or "",
                        "namespace": namespace, "served_by": served_by,
                        "prompt": excerpt, "memories": reasons}, default=str)
