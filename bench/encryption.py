@@ -76,7 +76,7 @@ def run_mode(mode: str, items: list[dict[str, Any]], sizes: list[int], model: st
                     namespace=NAMESPACE)
                 stored += list(zip(ids, chunk, strict=True))
             ingest_s = time.perf_counter() - start
-            memory.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            memory.internals.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
             rng = random.Random(seed + size)
             targets = rng.sample(stored, min(queries, len(stored)))
             latencies, hits = [], 0

@@ -48,7 +48,7 @@ WORKLOAD = textwrap.dedent(
         m.forget(ids[1], namespace="p")
         m.snapshot()
         m.store(f"after the snapshot, {spec['words'][2]} again", namespace="p")
-        conn = m.db.conn()
+        conn = m.internals.db.conn()
         tables = [r[0] for r in conn.execute(
             "SELECT table_name FROM vector_spaces")]
         vectors = [bytes(r[0]).hex() for t in tables

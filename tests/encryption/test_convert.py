@@ -23,7 +23,8 @@ from .conftest import Keyed
 
 def _contents(keyed: Keyed) -> list[str]:
     with keyed.memory() as memory:
-        return sorted(r.content for r in memory.store_.iter_namespace(memory.db.conn(), "p"))
+        conn = memory.internals.db.conn()
+        return sorted(r.content for r in memory.internals.store.iter_namespace(conn, "p"))
 
 
 def test_encrypt_decrypt_rekey_round_trip_through_the_cli(keyed: Keyed) -> None:

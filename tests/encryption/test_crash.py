@@ -58,7 +58,7 @@ def _keys_on_disk(keyed: Keyed) -> list[str]:
 
 def _assert_store_sound(keyed: Keyed, count: int) -> None:
     with keyed.memory() as memory:
-        conn = memory.db.conn()
+        conn = memory.internals.db.conn()
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == count
         assert memory.audit_verify().intact

@@ -39,11 +39,11 @@ def test_sigkill_under_load_on_an_encrypted_store_loses_no_acknowledged_write(
         acknowledged += [line for line in out.splitlines() if len(line) == 32]
         with keyed.memory() as memory:
             assert memory.status().sqlite_driver == "sqlcipher3"
-            conn = memory.db.conn()
+            conn = memory.internals.db.conn()
             assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
             report = memory.doctor()
             assert report.healthy, [c for c in report.checks if not c.ok]
-            present = {r.id for r in memory.store_.iter_namespace(conn, "crash")}
+            present = {r.id for r in memory.internals.store.iter_namespace(conn, "crash")}
             lost = [i for i in acknowledged if i not in present]
             assert not lost, f"round {round_}: {len(lost)} acknowledged writes lost"
     assert is_encrypted(keyed.home / "memory.db")
