@@ -110,6 +110,9 @@ class Signals:
     overlap: float
     rank: int
     margin: float
+    # The cosine in standard deviations above the prompt's cosine to every row of the
+    # namespace (None without the model's dense profile): shown, not thresholded.
+    z: float | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,7 @@ class GateReason:
     margin: float
     score: float
     decision: Decision
+    z: float | None = None
 
 
 def _sigmoid(x: float) -> float:
@@ -185,4 +189,5 @@ def decide(s: Signals, tuning: GateTuning) -> GateReason:
     return GateReason(s.id, s.kind, "dense", round(s.dense, 4),
                       round(calibrated(s.dense, tuning), 4), s.overlap, s.rank,
                       round(s.margin, 4), round(value, 4),
-                      "injected" if passed else "below_gate")
+                      "injected" if passed else "below_gate",
+                      None if s.z is None else round(s.z, 3))

@@ -34,7 +34,8 @@ from .fusion import KEYWORD_WEIGHTS, Candidates, RecallTuning, fuse, prefer_time
 from .rerank import Reranker, floor_for
 from .stages import RowFact, lift_addressed, lift_sessions, prefer_named, prefer_recent
 
-__all__ = ["KEYWORD_WEIGHTS", "Adjuster", "Recaller", "RecallRequest", "RecallTuning"]
+__all__ = ["KEYWORD_WEIGHTS", "Adjuster", "DenseProfile", "Recaller", "RecallRequest",
+           "RecallTuning"]
 
 log = get_logger(__name__)
 
@@ -54,6 +55,18 @@ class RecallRequest:
 # A stage after fusion: (conn, request, fused scores by rowid) -> the scores to rank by.
 # It may change scores and add candidates (a rowid it adds must pass request.where).
 Adjuster = Callable[[Any, RecallRequest, dict[int, float]], dict[int, float]]
+
+
+@dataclass(frozen=True)
+class DenseProfile:
+    """One query's cosines against every row of a filter's namespaces: the best rows
+    (passing the filter, best first) and the bulk's mean and spread, which say how close
+    the query is to everything (a generic query is close to many rows)."""
+
+    best: list[tuple[MemoryRecord, float]]
+    mean: float
+    std: float
+    rows: int
 
 
 def to_hit(
@@ -102,6 +115,8 @@ class Recaller:
         self.names = SpeakerNames()
         self.common = CommonTerms()
         self.counts = DocumentCounts()
+        self._queries: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
         # Run in order after fusion unless the request is pure (see Adjuster).
         self.adjusters: list[tuple[str, Adjuster]] = []
 
@@ -150,7 +165,7 @@ class Recaller:
         found = self.tables.table_of(conn, space) if self.tables else None
         if not found:
             return None
-        query_vector = self.embedder.encode([request.query])[0]
+        query_vector = self._query_vector(request.query)
         tuning = self.tuning
         rowids, scores, low, high = self.cache.scores(
             conn,
@@ -165,6 +180,58 @@ class Recaller:
         if not len(rowids):
             return None
         return rowids, scores, low, high
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        """The query's vector; the last few are kept, so that a recall and a dense
+        profile of the same prompt (the prompt hook's gate) encode it once."""
+        with self._lock:
+            cached = self._queries.get(query)
+        if cached is not None:
+            return cached
+        assert self.embedder is not None
+        vector: np.ndarray = self.embedder.encode([query])[0]
+        with self._lock:
+            if len(self._queries) >= 8:
+                self._queries.pop(next(iter(self._queries)))
+            self._queries[query] = vector
+        return vector
+
+    def dense_profile(
+        self, conn: Any, query: str, where: RowFilter, k: int
+    ) -> DenseProfile | None:
+        """The query's cosine against every row of ``where``'s namespaces, summarised:
+        the ``k`` best rows that pass ``where`` and the mean and spread of all. Every
+        row exactly, at any size (one matrix-vector product over the mirror: a few ms at
+        100k rows), so the mean and spread mean the same in every namespace. None when
+        the dense side is not live."""
+        if not self.dense_live():
+            return None
+        assert self.embedder is not None
+        if not self.embedder.wait() or self.embedder.space is None or self.tables is None:
+            return None
+        space = self.embedder.space
+        table = self.tables.table_of(conn, space)
+        if not table:
+            return None
+        rowids, scores, _, _ = self.cache.scores(
+            conn, space, table, where.namespaces, self._query_vector(query), exact_up_to=None
+        )
+        if not len(rowids):
+            return None
+        # Twice k looked at: a few of the best may be filtered out (quarantined, expired).
+        wide = min(2 * k, len(scores))
+        top = np.argpartition(-scores, wide - 1)[:wide]
+        order = top[np.argsort(-scores[top], kind="stable")]
+        picked = [int(rowids[i]) for i in order]
+        allowed = self.store.passing(conn, picked, where)
+        keep = [r for r in picked if r in allowed][:k]
+        records = self.store.records(conn, keep)
+        cosine = dict(zip(rowids[order].tolist(), scores[order].tolist(), strict=True))
+        values = scores.astype(np.float64)
+        return DenseProfile(
+            best=[(records[r], float(cosine[r])) for r in keep if r in records],
+            mean=float(values.mean()), std=float(values.std()), rows=len(values),
+        )
 
     def candidates(self, conn: Any, request: RecallRequest) -> Candidates:
         """Both retrievers' scores for the query, before fusion (see fusion.fuse)."""
