@@ -88,12 +88,12 @@ class GateTuning:
 
     # Platt scaling of the raw MiniLM cosine, P(related | cosine): the calibrated value
     # the injection log shows beside the cosine.
-    cosine_slope: float = 6.169
-    cosine_offset: float = -2.732
+    cosine_slope: float = 5.48
+    cosine_offset: float = -2.388
     # The gate's value: cosine + w_overlap * overlap + w_margin * max(margin, 0).
-    w_overlap: float = 0.3
+    w_overlap: float = 0.2
     w_margin: float = 1.0
-    threshold: float = 0.69
+    threshold: float = 0.65
     # Keyword-only: the overlap a memory must reach.
     lexical_floor: float = 0.65
     # How many memories at most go in before one prompt.
