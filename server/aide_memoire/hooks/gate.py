@@ -2,8 +2,8 @@
 
 A recall always returns its best hits, related or not, and its fused scores are min-max
 scaled within the call, so they cannot say "unrelated". The gate reads signals that keep
-their meaning across calls, all of which recall has already computed (no second
-encoding of the prompt):
+their meaning across calls, all of which recall and its dense profile have computed from
+the one encoding of the prompt (prompt.py builds the candidates):
 
 - the raw dense cosine of prompt and memory (``Hit.scores["dense"]``), put on an
   absolute scale for this model: ``calibrated`` is the probability that a pair at this
@@ -12,7 +12,10 @@ encoding of the prompt):
 - the fused rank (1 = recall's best) and the margin of the hit's cosine over the best
   cosine of the other hits, which says "this one stands out" where a flat list of
   near-equal cosines says "nothing here is about this";
-- the kind (a session turn is a weaker memory than a stored learning).
+- the kind (a session turn is a weaker memory than a stored learning);
+- ``z``, the cosine in standard deviations above the prompt's cosine to the whole
+  namespace: recorded, not weighed (under CV it did not separate related prompts from
+  unrelated ones on this model; docs/hooks.md).
 
 They add up on the cosine's own scale, ``cosine + w_overlap * overlap + w_margin *
 max(margin, 0)``, and a hit passes when that reaches ``threshold``. A weighted sum with
