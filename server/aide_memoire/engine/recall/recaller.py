@@ -116,7 +116,7 @@ class Recaller:
         self.names = SpeakerNames()
         self.common = CommonTerms()
         self.counts = DocumentCounts()
-        self._queries: dict[str, np.ndarray] = {}
+        self._queries: dict[tuple[str, str], np.ndarray] = {}
         self._lock = threading.Lock()
         # Run in order after fusion unless the request is pure (see Adjuster).
         self.adjusters: list[tuple[str, Adjuster]] = []
@@ -183,18 +183,21 @@ class Recaller:
         return rowids, scores, low, high
 
     def _query_vector(self, query: str) -> np.ndarray:
-        """The query's vector; the last few are kept, so that a recall and a dense
-        profile of the same prompt (the prompt hook's gate) encode it once."""
+        """The query's vector; the last few are kept (per embedding space), so that a
+        recall and a dense profile of the same prompt (the prompt hook's gate) encode
+        it once."""
+        assert self.embedder is not None
+        space = self.embedder.space
+        key = (space.key if space is not None else "", query)
         with self._lock:
-            cached = self._queries.get(query)
+            cached = self._queries.get(key)
         if cached is not None:
             return cached
-        assert self.embedder is not None
         vector: np.ndarray = self.embedder.encode([query])[0]
         with self._lock:
             if len(self._queries) >= 8:
                 self._queries.pop(next(iter(self._queries)))
-            self._queries[query] = vector
+            self._queries[key] = vector
         return vector
 
     def dense_profile(
