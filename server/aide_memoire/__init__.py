@@ -6,10 +6,10 @@ light module of the package (the prompt hook: cli/hook.py) does not pay for the 
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._version import __version__
+from .engine.core.lazy import lazy_names
 
 if TYPE_CHECKING:
     from .engine.core.errors import (
@@ -70,13 +70,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'aide_memoire' has no attribute {name!r}")
-    value = getattr(import_module(f".{where}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, globals(), _WHERE)
 
 
 def __dir__() -> list[str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .briefing import CHARS_PER_TOKEN, quote
 from .gate import (
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from ..engine.facade.memory import Memory
     from ..engine.recall.recaller import DenseProfile
 
-__all__ = ["HEADER", "GateReason", "Injection", "candidates", "hit_signals", "prompt_context",
-           "prompt_stems", "stem"]
+__all__ = ["HEADER", "GateReason", "Injection", "answer_of", "candidates", "hit_signals",
+           "prompt_context", "prompt_stems", "stem"]
 
 MIN_TERMS = 1
 RECALL_LIMIT = 20  # the gate's candidates: the needed memory is in them far more often than in 12
@@ -77,12 +77,16 @@ def candidates(memory: Memory, namespace: str, prompt: str) -> tuple[list[Hit],
     """The gate's candidates: recall's best hits, then the dense best rows it left out
     (each as a hit with only its dense score), and the prompt's dense profile (None
     keyword-only). bench/hook_quality.py reads the very same."""
-    from ..engine.recall.recaller import to_hit
-
     hits = memory.recall(prompt, namespace=namespace, limit=RECALL_LIMIT)
-    profile = memory.services.recall.dense_profile(prompt, namespace=namespace,
-                                                   k=DENSE_CANDIDATES)
+    # The cold hook's keyword-only stand-in (cold.py ColdRecall) has recall alone: no
+    # model, so no dense profile.
+    services = getattr(memory, "services", None)
+    profile = (None if services is None else services.recall.dense_profile(
+        prompt, namespace=namespace, k=DENSE_CANDIDATES))
     if profile is not None:
+        # Imported here: the cold hook process must not load recall's modules (numpy).
+        from ..engine.recall.recaller import to_hit
+
         known = {h.id for h in hits}
         for rank, (record, cosine) in enumerate(profile.best, 1):
             if record.id not in known:
@@ -156,3 +160,10 @@ def prompt_context(
         return Injection("", ())
     return Injection("\n".join([HEADER, *lines]), tuple(r.id for r in reasons),
                      tuple(reasons))
+
+
+def answer_of(injection: Injection) -> dict[str, Any]:
+    """The hook service's answer to a prompt request (the daemon's, the engine's in
+    process and the keyword path's alike)."""
+    return {"text": injection.text, "ids": list(injection.ids),
+            "reasons": [dataclasses.asdict(r) for r in injection.reasons]}

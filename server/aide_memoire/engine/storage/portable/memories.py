@@ -282,20 +282,6 @@ class PortableMemoryRows(MemoryQueries):
         """Memories holding each term, counted up to ``cap`` (see the keyword index)."""
         return self.keywords.document_counts(conn, terms, cap)
 
-    def size_hint(self, conn: Connection) -> int:
-        """An upper bound on the number of memories, in O(1)."""
-        return int(conn.execute("SELECT COALESCE(max(rowid), 0) FROM memories").fetchone()[0])
-
-    def speaker_names(self, conn: Connection, namespace: str) -> list[str]:
-        """Distinct speakers of a namespace's turns."""
-        return [
-            str(s)
-            for (s,) in conn.execute(
-                "SELECT DISTINCT speaker FROM memories WHERE namespace = ? AND speaker IS NOT NULL",
-                (namespace,),
-            )
-        ]
-
     def update_fields(self, tx: Connection, rowid: int, fields: dict[str, Any]) -> None:
         """Set columns by name; the keyword index follows in the same transaction."""
         encoded: dict[str, Any] = {}
