@@ -46,14 +46,14 @@ NS = "bench-0"
 def fill(memory: Memory, count: int, seed: int, batch: int = 5000) -> list[dict[str, Any]]:
     """``count`` scale.py items stored and keyword-indexed; the items, in rowid order."""
     rng = random.Random(seed)
-    store = memory.context.store
+    store = memory.internals.context.store
     items: list[dict[str, Any]] = []
     while len(items) < count:
         size = min(batch, count - len(items))
         chunk = [scale.make_item(rng, len(items) + i) for i in range(size)]
         docs: list[tuple[int, str, int]] = []
         postings: list[tuple[str, str, int, str, str]] = []
-        with memory.db.write() as tx:
+        with memory.internals.db.write() as tx:
             for item in chunk:
                 row = NewRow(namespace=NS, kind="note", content=item["content"],
                              tags=list(item["tags"]))
@@ -75,7 +75,7 @@ def fill(memory: Memory, count: int, seed: int, batch: int = 5000) -> list[dict[
 def measure(memory: Memory, items: Sequence[dict[str, Any]], queries: int,
             seed: int) -> dict[str, Any]:
     """Recall times, their keyword searches' times, hit@10 and the slowest searches."""
-    store = memory.context.store
+    store = memory.internals.context.store
     searched: list[tuple[str, float]] = []
     search = store.keyword_search
 
@@ -87,7 +87,7 @@ def measure(memory: Memory, items: Sequence[dict[str, Any]], queries: int,
         return found
 
     store.keyword_search = timed  # type: ignore[method-assign]
-    with memory.db.read() as conn:
+    with memory.internals.db.read() as conn:
         ids = [str(i) for (i,) in conn.execute(
             "SELECT id FROM memories WHERE namespace = ? ORDER BY rowid", (NS,))]
     rng = random.Random(seed)

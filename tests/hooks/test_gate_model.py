@@ -122,17 +122,17 @@ def test_the_dense_profile_scores_every_row_and_keeps_the_best_that_pass(
              "The release notes are written by whoever cuts the release."]
     ids = [memory.store(t, namespace=ns) for t in texts]
     prompt = "the deploy can't reach the container registry"
-    profile = memory.services.recall.dense_profile(prompt, namespace=ns, k=3)
+    profile = memory.internals.services.recall.dense_profile(prompt, namespace=ns, k=3)
     assert profile is not None and profile.rows == len(texts)
-    vectors = memory.embedder.encode(texts)
-    query = memory.embedder.encode([prompt])[0]
+    vectors = memory.internals.embedder.encode(texts)
+    query = memory.internals.embedder.encode([prompt])[0]
     exact = sorted((float(v @ query) for v in vectors), reverse=True)
     assert [round(c, 4) for _, c in profile.best] == [round(c, 4) for c in exact[:3]]
     assert profile.best[0][0].id == ids[0]
     assert abs(profile.mean - sum(exact) / len(exact)) < 1e-4 and profile.std > 0
     # A forgotten memory is never a candidate again; the others still are.
     memory.forget(ids[0], namespace=ns)
-    after = memory.services.recall.dense_profile(prompt, namespace=ns, k=3)
+    after = memory.internals.services.recall.dense_profile(prompt, namespace=ns, k=3)
     assert after is not None and ids[0] not in {r.id for r, _ in after.best}
     assert after.rows == len(texts) - 1
 

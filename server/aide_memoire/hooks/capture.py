@@ -66,8 +66,8 @@ def _present(memory: Memory, namespace: str, uuids: Sequence[str]) -> set[str]:
     """The uuids among ``uuids`` already stored in ``namespace``."""
     if not uuids:
         return set()
-    with memory.db.read() as conn:
-        stored = memory.store_.metadata_values(conn, namespace, "turn", SOURCE, "uuid")
+    with memory.internals.db.read() as conn:
+        stored = memory.internals.store.metadata_values(conn, namespace, "turn", SOURCE, "uuid")
     return stored & set(uuids)
 
 

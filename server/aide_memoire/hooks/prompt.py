@@ -80,8 +80,8 @@ def candidates(memory: Memory, namespace: str, prompt: str) -> tuple[list[Hit],
     hits = memory.recall(prompt, namespace=namespace, limit=RECALL_LIMIT)
     # The cold hook's keyword-only stand-in (cold.py ColdRecall) has recall alone: no
     # model, so no dense profile.
-    services = getattr(memory, "services", None)
-    profile = (None if services is None else services.recall.dense_profile(
+    internals = getattr(memory, "internals", None)
+    profile = (None if internals is None else internals.services.recall.dense_profile(
         prompt, namespace=namespace, k=DENSE_CANDIDATES))
     if profile is not None:
         # Imported here: the cold hook process must not load recall's modules (numpy).

@@ -44,8 +44,8 @@ def handle(memory: Memory, request: dict[str, Any]) -> dict[str, Any]:
     if op == "briefing":
         legacy = _text(request, "legacy", required=False)
         if legacy is not None:
-            counts = memory.store_.namespace_counts(memory.db.conn())
-            auto_adopt(memory.db, counts, validate_namespace(legacy), namespace,
+            counts = memory.internals.store.namespace_counts(memory.internals.db.conn())
+            auto_adopt(memory.internals.db, counts, validate_namespace(legacy), namespace,
                        actor=memory.actor)
         shown = briefing(memory, namespace, budget_tokens=settings.hook_briefing_tokens,
                          current_session=session)

@@ -324,7 +324,8 @@ class HookRoute:
         await send({"type": "http.response.body", "body": payload})
 
     def _warming(self) -> bool:
-        return self.memory.recaller.dense_live() and self.memory.embedder.space is None
+        parts = self.memory.internals
+        return parts.recaller.dense_live() and parts.embedder.space is None
 
     def _handle(self, request: dict[str, Any]) -> dict[str, Any]:
         from ..hooks.service import handle

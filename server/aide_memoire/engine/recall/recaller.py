@@ -74,25 +74,8 @@ class DenseProfile:
 def to_hit(
     record: MemoryRecord, score: float, scores: dict[str, float], ranks: dict[str, int]
 ) -> Hit:
-    return Hit(
-        id=record.id,
-        namespace=record.namespace,
-        content=record.content,
-        kind=record.kind,
-        score=score,
-        scores=scores,
-        ranks=ranks,
-        tags=record.tags,
-        metadata=record.metadata,
-        source=record.source,
-        observed_at=record.observed_at,
-        created_at=record.created_at,
-        status=record.status,
-        superseded_by=record.superseded_by,
-        session_id=record.session_id,
-        speaker=record.speaker,
-        position=record.position,
-    )
+    """The hit carries every field declared recalled (core/fields.py; Hit.of is generated)."""
+    return Hit.of(record, score, scores, ranks)
 
 
 class Recaller:
