@@ -145,7 +145,10 @@ class RecallTuning:
     addressed_depth: int = 50
     # The restatement stage (engine/recall/stages.py, weightless): for a present-tense
     # attribute question, the newest of the leading restated_depth turns about the subject
-    # that restates an earlier one (a shared name, or words of change) goes first. 0: off.
+    # that restates an earlier one (a shared name, or words of change) goes first. 0: off:
+    # it takes held-out conversational updates "now" 18 -> 34 of 41 at 10 (the tune half's
+    # choice), but costs hit@1 on LOCOMO (0.492 -> 0.459) and the personas (0.696 ->
+    # 0.667), and no fold of either chose it (docs/benchmarks.md, issue 31).
     restated_depth: int = 0
 
 
