@@ -71,9 +71,9 @@ def run(path: Path, home: Path, *, weights: list[dict[str, float]], mode: str
         settings = Settings(home=home / str(number), embedding_model="none"
                             if mode == "bm25" else Settings().embedding_model)
         with Memory(settings=settings) as memory:
-            memory.embedder.wait()
-            default = memory.recaller.tuning
-            memory.recaller.tuning = replace(default, **weight)  # type: ignore[arg-type]
+            memory.internals.embedder.wait()
+            default = memory.internals.recaller.tuning
+            memory.internals.recaller.tuning = replace(default, **weight)  # type: ignore[arg-type]
             stored = []
             for index, item in enumerate(data["scenarios"] + data["controls"]):
                 namespace = f"convupd:{index}"

@@ -120,7 +120,7 @@ def test_restated_and_dense_without_names_in_a_real_store(tmp_path: Path) -> Non
     subject's small talk: with both mechanisms, "now" answers with it; as of a day
     between, the old statement; a series question is ordered as without them."""
     with Memory(settings=Settings(home=tmp_path, extract_facts=False)) as memory:
-        assert memory.embedder.wait()
+        assert memory.internals.embedder.wait()
         ns = "chat:restated"
         old, _, pet1 = memory.store_conversation(
             [{"speaker": "Odile", "content": "I've been at Halden Foods for three years."},
@@ -133,9 +133,9 @@ def test_restated_and_dense_without_names_in_a_real_store(tmp_path: Path) -> Non
               "content": "How are you finding Marlow Insurance? A change after Halden Foods."},
              {"speaker": "Odile", "content": "We adopted a cat as well, Mochi."}],
             namespace=ns, session_id="s2", observed_at="2024-08-10T10:00:00Z")
-        base = memory.recaller.tuning
+        base = memory.internals.recaller.tuning
         on = replace(base, restated_depth=5, names_in_dense_query=False)
-        memory.recaller.tuning = on
+        memory.internals.recaller.tuning = on
         now = memory.recall("Which company is Odile at?", namespace=ns, limit=4, pure=True)
         assert now[0].id == new
         then = memory.recall("Which company is Odile at?", namespace=ns, limit=4, pure=True,
@@ -143,7 +143,7 @@ def test_restated_and_dense_without_names_in_a_real_store(tmp_path: Path) -> Non
         assert then[0].id == old
         series = [h.id for h in memory.recall("What pets does Odile have?", namespace=ns,
                                               limit=6, pure=True)]
-        memory.recaller.tuning = replace(on, restated_depth=0)
+        memory.internals.recaller.tuning = replace(on, restated_depth=0)
         assert [h.id for h in memory.recall("What pets does Odile have?", namespace=ns,
                                             limit=6, pure=True)] == series
         assert {pet1, pet2} <= set(series)
