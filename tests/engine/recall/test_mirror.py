@@ -143,3 +143,41 @@ def test_four_dense_recalls_are_inside_scoring_at_once(memory: Memory) -> None:
     assert not errors, f"the four recalls were not scoring at the same time: {errors!r}"
     assert sorted(inside) == sorted(t.name for t in threads)
     assert results == expected  # and scoring together changed no result
+
+
+def test_a_mirror_that_followed_the_store_scores_as_one_just_opened(memory: Memory) -> None:
+    """The same store gets the same scores, to the bit, from the mirror that followed
+    every write (appends, a session's turns re-smoothing older neighbours, a forget
+    that reloads) and from one that reads it all at once."""
+    running = memory.mirror
+    query = memory.embedder.encode(["who moved the garden item to shelf 4"])[0]
+    first = _fill_ids(memory, "p", 30)
+    space, table = _table(memory)
+    memory.store_conversation([{"speaker": "Ana", "content": "I moved the garden tools."},
+                               {"speaker": "Ben", "content": "To which shelf?"}],
+                              namespace="p", session_id="s1")
+    memory.recall("garden", namespace="p")  # the running mirror loads what is there
+    memory.forget(first[3], namespace="p")
+    memory.recall("garden", namespace="p")
+    for n in range(3):
+        memory.store_conversation([{"speaker": "Ana", "content": f"Shelf {n + 4}, by the door."}],
+                                  namespace="p", session_id="s1")
+        _fill_ids(memory, "p", 7)
+        memory.recall("garden", namespace="p")  # appends only: the turn before re-smoothed
+    conn = memory.db.conn()
+    fresh = VectorMirror()
+    for exact_up_to, shortlist in ((None, 3000), (10, 12)):
+        got = running.scores(conn, space, table, ["p"], query,  # type: ignore[arg-type]
+                             exact_up_to=exact_up_to, shortlist=shortlist)
+        want = fresh.scores(conn, space, table, ["p"], query,  # type: ignore[arg-type]
+                            exact_up_to=exact_up_to, shortlist=shortlist)
+        assert len(got[0]) >= 12 and np.array_equal(got[0], want[0])
+        assert np.array_equal(got[1], want[1]) and got[2:] == want[2:]
+
+
+def _fill_ids(memory: Memory, namespace: str, count: int) -> list[str]:
+    start = sum(s.view.size for s in memory.mirror._slices.values())
+    return memory.store_many(
+        [{"content": f"Note {n} about {TOPICS[n % len(TOPICS)]}: item {n * 7919 % 1000} "
+                     f"was moved to shelf {n % 13}"} for n in range(start, start + count)],
+        namespace=namespace)
