@@ -435,6 +435,7 @@ def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
                 if size != sizes[-1]:
                     memory = stack.enter_context(
                         Memory(settings=_settings(home, args.model, facts)))
+                    memory.embedder.wait()
                     composer.memory = memory
         if args.forget_share > 0:
             targets = _targets(seed, sizes[-1], ids, 1)
