@@ -321,8 +321,9 @@ def _time_queries(memory: Memory, namespace: str,
 
 
 def _settings(home: Path, model: str, facts: bool | None) -> Settings:
-    return Settings(home=home, embedding_model=model,
-                    **({} if facts is None else {"extract_facts": facts}))
+    if facts is None:
+        return Settings(home=home, embedding_model=model)
+    return Settings(home=home, embedding_model=model, extract_facts=facts)
 
 
 def serve_child(home: Path, model: str, facts: bool | None, targets_path: Path) -> None:

@@ -80,7 +80,8 @@ def quantise(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _scored(q: np.ndarray, scale: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Cosines of int8 rows (with their scales) to a float32 query."""
-    return _dot(q.astype(np.float32), query) * scale
+    out: np.ndarray = _dot(q.astype(np.float32), query) * scale
+    return out
 
 
 def sign_bits(vectors: np.ndarray, words: int) -> np.ndarray:
