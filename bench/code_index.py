@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from aide_memoire.engine.code.index import CodeIndex
-from aide_memoire.engine.storage.db import Database
+from aide_memoire.engine.storage.db import SqliteDatabase
 from aide_memoire.logs import configure_logging
 
 QUERIES = [
@@ -77,7 +77,7 @@ def main() -> None:
             args.source, root, symlinks=True,
             ignore=shutil.ignore_patterns("__pycache__", "site-packages"),
         )
-        db = Database(Path(tmp) / "home" / "memory.db")
+        db = SqliteDatabase(Path(tmp) / "home" / "memory.db")
         code = CodeIndex(db)
 
         first = code.index(root)

@@ -29,8 +29,8 @@ from aide_memoire import Memory, Settings  # noqa: E402
 from aide_memoire.engine.core import clock  # noqa: E402
 from aide_memoire.engine.lifecycle.dedup import NearDuplicates  # noqa: E402
 from aide_memoire.engine.recall.embed import EmbeddingSpace  # noqa: E402
+from aide_memoire.engine.recall.mirror import VectorMirror  # noqa: E402
 from aide_memoire.engine.storage.store import NewRow, Written  # noqa: E402
-from aide_memoire.engine.storage.vectors import VectorCache  # noqa: E402
 
 NS = "bench"
 DIM = 384
@@ -81,7 +81,7 @@ def main() -> None:
         fill(memory, space, args.rows, rng)
         table = memory.vector_tables.table_name(space)
         out["rss_after_fill_mb"] = rss_mb()
-        cache = VectorCache()
+        cache = VectorMirror()
         conn = memory.db.conn()
         queries = unit(rng, args.queries)
         times = []

@@ -64,10 +64,7 @@ BACK_EDGES = {
     (f"{E}.storage", f"{E}.facts"): "migrations.py runs the facts' schema steps",
     (f"{E}.storage", f"{E}.lifecycle"): "migrations.py runs lifecycle's schema step",
     (f"{E}.storage", f"{E}.trust"): "migrations.py runs the trust tables' schema step",
-    (f"{E}.storage", f"{E}.recall"): "repositories.py names recall's EmbeddingSpace; "
-                                     "vectors.py re-exports the mirror under old names",
-    (f"{E}.storage", f"{E}.storage.sqlite"): "store.py and vectors.py: old aliases of the "
-                                             "SQLite repositories",
+    (f"{E}.storage", f"{E}.recall"): "repositories.py names recall's EmbeddingSpace",
     ("aide_memoire.mcp", "aide_memoire.cli"): "mcp/front.py answers the prompt hook with "
                                               "cli/hook.py's code",
 }
@@ -103,7 +100,6 @@ def test_the_graph_walk_sees_relative_type_level_and_lazy_imports() -> None:
 # What both backends run as written is in storage/portable/, which anyone may import.
 BACKEND_IMPORTS = {
     f"{E}.runtime.context": "the composition root picks the backend's repositories",
-    f"{E}.lifecycle.dedup": "typed by SqliteVectorIndex, not the VectorIndex Protocol",
     f"{E}.ops.adopt": "picks each backend's namespace move itself",
 }
 
@@ -137,9 +133,6 @@ def test_every_backend_import_exemption_is_still_needed() -> None:
 
 # PostgreSQL modules that still import SQLite's (only shrinks): the classes that inherit.
 POSTGRES_ON_SQLITE = {
-    f"{E}.storage.postgres.memories": "PostgresMemoryRows inherits SqliteMemoryRows",
-    f"{E}.storage.postgres.vector_index": "PostgresVectorIndex inherits SqliteVectorIndex",
-    f"{E}.storage.postgres.parts": "PostgresStore inherits Store (= SqliteMemoryRows)",
     # By design: PostgreSQL's keyword tokens are FTS5's own, from an in-memory SQLite.
     f"{E}.storage.postgres.keyword_tokens": "FTS5's tokenizer, so both backends' BM25 agree",
 }
@@ -154,14 +147,9 @@ def test_postgres_imports_nothing_of_sqlite_but_the_listed() -> None:
 
 
 # The SQLite side: its package and the SQLite-only modules beside it.
-_SQLITE = (f"{E}.storage.sqlite", f"{E}.storage.db", f"{E}.storage.driver",
-           f"{E}.storage.store", f"{E}.storage.vectors")
-# PostgreSQL classes that still derive from a SQLite one (only shrinks).
-SQLITE_BASED = {
-    f"{E}.storage.postgres.memories.PostgresMemoryRows": "inherits SqliteMemoryRows",
-    f"{E}.storage.postgres.parts.PostgresStore": "inherits Store (= SqliteMemoryRows)",
-    f"{E}.storage.postgres.vector_index.PostgresVectorIndex": "inherits SqliteVectorIndex",
-}
+_SQLITE = (f"{E}.storage.sqlite", f"{E}.storage.db", f"{E}.storage.driver")
+# PostgreSQL classes that derive from a SQLite one: none (what both run is portable/).
+SQLITE_BASED: dict[str, str] = {}
 
 
 def _postgres_classes_on_sqlite() -> dict[str, list[str]]:

@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 
 from aide_memoire.engine.code.index import CodeIndex
-from aide_memoire.engine.storage.db import Database
+from aide_memoire.engine.storage.db import SqliteDatabase
 
 
 def open_index(folder: Path) -> CodeIndex:
     """The code index over a real store file (no Memory: it need not load any model)."""
-    return CodeIndex(Database(folder / "memory.db"))
+    return CodeIndex(SqliteDatabase(folder / "memory.db"))
 
 
 @pytest.fixture

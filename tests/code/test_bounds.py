@@ -111,8 +111,8 @@ import sys
 from pathlib import Path
 from aide_memoire.engine.code.index import CodeIndex
 from aide_memoire.engine.code.schema import present
-from aide_memoire.engine.storage.db import Database
-index = CodeIndex(Database(Path(sys.argv[1]) / "memory.db"))
+from aide_memoire.engine.storage.db import SqliteDatabase
+index = CodeIndex(SqliteDatabase(Path(sys.argv[1]) / "memory.db"))
 for _ in range(3):
     index.index(sys.argv[2])
 index.db.close()

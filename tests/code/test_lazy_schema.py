@@ -13,7 +13,7 @@ from aide_memoire.engine.code.index import CodeIndex
 from aide_memoire.engine.code.schema import DOC_TABLES, TABLES, present
 from aide_memoire.engine.core.errors import NotFound
 from aide_memoire.engine.ops.snapshot import verify_file
-from aide_memoire.engine.storage.db import Database
+from aide_memoire.engine.storage.db import SqliteDatabase
 from aide_memoire.engine.storage.driver import load_driver
 from aide_memoire.engine.storage.migrations import APPLICATION_ID, MIGRATIONS
 
@@ -107,13 +107,13 @@ def test_a_store_that_indexed_before_keeps_its_index(tmp_path: Path) -> None:
     src = _tree(tmp_path)
     db = tmp_path / "home" / "memory.db"
     _store_at(db, 9)
-    code = CodeIndex(Database(db))  # opening migrates 9 -> 10: nothing indexed, tables go
+    code = CodeIndex(SqliteDatabase(db))  # opening migrates 9 -> 10: nothing indexed, tables go
     assert not present(code.db.conn())
     first = code.index(src)
     before = code.symbol(src, "midpoint")
     code.db.close()
     _roll_back_to_9(db)
-    code = CodeIndex(Database(db))
+    code = CodeIndex(SqliteDatabase(db))
     try:
         assert code.db.conn().execute("PRAGMA user_version").fetchone()[0] == MIGRATIONS[-1].version
         assert code.symbol(src, "midpoint") == before and before
@@ -127,7 +127,7 @@ def test_a_store_at_9_that_never_indexed_loses_the_tables(tmp_path: Path) -> Non
     db = tmp_path / "home" / "memory.db"
     _store_at(db, 9)
     assert _code_tables(db) >= set(TABLES) - set(DOC_TABLES)  # migrations 4 and 5 made these
-    Database(db).close()
+    SqliteDatabase(db).close()
     assert _code_tables(db) == set()
     assert verify_file(db, load_driver()) is None
 
@@ -135,7 +135,7 @@ def test_a_store_at_9_that_never_indexed_loses_the_tables(tmp_path: Path) -> Non
 def test_two_stores_indexing_first_at_once_both_succeed(tmp_path: Path) -> None:
     """Two connections (as two processes would) each make the tables on their first write."""
     trees = [_tree(tmp_path / name) for name in ("a", "b")]
-    Database(tmp_path / "home" / "memory.db").close()
+    SqliteDatabase(tmp_path / "home" / "memory.db").close()
     indexes = [open_index(tmp_path / "home") for _ in trees]
     try:
         with ThreadPoolExecutor(2) as pool:

@@ -16,6 +16,7 @@ from aide_memoire import Memory, Settings
 from aide_memoire.cli.hook import run_hook
 from aide_memoire.cli.main import cli
 from aide_memoire.engine.core.projects import project_namespace
+from aide_memoire.engine.storage.db import SqliteDatabase
 from aide_memoire.hooks.briefing import CHARS_PER_TOKEN
 
 from .conftest import MAIN_SESSION, TOKEN, store_bytes
@@ -160,6 +161,7 @@ def test_a_locked_store_fails_open_and_the_next_capture_catches_up(
 ) -> None:
     monkeypatch.setenv("AIDE_MEMOIRE_BUSY_TIMEOUT_MS", "50")
     with Memory(settings=Settings(home=home, embedding_model="none")) as memory:
+        assert isinstance(memory.db, SqliteDatabase)
         conn = memory.db.driver.connect(str(memory.db.path), isolation_level=None)
         conn.execute("BEGIN EXCLUSIVE")
         try:

@@ -80,7 +80,7 @@ def test_a_concurrent_writer_is_not_held_up_by_the_encode(
     seen: list[tuple[bool, str]] = []
 
     def write_meanwhile() -> None:
-        free = _writer_lock_is_free(memory.db.path)
+        free = _writer_lock_is_free(memory.db.local_state)
         written = other_writer.store(f"written during forward pass {len(seen)}",
                                      namespace=NS)
         seen.append((free, written))

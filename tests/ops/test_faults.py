@@ -311,16 +311,19 @@ def test_reads_on_a_full_disk_do_not_claim_a_write(tiny_disk: Path) -> None:
 
 
 def test_a_read_error_is_worded_as_a_read() -> None:
-    from aide_memoire.engine.storage.db import Database
+    from aide_memoire.engine.storage.db import SqliteDatabase
     from aide_memoire.engine.storage.driver import load_driver
 
     driver = load_driver()
-    db = Database.__new__(Database)  # the mapping alone: no file is needed for it
+    db = SqliteDatabase.__new__(SqliteDatabase)  # the mapping alone: no file is needed for it
     db.path, db.driver, db.busy_timeout_ms = Path("/x/memory.db"), driver, 10
-    for text in ("database or disk is full", "database is locked", "attempt to write a "
-                 "readonly database", "something else"):
-        read = str(db.translate(driver.OperationalError(text), writing=False))
-        write = str(db.translate(driver.OperationalError(text)))
+    # (message, extended result code) as SQLite raises them: mapped by the code alone.
+    for text, code in (("database or disk is full", 13), ("database is locked", 5),
+                       ("attempt to write a readonly database", 8), ("something else", 1)):
+        error = driver.OperationalError(text)
+        error.sqlite_errorcode = code  # type: ignore[attr-defined]
+        read = str(db.translate(error, writing=False))
+        write = str(db.translate(error))
         assert "nothing was written" not in read and "could not be read" in read, read
         assert "nothing was written" in write, write
 

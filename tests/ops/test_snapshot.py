@@ -17,6 +17,7 @@ from aide_memoire import Memory
 from aide_memoire.engine.core.errors import InvalidInput, StoreError
 from aide_memoire.engine.core.settings import Settings
 from aide_memoire.engine.ops.snapshot import verify_file
+from aide_memoire.engine.storage.db import SqliteDatabase
 
 ENV = {**os.environ, "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
 WRITER = textwrap.dedent(
@@ -55,6 +56,7 @@ def test_snapshots_while_a_process_writes_are_consistent_and_restore(tmp_path: P
                 path = Path(info.path)
                 assert stat.S_IMODE(path.stat().st_mode) == 0o600
                 assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+                assert isinstance(memory.db, SqliteDatabase)
                 assert verify_file(path, memory.db.driver) is None
                 with _open(tmp_path / f"check{len(counts)}") as probe:
                     pass  # a home to restore into

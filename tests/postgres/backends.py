@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aide_memoire.engine.storage.db import Database
+from aide_memoire.engine.storage.db import SqliteDatabase
 from aide_memoire.engine.storage.filter import RowFilter
 from aide_memoire.engine.storage.postgres import PostgresDatabase, postgres_repositories
 from aide_memoire.engine.storage.protocol import Connection
@@ -27,7 +27,7 @@ BACKENDS = ("sqlite", "postgres")
 @dataclass
 class Backend:
     name: str
-    db: Any  # Database or PostgresDatabase: both have write(), read(), close()
+    db: Any  # SqliteDatabase or PostgresDatabase: both have write(), read(), close()
     repos: Repositories
 
     def write(self) -> contextlib.AbstractContextManager[Connection]:
@@ -43,7 +43,7 @@ class Backend:
 @contextlib.contextmanager
 def open_backend(name: str, *, home: Path, pg_url: str | None) -> Iterator[Backend]:
     if name == "sqlite":
-        db: Any = Database(home / "memory.db")
+        db: Any = SqliteDatabase(home / "memory.db")
         repos = sqlite_repositories(SqliteVectorIndex(vec_available=db.vec_version is not None))
     else:
         assert pg_url is not None

@@ -23,6 +23,7 @@ import pytest
 from aide_memoire import Memory, Settings
 from aide_memoire.engine.core.errors import InvalidInput, NewerSchema, StoreError
 from aide_memoire.engine.ops.doctor import rebuild_fts
+from aide_memoire.engine.storage.db import SqliteDatabase
 from aide_memoire.engine.storage.driver import load_driver
 from aide_memoire.engine.storage.migrations import SCHEMA_VERSION
 from aide_memoire.engine.storage.postgres import PostgresDatabase
@@ -156,6 +157,7 @@ def test_a_round_trip_keeps_every_table_its_hash_and_recall(
     source_conn.close()
     copy_conn.close()
     with Memory(settings=Settings.from_env(home=reference)) as memory:
+        assert isinstance(memory.db, SqliteDatabase)
         rebuild_fts(memory.db, memory.store_)
     original, returned = _recall(reference), _recall(back_file.parent)
     assert original == returned and all(original)

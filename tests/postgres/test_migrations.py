@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from aide_memoire.engine.core.errors import ForeignDatabase, InvalidInput, NewerSchema, StoreError
-from aide_memoire.engine.storage.db import Database
+from aide_memoire.engine.storage.db import SqliteDatabase
 from aide_memoire.engine.storage.migrations import MIGRATIONS
 from aide_memoire.engine.storage.postgres import PostgresDatabase
 
@@ -24,7 +24,7 @@ _SQLITE_ONLY_PREFIXES = ("memory_fts_", "sqlite_")
 
 def _sqlite_schema(home: Path) -> tuple[dict[str, list[str]], set[str]]:
     """A new SQLite store's tables (with their columns, in order) and named indexes."""
-    db = Database(home / "memory.db")
+    db = SqliteDatabase(home / "memory.db")
     try:
         conn = db.conn()
         names = [

@@ -7,7 +7,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ..engine.core.errors import NotFound
-from . import queries
+from ..engine.storage import browse as queries
 from .html import HELD_NOTE, esc, field, memory_url, page, select, table, url, when
 from .memories import pick_namespace
 

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 from starlette.responses import RedirectResponse
 
-from . import queries
+from ..engine.storage import browse as queries
 from .html import esc, flash, form, page, select, table, when
 from .jobs import Jobs
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.core.models import Hit
 from ..engine.core.validate import validate_namespace
-from . import queries
+from ..engine.storage import browse as queries
 from .html import HELD_NOTE, esc, field, flash, memory_url, page, select, table, url
 from .memory_page import ROUTES as DETAIL_ROUTES
 
@@ -94,7 +94,7 @@ def _search(memory: Memory, q: dict[str, str]) -> str:
 def _listing(memory: Memory, q: dict[str, str]) -> str:
     with memory.db.read() as conn:
         rows = queries.list_memories(
-            conn, q["namespace"], kind=q["kind"], tag=q["tag"], since=q["since"],
+            conn, memory.db.dialect, q["namespace"], kind=q["kind"], tag=q["tag"], since=q["since"],
             until=_next_day(q["until"]), status=q["status"], limit=50)
     cells = [[esc(r.created_at[:16].replace("T", " ")), esc(r.kind), esc(r.status),
               _preview(r.preview), f'<a href="{esc(memory_url(r.namespace, r.id))}">'

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.responses import RedirectResponse
 
 from ..engine.core.errors import AideMemoireError, NotFound
-from . import queries
+from ..engine.storage import browse as queries
 from .html import esc, flash, form, held, memory_url, page, pretty, table, when
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..engine.core.errors import InvalidInput
-from . import queries
+from ..engine.storage import browse as queries
 from .html import HELD_NOTE, esc, field, memory_url, page, select, table, url
 from .memories import pick_namespace
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory, Settings, StoreError
+from aide_memoire.engine.storage.db import SqliteDatabase
 
 
 @pytest.fixture(scope="module")
@@ -160,6 +161,7 @@ def test_driver_without_extensions_means_keyword_only(tmp_path: Path) -> None:
         memory.store("plain sqlite3 store", namespace="n")
         hits = memory.recall("plain store", namespace="n")
         stage = {s.name: s for s in memory.status().stages}["dense"]
+        assert isinstance(memory.db, SqliteDatabase)
         if memory.db.driver.can_load_extensions:
             assert stage.live and "dense" in hits[0].ranks
         else:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from aide_memoire.engine.storage.db import Database
+from aide_memoire.engine.storage.db import SqliteDatabase
 from aide_memoire.engine.storage.repositories import (
     KeywordIndex,
     MemoryLinks,
@@ -71,8 +71,6 @@ ALLOWED = {
                             "consistency)",
     "engine/recall/mirror.py": "the SQLite vector index's in-process reader (vec0 blobs, "
                                "vector_state)",
-    # The web page's read queries (SQLite's json_each), not yet a repository.
-    "web/queries.py": "the web page's lists and counts, SQL of its own",
 }
 
 
@@ -177,7 +175,6 @@ _PERF = "perf engineer's module this round; typed when it merges"
 _UNTYPED_OK = {
     "engine/runtime/pipeline.py": _PERF, "engine/recall/recaller.py": _PERF,
     "engine/recall/mirror.py": _PERF, "engine/recall/calibrate.py": _PERF,
-    "web/queries.py": "the web page's queries take the driver's connection",
 }
 
 
@@ -211,7 +208,7 @@ def test_every_untyped_exemption_still_needs_its_entry() -> None:
 def test_the_sqlite_repositories_implement_the_protocols(tmp_path: Path) -> None:
     """At run time too (mypy checks the signatures): the backend a feature is handed
     has every method, and answers through a real store."""
-    db = Database(tmp_path / "memory.db")
+    db = SqliteDatabase(tmp_path / "memory.db")
     try:
         vectors = SqliteVectorIndex(vec_available=db.vec_version is not None)
         repos = sqlite_repositories(vectors)

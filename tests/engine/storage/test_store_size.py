@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aide_memoire import Memory, Settings
-from aide_memoire.engine.storage.vectors import CHUNK_MAX, CHUNK_MIN, chunk_size_for
+from aide_memoire.engine.storage.sqlite.vectors import CHUNK_MAX, CHUNK_MIN, chunk_size_for
 
 
 def _home_bytes(home: Path) -> int:

@@ -22,7 +22,7 @@ from ...logs import get_logger
 from ..core import clock
 from ..core.errors import InvalidInput, NotFound
 from ..core.settings import DEFAULT_SECRET_FILES
-from ..storage.db import Database
+from ..storage.db import SqliteDatabase
 from ..storage.protocol import Connection
 from ..storage.rows import inserted_rowid
 from .bounds import check_root, redact_text, secret_file_spec
@@ -120,7 +120,7 @@ class CodeIndex:
 
     def __init__(
         self,
-        db: Database,
+        db: SqliteDatabase,
         *,
         max_file_bytes: int = MAX_FILE_BYTES,
         dense: DenseCodeRanker | None = None,

@@ -38,11 +38,10 @@ if TYPE_CHECKING:
     )
     from ..ops.models import DoctorReport, ReembedReport, RestoreReport, SnapshotInfo
     from ..recall.embed import Embedder
+    from ..recall.mirror import VectorMirror
     from ..recall.recaller import Recaller
-    from ..storage.db import Database
-    from ..storage.protocol import Connection
-    from ..storage.store import Store
-    from ..storage.vectors import VectorMirror, VectorTables
+    from ..storage.protocol import Connection, Database
+    from ..storage.repositories import MemoryRows, VectorIndex
     from ..trust.models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
     from ..wiki.models import WikiExportReport, WikiLintReport
 
@@ -91,7 +90,7 @@ class Memory:
         return self._ctx.db
 
     @property
-    def store_(self) -> Store:
+    def store_(self) -> MemoryRows:
         return self._ctx.store
 
     @property
@@ -103,7 +102,7 @@ class Memory:
         return self._ctx.recaller
 
     @property
-    def vector_tables(self) -> VectorTables:
+    def vector_tables(self) -> VectorIndex:
         return self._ctx.tables
 
     @property

@@ -17,16 +17,16 @@ import numpy as np
 
 from ..core import clock
 from ..recall.mirror import VectorMirror
+from ..storage.portable.vectors import PortableVectorReads
 from ..storage.protocol import Connection
-from ..storage.sqlite.vectors import SqliteVectorIndex
-from ..storage.store import NewRow, Store, Written
+from ..storage.store import NewRow, Written
 from ..trust import review
 from . import tiers
 
 if TYPE_CHECKING:
     from ..core.settings import Settings
     from ..recall.embed import EmbeddingSpace
-    from ..storage.db import Database
+    from ..storage.protocol import Database
     from ..storage.repositories import MemoryRows
 
 __all__ = [
@@ -37,7 +37,7 @@ __all__ = [
 DEDUP_KINDS = ("note", "learning", "fact", "summary")
 # Read-only vector index for the module-level functions (the table is named by the
 # caller, so reading needs no vec_available flag).
-_VECTORS = SqliteVectorIndex(vec_available=True)
+_VECTORS = PortableVectorReads()  # the reads both backends run as written
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def exact_groups(conn: Connection, namespace: str, store: MemoryRows) -> list[Ex
 
 
 def merge(
-    tx: Connection, store: Store, source_id: str, into_id: str, namespace: str, *, actor: str,
+    tx: Connection, store: MemoryRows, source_id: str, into_id: str, namespace: str, *, actor: str,
     score: float | None, reason: str,
 ) -> bool:
     """Archive ``source_id`` into ``into_id``: the survivor takes its tags and the higher
@@ -156,7 +156,7 @@ class NearDuplicates:
     """
 
     def __init__(
-        self, store: Store, settings: Settings, space: Callable[[], EmbeddingSpace | None],
+        self, store: MemoryRows, settings: Settings, space: Callable[[], EmbeddingSpace | None],
         actor: Callable[[], str], *, mirror: VectorMirror | None = None,
         db: Database | None = None,
     ) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from ..core import clock
 from ..storage.portable.links import PortableLinks
 from ..storage.protocol import Connection
-from ..storage.store import Store
+from ..storage.repositories import MemoryRows
 from ..trust import audit
 
 __all__ = ["add_link", "archive", "links_of", "restore"]
@@ -34,7 +34,7 @@ def links_of(conn: Connection, memory_id: str) -> list[tuple[str, str, str, floa
 
 
 def archive(
-    tx: Connection, store: Store, memory_id: str, namespace: str, *, actor: str, reason: str,
+    tx: Connection, store: MemoryRows, memory_id: str, namespace: str, *, actor: str, reason: str,
     closes: bool = True, valid_to: datetime | None = None, detail: dict[str, Any] | None = None,
 ) -> bool:
     """Move an active memory to the cold tier; False if it was not active.
@@ -51,7 +51,9 @@ def archive(
     )
 
 
-def restore(tx: Connection, store: Store, memory_id: str, namespace: str, *, actor: str) -> bool:
+def restore(
+    tx: Connection, store: MemoryRows, memory_id: str, namespace: str, *, actor: str
+) -> bool:
     """Promote an archived memory back to active (and valid again); False if not archived."""
     return _move(
         tx, store, memory_id, namespace, "archived", {"status": "active", "valid_to": None},
@@ -60,7 +62,7 @@ def restore(tx: Connection, store: Store, memory_id: str, namespace: str, *, act
 
 
 def _move(
-    tx: Connection, store: Store, memory_id: str, namespace: str, status: str,
+    tx: Connection, store: MemoryRows, memory_id: str, namespace: str, status: str,
     fields: dict[str, Any], *, actor: str, action: str, detail: dict[str, Any] | None,
 ) -> bool:
     """Update a memory that has ``status`` and audit it; False if it is not in that status."""

@@ -10,7 +10,7 @@ change (they are keyed by row, not by namespace).
 
 from __future__ import annotations
 
-from ..storage.db import Database
+from ..storage.protocol import Database
 from ..storage.sqlite import namespaces as sqlite_namespaces
 from ..trust import audit
 
@@ -27,7 +27,7 @@ def adopt_namespace(db: Database, old: str, new: str, *, actor: str) -> int:
 
         move = postgres_namespaces.move_namespace
     with db.write() as tx:
-        moved = move(tx, old, new, vectors=db.vec_version is not None)
+        moved = move(tx, old, new, vectors=db.vector_support().available)
         if not moved:
             return 0
         audit.append_event(tx, actor=actor, action="adopt", namespace=new,

@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ..recall.embed import Embedder, EmbeddingSpace
-from ..storage.db import Database
+from ..storage.db import SqliteDatabase
 from ..storage.migrations import APPLICATION_ID, SCHEMA_VERSION
 from ..storage.protocol import Connection
-from ..storage.store import Store
-from ..storage.vectors import VectorTables
+from ..storage.repositories import MemoryRows, VectorIndex
 from ..trust import audit, forget
 from ..trust.anchor import KEY_FILENAME, Anchor
 from .models import DoctorCheck, DoctorReport
@@ -50,8 +49,8 @@ def _ours(path: Path) -> bool:
 class Checks:
     """Each check as a method returning a DoctorCheck; repairs beside the checks they fix."""
 
-    def __init__(self, db: Database, store: Store, tables: VectorTables, embedder: Embedder,
-                 home: Path) -> None:
+    def __init__(self, db: SqliteDatabase, store: MemoryRows, tables: VectorIndex,
+                 embedder: Embedder, home: Path) -> None:
         self.db, self.store, self.tables, self.embedder, self.home = (
             db, store, tables, embedder, home)
 
@@ -243,7 +242,7 @@ class Checks:
         return removed
 
 
-def rebuild_fts(db: Database, store: Store, batch: int = 500) -> int:
+def rebuild_fts(db: SqliteDatabase, store: MemoryRows, batch: int = 500) -> int:
     """Rebuild the whole keyword index from the rows, in one transaction; returns rows indexed."""
     with db.write() as tx:
         tx.execute("INSERT INTO memory_fts(memory_fts) VALUES ('delete-all')")

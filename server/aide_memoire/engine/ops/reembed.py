@@ -19,11 +19,9 @@ from ..core import clock
 from ..core.compose import dense_text
 from ..core.errors import InvalidInput
 from ..recall.embed import Embedder, EmbeddingSpace
-from ..storage.db import Database
-from ..storage.protocol import Connection
-from ..storage.repositories import MemoryRows
-from ..storage.store import Store, content_hash, indexed
-from ..storage.vectors import VectorTables
+from ..storage.protocol import Connection, Database
+from ..storage.repositories import MemoryRows, VectorIndex
+from ..storage.store import content_hash, indexed
 from ..trust import audit
 from .models import ReembedReport
 
@@ -33,15 +31,15 @@ __all__ = ["Progress", "count_missing", "reembed"]
 Progress = Callable[[int, int], None]
 
 
-def count_missing(conn: Connection, tables: VectorTables, space: EmbeddingSpace,
+def count_missing(conn: Connection, tables: VectorIndex, space: EmbeddingSpace,
                   namespace: str | None) -> int:
     return tables.count_missing(conn, space, namespace)
 
 
 def reembed(
     db: Database,
-    store: Store,
-    tables: VectorTables,
+    store: MemoryRows,
+    tables: VectorIndex,
     embedder: Embedder,
     *,
     namespace: str | None = None,
@@ -86,7 +84,7 @@ def reembed(
                          seconds=round(time.perf_counter() - started, 3))
 
 
-def _write_batch(db: Database, store: MemoryRows, tables: VectorTables, space: EmbeddingSpace,
+def _write_batch(db: Database, store: MemoryRows, tables: VectorIndex, space: EmbeddingSpace,
                  order: list[int], records: dict[int, Any], vectors: Any, actor: str) -> int:
     """Store the batch's vectors, skipping rows deleted or rewritten since they were read."""
     stamp = clock.format_time(clock.now())

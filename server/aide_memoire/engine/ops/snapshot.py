@@ -26,8 +26,8 @@ from typing import Any
 from ..core import clock
 from ..core.errors import InvalidInput, StoreError
 from ..core.settings import DB_FILENAME
-from ..storage.db import Database
-from ..storage.driver import Driver
+from ..storage.db import SqliteDatabase
+from ..storage.driver import SQLITE_BUSY, SQLITE_LOCKED, Driver, primary_code
 from ..storage.migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from ..storage.protocol import Connection
 from ..trust import audit
@@ -80,7 +80,7 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def create(db: Database, home: Path, *, actor: str) -> SnapshotInfo:
+def create(db: SqliteDatabase, home: Path, *, actor: str) -> SnapshotInfo:
     """Copy the live store, consistently, to a new timestamped snapshot file."""
     folder = snapshot_dir(home)
     path = folder / f"{_PREFIX}{_stamp()}{_SUFFIX}"
@@ -117,7 +117,7 @@ def create(db: Database, home: Path, *, actor: str) -> SnapshotInfo:
     return info
 
 
-def rotate(db: Database, home: Path, *, keep: int = DEFAULT_KEEP, actor: str) -> list[str]:
+def rotate(db: SqliteDatabase, home: Path, *, keep: int = DEFAULT_KEEP, actor: str) -> list[str]:
     """Delete all but the ``keep`` newest snapshots; returns the names deleted."""
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
         raise InvalidInput(f"keep must be a whole number of at least 1, got {keep!r}")
@@ -235,7 +235,7 @@ def _alone(path: Path, driver: Driver) -> Iterator[Any]:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             conn.execute("COMMIT")
         except driver.OperationalError as exc:
-            if "locked" in str(exc).lower() or "busy" in str(exc).lower():
+            if primary_code(exc) in (SQLITE_BUSY, SQLITE_LOCKED):
                 raise StoreError(
                     f"another process has the store {path} open (an MCP server, an agent, a "
                     "CLI command); stop it and run restore again. Nothing was changed"
@@ -308,7 +308,7 @@ def restore(
     finally:
         with contextlib.suppress(FileNotFoundError):
             incoming.unlink()
-    db = Database(live, driver=driver)  # migrates a snapshot taken by an older version
+    db = SqliteDatabase(live, driver=driver)  # migrates a snapshot taken by an older version
     try:
         with db.write() as tx:
             count = int(tx.execute("SELECT count(*) FROM memories").fetchone()[0])

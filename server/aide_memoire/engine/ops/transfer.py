@@ -17,7 +17,7 @@ import numpy as np
 from ..core.errors import InvalidInput, ModelUnavailable
 from ..recall.embed import PACKAGED_MODEL, Embedder, EmbeddingSpace, resolve_model
 from ..storage.protocol import Connection
-from ..storage.vectors import VectorTables
+from ..storage.repositories import VectorIndex
 
 __all__ = ["decode_vector", "encode_vector", "model_name", "stored_space", "vector_lookup"]
 
@@ -36,7 +36,7 @@ def model_name(embedder: Embedder) -> str | None:
 
 def stored_space(
     conn: Connection,
-    tables: VectorTables,
+    tables: VectorIndex,
     embedder: Embedder,
 ) -> EmbeddingSpace | None:
     """The stored space of the configured model (None if it has no vectors here)."""
@@ -49,7 +49,7 @@ def stored_space(
     return None
 
 
-def vector_lookup(conn: Connection, tables: VectorTables, space: EmbeddingSpace) -> Any:
+def vector_lookup(conn: Connection, tables: VectorIndex, space: EmbeddingSpace) -> Any:
     """A function from memory id to its base64 vector (None if it has none)."""
     def lookup(memory_id: str) -> str | None:
         found = tables.embedding_of(conn, space, memory_id)

@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..storage.store import Store
+from ..storage.repositories import MemoryRows
 
 __all__ = ["FTS5_IDF_FLOOR", "DocumentCounts", "ideal_score"]
 
@@ -46,7 +46,7 @@ class DocumentCounts:
         self._seen: dict[str, tuple[float, int]] = {}
         self._lock = threading.Lock()
 
-    def ideal(self, conn: Any, store: Store, terms: Sequence[str]) -> float:
+    def ideal(self, conn: Any, store: MemoryRows, terms: Sequence[str]) -> float:
         """The reference score of ``terms`` over the whole keyword index."""
         total = store.size_hint(conn)
         # Past half the rows the idf is floored: counting further changes nothing.

@@ -26,11 +26,12 @@ from ..core.text import (
     query_terms,
 )
 from ..storage.migrations import FTS_COLUMNS
-from ..storage.store import RowFilter, Store
-from ..storage.vectors import VectorCache, VectorTables
+from ..storage.repositories import MemoryRows, VectorIndex
+from ..storage.store import RowFilter
 from .calibrate import DocumentCounts
 from .embed import Embedder
 from .fusion import KEYWORD_WEIGHTS, Candidates, RecallTuning, fuse, prefer_timed
+from .mirror import VectorMirror
 from .rerank import Reranker, floor_for
 from .stages import RowFact, lift_addressed, lift_sessions, prefer_named, prefer_recent
 
@@ -85,11 +86,11 @@ class Recaller:
 
     def __init__(
         self,
-        store: Store,
+        store: MemoryRows,
         *,
         embedder: Embedder | None = None,
-        tables: VectorTables | None = None,
-        cache: VectorCache | None = None,
+        tables: VectorIndex | None = None,
+        cache: VectorMirror | None = None,
         tuning: RecallTuning | None = None,
         reranker: Reranker | None = None,
     ) -> None:
@@ -97,7 +98,7 @@ class Recaller:
         self.reranker = reranker
         self.embedder = embedder
         self.tables = tables
-        self.cache = cache or VectorCache()
+        self.cache = cache or VectorMirror()
         self.tuning = tuning or RecallTuning()
         self.names = SpeakerNames()
         self.common = CommonTerms()
@@ -347,7 +348,7 @@ class CommonTerms:
         self._seen: dict[tuple[str, int], tuple[float, bool]] = {}
         self._lock = threading.Lock()
 
-    def check(self, conn: Any, store: Store, terms: Sequence[str], threshold: int) -> set[str]:
+    def check(self, conn: Any, store: MemoryRows, terms: Sequence[str], threshold: int) -> set[str]:
         now = time.monotonic()
         common: set[str] = set()
         unknown: list[str] = []
@@ -378,7 +379,7 @@ class SpeakerNames:
         self._cache: dict[str, tuple[float, dict[str, str]]] = {}
         self._lock = threading.Lock()
 
-    def lookup(self, conn: Any, store: Store, namespaces: Sequence[str]) -> dict[str, str]:
+    def lookup(self, conn: Any, store: MemoryRows, namespaces: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
         now = time.monotonic()
         for namespace in namespaces:

@@ -16,15 +16,17 @@ from ...logs import get_logger
 from ..core.errors import AideMemoireError, StoreError
 from ..core.settings import Settings
 from ..recall.embed import Embedder
+from ..recall.mirror import VectorMirror
 from ..recall.recaller import Recaller
 from ..recall.rerank import Reranker, RerankTuning
 from ..storage.access import AccessLog
-from ..storage.db import Database
+from ..storage.db import SqliteDatabase
 from ..storage.driver import load_driver
-from ..storage.repositories import Repositories
+from ..storage.protocol import Database
+from ..storage.repositories import MemoryRows, Repositories, VectorIndex
 from ..storage.sqlite import sqlite_repositories
-from ..storage.store import Store
-from ..storage.vectors import VectorMirror, VectorTables
+from ..storage.sqlite.memory_rows import SqliteMemoryRows
+from ..storage.sqlite.vectors import SqliteVectorIndex
 from ..trust import audit, forget, seal
 from ..trust.anchor import Anchor
 from ..trust.guard import Trust
@@ -104,8 +106,8 @@ class EngineContext:
 
     settings: Settings
     db: Database
-    tables: VectorTables
-    store: Store
+    tables: VectorIndex
+    store: MemoryRows
     repos: Repositories  # the backend's repositories; ``store`` is its rows, ``tables`` its vectors
     embedder: Embedder
     reranker: Reranker
@@ -140,11 +142,13 @@ class EngineContext:
         space = self.embedder.space
         return self.tables.table_of(conn, space) if space is not None else None
 
-    def require_sqlite(self, feature: str) -> None:
-        """Refuse, naming the setting, a feature only the SQLite store has yet (snapshots
-        and doctor copy and check a file; the code index's SQL is SQLite's)."""
-        if self.repos.dialect != "sqlite":
+    def require_sqlite(self, feature: str) -> SqliteDatabase:
+        """The SQLite store, for a feature only it has yet (snapshots and doctor copy and
+        check a file; the code index's SQL is SQLite's); refused, naming the setting, on
+        another backend."""
+        if not isinstance(self.db, SqliteDatabase):
             raise sqlite_only(feature)
+        return self.db
 
     def flush_access(self) -> None:
         try:
@@ -169,11 +173,11 @@ def sqlite_only(feature: str) -> StoreError:
     )
 
 
-def _anchor(db: Database, store: Store) -> Anchor:
+def _anchor(db: Database, store: MemoryRows) -> Anchor:
     """Keep the audit chain's head outside the file too (see anchor.py), and finish a
     purge still owed (a long reader held it up, or a crash cut it short: see forget.py)
     at open and after each commit."""
-    anchor = Anchor(db.path)
+    anchor = Anchor(db.local_state)
     if db.created:
         anchor.reset(db.conn())
     else:
@@ -184,30 +188,29 @@ def _anchor(db: Database, store: Store) -> Anchor:
     return anchor
 
 
-def _seal_fields(db: Database, trust: Trust) -> None:
+def _seal_fields(db: SqliteDatabase, trust: Trust) -> None:
     """Chain the audited fields of every memory a write transaction touches (seal.py)."""
     db.begin_hooks.append(seal.ensure_triggers)
     db.precommit_hooks.append(lambda tx: audit.seal_touched(tx, actor=trust.actor))
 
 
-def _open_store(settings: Settings) -> tuple[Database, VectorTables, Store, Repositories]:
+def _open_store(settings: Settings) -> tuple[Database, VectorIndex, MemoryRows, Repositories]:
     """The store the settings name (a PostgreSQL URL, or the home's SQLite file), its
     vector tables, its memories repository and the backend's repositories."""
     if settings.database_url is not None:
         from ..storage.postgres import postgres_repositories  # the extra: only when asked
-        from ..storage.postgres.parts import PostgresStore, open_postgres
+        from ..storage.postgres.parts import open_postgres
 
-        db, tables, store = open_postgres(settings)
-        assert isinstance(store, PostgresStore)
-        return db, tables, store, postgres_repositories(rows=store)
-    db = Database(
+        pg, rows = open_postgres(settings)
+        return pg, rows.vectors, rows, postgres_repositories(rows=rows)
+    db = SqliteDatabase(
         settings.db_path,
         driver=load_driver(settings.sqlite_driver),
         busy_timeout_ms=settings.busy_timeout_ms,
         max_page_count=settings.max_db_pages,
     )
-    tables = VectorTables(vec_available=db.vec_version is not None)
-    store = Store(tables)
+    tables = SqliteVectorIndex(vec_available=db.vector_support().available)
+    store = SqliteMemoryRows(tables)
     return db, tables, store, sqlite_repositories(tables, rows=store)
 
 
@@ -233,7 +236,7 @@ def open_context(settings: Settings) -> EngineContext:
         )
         trust = Trust(db, store, mode=settings.screen_mode)
         anchor = _anchor(db, store)
-        if db.dialect == "sqlite":
+        if isinstance(db, SqliteDatabase):
             _seal_fields(db, trust)
         pipeline = WritePipeline(
             db=db, store=store, tables=tables, trust=trust, embedder=embedder,

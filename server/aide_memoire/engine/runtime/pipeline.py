@@ -22,8 +22,8 @@ from ..core.compose import dense_text
 from ..core.errors import InvalidInput, NotFound
 from ..core.models import MemoryRecord
 from ..recall.embed import Embedder
-from ..storage.store import NewRow, Store, WriteHook, Written, indexed
-from ..storage.vectors import VectorTables
+from ..storage.repositories import MemoryRows, VectorIndex
+from ..storage.store import NewRow, WriteHook, Written, indexed
 from ..trust.derived import drop_mentions
 from ..trust.guard import Trust
 from ..trust.redact import redact_record, redact_secrets
@@ -114,8 +114,8 @@ class WritePipeline:
         self,
         *,
         db: Any,
-        store: Store,
-        tables: VectorTables,
+        store: MemoryRows,
+        tables: VectorIndex,
         trust: Trust,
         embedder: Embedder,
         dense_live: Callable[[], bool],

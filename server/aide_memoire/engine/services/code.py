@@ -31,7 +31,7 @@ class CodeService:
         """The code index over this store (loaded on first use: it needs the code extra)."""
         with self._lock:
             if self._index is None:
-                self.ctx.require_sqlite("the code index")
+                db = self.ctx.require_sqlite("the code index")
                 parts.require("code")  # a clear error naming the extra, not ModuleNotFoundError
                 from ..code.index import CodeIndex
 
@@ -43,7 +43,7 @@ class CodeService:
 
                     dense = EmbeddedCodeRanker(embedder)
                 self._index = CodeIndex(
-                    self.ctx.db, dense=dense, secret_files=settings.code_secret_files,
+                    db, dense=dense, secret_files=settings.code_secret_files,
                     dense_docs_only=not settings.code_dense,
                 )
             return self._index

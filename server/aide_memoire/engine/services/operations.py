@@ -49,6 +49,7 @@ class OperationsService:
         """What is stored, where, with which SQLite, and which stages are live."""
         conn = self.db.conn()
         counts = self.store.namespace_counts(conn)
+        info = self.db.describe()
         stages = [
             Stage(name="keyword", live=True, detail=self.ctx.repos.keywords.ranking),
             self.recall.dense_stage(),
@@ -59,12 +60,12 @@ class OperationsService:
         return Status(
             version=__version__,
             home=str(self.settings.home),
-            db_path=str(self.db.path),
-            db_bytes=self.db.path.stat().st_size,
-            schema_version=self.db.schema_version(),
-            sqlite_driver=self.db.driver.name,
-            sqlite_version=self.db.driver.sqlite_version,
-            journal_mode=self.db.journal_mode(),
+            db_path=info.location,
+            db_bytes=info.size_bytes,
+            schema_version=info.schema_version,
+            sqlite_driver=info.driver,
+            sqlite_version=info.engine,
+            journal_mode=info.journal,
             memories=sum(counts.values()),
             namespaces=counts,
             stages=stages,
@@ -72,8 +73,8 @@ class OperationsService:
 
     def snapshot(self) -> SnapshotInfo:
         """A consistent copy of the store in ``<home>/snapshots``, safe while others write."""
-        self.ctx.require_sqlite("snapshot")
-        return ops_snapshot.create(self.db, self.settings.home, actor=self.actor)
+        db = self.ctx.require_sqlite("snapshot")
+        return ops_snapshot.create(db, self.settings.home, actor=self.actor)
 
     def snapshots(self) -> list[SnapshotInfo]:
         """The snapshots of this home, newest first."""
@@ -81,8 +82,8 @@ class OperationsService:
 
     def snapshot_rotate(self, keep: int = ops_snapshot.DEFAULT_KEEP) -> list[str]:
         """Delete all but the ``keep`` newest snapshots; returns the names deleted."""
-        self.ctx.require_sqlite("snapshot rotation")
-        return ops_snapshot.rotate(self.db, self.settings.home, keep=keep, actor=self.actor)
+        db = self.ctx.require_sqlite("snapshot rotation")
+        return ops_snapshot.rotate(db, self.settings.home, keep=keep, actor=self.actor)
 
     @staticmethod
     def restore(
@@ -104,9 +105,9 @@ class OperationsService:
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         """Check the store, its indexes, model, permissions and audit chain; optionally
         rebuild what is derived from the rows (keyword index, vectors, permissions)."""
-        self.ctx.require_sqlite("doctor")
+        db = self.ctx.require_sqlite("doctor")
         checks = ops_doctor.Checks(
-            self.db, self.store, self.vector_tables, self.embedder, self.settings.home
+            db, self.store, self.vector_tables, self.embedder, self.settings.home
         )
         return ops_doctor.diagnose(checks, repair=repair, reembed=self.reembed, actor=self.actor)
 

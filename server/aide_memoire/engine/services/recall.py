@@ -87,8 +87,9 @@ class RecallService:
         if hint is not None:  # both are needed: name every missing one, not the first
             return Stage(name="dense", live=False,
                          detail=f"keyword-only: dense recall needs {hint}")
-        if self.db.vec_version is None:
-            return Stage(name="dense", live=False, detail=f"keyword-only: {self.db.vec_error}")
+        vectors = self.db.vector_support()
+        if not vectors.available:
+            return Stage(name="dense", live=False, detail=f"keyword-only: {vectors.error}")
         if not self.embedder.enabled:
             return Stage(name="dense", live=False, detail=f"keyword-only: {self.embedder.error}")
         if not self.embedder.check():
@@ -100,11 +101,11 @@ class RecallService:
                 name="dense",
                 live=True,
                 detail=f"model {self.embedder.spec} ({state}); "
-                f"{self.ctx.tables.engine} {self.db.vec_version}",
+                f"{vectors.name} {vectors.version}",
             )
         return Stage(
             name="dense",
             live=True,
             detail=f"model {space.model} ({space.dim}-d, loaded, {self.embedder.runtime}); "
-            f"{self.ctx.tables.engine} {self.db.vec_version}",
+            f"{vectors.name} {vectors.version}",
         )

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from ..core import clock
-from .db import Database
+from .protocol import Database
 from .repositories import MemoryRows
 
 __all__ = ["AccessLog"]

@@ -20,19 +20,17 @@ from typing import Any
 from ...logs import get_logger
 from ..core import clock
 from ..core.errors import (
-    AideMemoireError,
     ForeignDatabase,
     NewerSchema,
     StoreBusy,
-    StoreConflict,
     StoreError,
     StoreFull,
 )
-from .driver import Driver, load_driver
+from .driver import Driver, load_driver, translate_error
 from .migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from .protocol import Connection, Dialect
+from .protocol import Connection, Dialect, StoreInfo, VectorSupport
 
-__all__ = ["Database"]
+__all__ = ["SqliteDatabase"]
 
 log = get_logger(__name__)
 
@@ -73,8 +71,9 @@ def _check_header(path: Path) -> None:
         )
 
 
-class Database:
-    """A data home's SQLite file, with one connection per thread."""
+class SqliteDatabase:
+    """A data home's SQLite file, with one connection per thread (a
+    :class:`~.protocol.Database`)."""
 
     # Which SQL the repositories speak to this database (engine/storage/protocol.py).
     dialect: Dialect = "sqlite"
@@ -257,6 +256,21 @@ class Database:
     def vec_error(self) -> str | None:
         return None if self.vec_version else self._vec_error
 
+    def vector_support(self) -> VectorSupport:
+        self.driver_connection()  # sqlite-vec is loaded with the first connection
+        return VectorSupport("sqlite-vec", self.vec_version, self.vec_error)
+
+    @property
+    def local_state(self) -> Path:
+        return self.path
+
+    def describe(self) -> StoreInfo:
+        return StoreInfo(
+            location=str(self.path), size_bytes=self.path.stat().st_size,
+            schema_version=self.schema_version(), driver=self.driver.name,
+            engine=self.driver.sqlite_version, journal=self.journal_mode(),
+        )
+
     def conn(self) -> Connection:
         """This thread's connection (autocommit; use :meth:`write` for transactions)."""
         conn: Connection = self.driver_connection()
@@ -319,9 +333,10 @@ class Database:
             except (OSError, self.driver.Error) as exc:  # committed already: report, go on
                 log.warning("commit_hook_failed", error=str(exc))
 
-    def checkpoint(self, *, wait_ms: int) -> bool:
+    def purge_deleted(self, *, wait_ms: int) -> bool:
         """Checkpoint the WAL into the file and truncate it (forget's purge: no deleted
-        text left in the WAL). Waits up to ``wait_ms`` for readers; False if one kept it."""
+        text left in the WAL; secure_delete already overwrote it in the file). Waits up to
+        ``wait_ms`` for readers; False if one kept it."""
         conn = self.driver_connection()
         conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
         try:
@@ -361,40 +376,12 @@ class Database:
             raise self.translate(exc, writing=writing) from exc
 
     def translate(self, exc: BaseException, *, writing: bool = True) -> BaseException:
-        """Map a driver error to our tree; an error already ours passes through. A read's
-        error says so: "nothing was written" is a write's reassurance, not a read's."""
-        if isinstance(exc, AideMemoireError) or not isinstance(exc, self.driver.Error):
-            return exc
-        text = str(exc).lower()
-        after = "nothing was written" if writing else "it could not be read; nothing stored changed"
-        if "database or disk is full" in text or "disk i/o error" in text:
-            room = "" if writing else " (a read needs room for temporary data too)"
-            return StoreFull(
-                f"the store at {self.path} is full{room} ({exc}); {after}. Free disk "
-                "space or raise max_db_pages"
-            )
-        if "database is locked" in text or "database is busy" in text:
-            held = "write lock" if writing else "lock"
-            return StoreBusy(
-                f"another process held the store's {held} for more than "
-                f"{self.busy_timeout_ms} ms; {after}. Try again"
-            )
-        if "malformed" in text or "not a database" in text:
-            return ForeignDatabase(
-                f"the store at {self.path} is corrupt ({exc}). Run 'aide-memoire doctor', "
-                "or restore a snapshot"
-            )
-        if isinstance(exc, self.driver.IntegrityError):
-            return StoreConflict(
-                f"the write conflicts with a row already stored ({exc}); nothing was written. "
-                "Try again: another process may have written the same thing"
-            )
-        if "readonly" in text or "read-only" in text:
-            return StoreError(
-                f"the store at {self.path} is read-only ({exc}); {after}. Check the "
-                "file's permissions"
-            )
-        return StoreError(f"the store at {self.path} failed: {exc}; {after}")
+        """Map a driver error to our tree by its result code (driver.translate_error)."""
+        return translate_error(
+            exc, where=str(self.path), error=self.driver.Error,
+            integrity=self.driver.IntegrityError, busy_timeout_ms=self.busy_timeout_ms,
+            writing=writing,
+        )
 
     # -- schema ------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ same rows in the same order (the shared engine suite checks that).
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -248,6 +248,14 @@ class MemoryRows(Protocol):
     ) -> None:
         """(Re)build the keyword docs of a session's turns at ``positions`` and of the
         turns up to three before and after them, whose docs quote these as neighbours."""
+        ...
+
+    def index_all(
+        self, tx: Connection, batch: int = 500,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> int:
+        """Write every memory's keyword document into an index holding none (doctor's
+        rebuild, a copied store); ``progress(done, total)`` after each batch."""
         ...
 
     def reindex(self, tx: Connection, rowid: int) -> None:

@@ -23,7 +23,6 @@ maintenance; ``doctor`` reports it until then.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -33,10 +32,9 @@ from ...logs import get_logger
 from ..core import clock
 from ..core.crashpoints import crash_point
 from ..core.text import query_terms
-from ..storage.db import Database
-from ..storage.protocol import Connection
-from ..storage.repositories import KeywordIndex
-from ..storage.store import RowFilter, Store
+from ..storage.protocol import Connection, Database
+from ..storage.repositories import KeywordIndex, MemoryRows
+from ..storage.store import RowFilter
 
 __all__ = ["PurgeOwed", "match_all", "owe_purge", "owed", "purge", "retry_pending",
            "select_for_forget"]
@@ -67,7 +65,7 @@ def match_all(query: str) -> str | None:
 
 def select_for_forget(
     conn: Connection,
-    store: Store,
+    store: MemoryRows,
     namespace: str,
     *,
     tag: str | None,
@@ -97,7 +95,7 @@ def select_for_forget(
 def pending_marker(db: Database) -> Path:
     """The marker file of stores written before migration 12 (still honoured, then
     removed): the owed purge now lives in ``purge_owed``, inside the file."""
-    return Path(db.path).with_name(Path(db.path).name + ".purge-pending")
+    return db.local_state.with_name(db.local_state.name + ".purge-pending")
 
 
 def owe_purge(tx: Connection, reason: str) -> None:
@@ -124,7 +122,7 @@ def _checkpoint(db: Database, *, wait: bool) -> bool:
     """Checkpoint and truncate the WAL. True if done."""
     # The checkpoint waits for readers to finish. A forget waits a moment for a short
     # recall; a retry never waits. Past that the purge is owed, not blocking.
-    return db.checkpoint(wait_ms=min(int(db.busy_timeout_ms), _WAIT_MS) if wait else 0)
+    return db.purge_deleted(wait_ms=min(int(db.busy_timeout_ms), _WAIT_MS) if wait else 0)
 
 
 def purge(db: Database, keywords: KeywordIndex, *, wait: bool = True) -> bool:
@@ -173,7 +171,7 @@ def _purge(db: Database, keywords: KeywordIndex, *, wait: bool) -> bool:
 
 
 def _legacy_marker(db: Database) -> bool:
-    return os.path.exists(f"{db.path}.purge-pending")
+    return pending_marker(db).exists()
 
 
 def retry_pending(db: Database, keywords: KeywordIndex) -> bool:
@@ -189,5 +187,5 @@ def retry_pending(db: Database, keywords: KeywordIndex) -> bool:
         return True
     done = purge(db, keywords, wait=False)
     if done:
-        log.info("forget_purge_completed", path=str(db.path))
+        log.info("forget_purge_completed", store=str(db.local_state))
     return done

@@ -15,9 +15,9 @@ from typing import Any
 
 from ..core.errors import SecretRefused
 from ..core.models import MemoryRecord
-from ..storage.db import Database
-from ..storage.protocol import Connection
-from ..storage.store import NewRow, Store, content_hash
+from ..storage.protocol import Connection, Database
+from ..storage.repositories import MemoryRows
+from ..storage.store import NewRow, content_hash
 from ..storage.trust import Findings, SizeStats
 from . import audit, review
 from .findings import Finding
@@ -36,7 +36,7 @@ _actor: ContextVar[str | None] = ContextVar("aide_memoire_actor", default=None)
 class Trust:
     """Screen, record and audit; one per ``Memory``."""
 
-    def __init__(self, db: Database, store: Store, *, mode: ScreenMode) -> None:
+    def __init__(self, db: Database, store: MemoryRows, *, mode: ScreenMode) -> None:
         self.db = db
         self.store = store
         self.mode: ScreenMode = mode

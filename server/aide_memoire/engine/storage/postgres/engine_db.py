@@ -1,18 +1,13 @@
-"""A PostgresDatabase with what the engine reads of a store besides its transactions.
+"""A PostgresDatabase as the engine's :class:`~..protocol.Database`, from a data home.
 
-The engine was built on SQLite's :class:`~aide_memoire.engine.storage.db.Database`; beyond
-``write`` / ``read`` / ``conn`` its parts read a few attributes of it: ``path`` (the audit
-anchor and forget's purge marker live beside it), ``created``, ``commit_hooks`` (the
-anchor advances after each commit), ``vec_version`` (dense recall's status),
-``checkpoint`` (forget's purge), ``driver`` / ``journal_mode`` (``status``).
-:class:`EngineDatabase` answers them for a server:
+Beyond ``write`` / ``read`` / ``conn`` the engine asks a store for what it really is:
 
-- ``path`` is a small file in the data home, ``postgres.store``, naming the server store
-  this home uses (never its password); the audit anchor beside it keeps this machine's
-  view of the chain head, as it does next to a SQLite file.
-- ``checkpoint`` runs VACUUM on the tables that held the deleted text (purge.py): what a
-  purge can mean on a server is in docs/postgres.md, "Forget in PostgreSQL".
-- ``driver`` names psycopg and the server; ``status`` shows them where it shows SQLite's.
+- ``local_state`` is a small file in the data home, ``postgres.store``, naming the server
+  store this home uses (never its password); the audit anchor beside it keeps this
+  machine's view of the chain head, as it does next to a SQLite file.
+- ``purge_deleted`` runs VACUUM on the tables that held the deleted text (purge.py): what
+  a purge can mean on a server is in docs/postgres.md, "Forget in PostgreSQL".
+- ``describe`` names psycopg, the server and the store's size on it for ``status``.
 """
 
 from __future__ import annotations
@@ -20,38 +15,24 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 
 from ....logs import get_logger
 from ...core.errors import StoreError
-from ..protocol import Connection
+from ..protocol import Connection, StoreInfo, VectorSupport
 from .connection import PgConnection
 from .database import Isolation, PostgresDatabase
 from .purge import purge
 
-__all__ = ["POINTER_FILENAME", "EngineDatabase", "ServerDriver"]
+__all__ = ["POINTER_FILENAME", "EngineDatabase"]
 
 log = get_logger(__name__)
 
 POINTER_FILENAME = "postgres.store"
 # The tables that held a memory's text, and every vector table (vector_spaces).
 _PURGED = ("memories", "keyword_docs", "keyword_postings")
-
-
-@dataclass(frozen=True)
-class ServerDriver:
-    """What ``status`` and ``doctor`` read of a driver, for a server store."""
-
-    name: str
-    sqlite_version: str  # the field status shows the engine under: the server here
-    can_load_extensions: bool = False
-
-    @property
-    def Error(self) -> type[Exception]:  # noqa: N802 - mirrors the DB-API name
-        return psycopg.Error
 
 
 class EngineDatabase(PostgresDatabase):
@@ -62,16 +43,10 @@ class EngineDatabase(PostgresDatabase):
         self.busy_timeout_ms = lock_timeout_ms
         self.commit_hooks: list[Callable[[Connection], object]] = []
         self.created = 1 in self.applied  # this process made the schema: a new store
-        versions = self.versions()
-        self.vec_version: str | None = versions["pgvector"]
-        self.vec_error: str | None = None
-        self.driver = ServerDriver(
-            name=f"psycopg {psycopg.__version__}",
-            sqlite_version=f"PostgreSQL {versions['postgresql']}",
-        )
+        self._versions = self.versions()
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.path = home / POINTER_FILENAME
-        fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+        self._pointer = home / POINTER_FILENAME
+        fd = os.open(self._pointer, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:
             fh.write(f"{self.where}, schema {self.schema}\n")
 
@@ -85,13 +60,30 @@ class EngineDatabase(PostgresDatabase):
             except (OSError, psycopg.Error) as exc:
                 log.warning("commit_hook_failed", error=str(exc))
 
+    @property
+    def local_state(self) -> Path:
+        return self._pointer
+
     def in_transaction(self) -> bool:
         return self.conn().in_transaction
 
-    def journal_mode(self) -> str:
-        return "postgresql"  # no journal file: the server's WAL
+    def vector_support(self) -> VectorSupport:
+        return VectorSupport("pgvector", self._versions["pgvector"])
 
-    def checkpoint(self, *, wait_ms: int) -> bool:
+    def describe(self) -> StoreInfo:
+        with self.read() as conn:
+            size = conn.execute(
+                "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = ? AND c.relkind IN ('r', 'p', 'm')", (self.schema,),
+            ).fetchone()[0]
+        return StoreInfo(
+            location=f"{self.where}, schema {self.schema}", size_bytes=int(size),
+            schema_version=self.schema_version(), driver=f"psycopg {psycopg.__version__}",
+            engine=f"PostgreSQL {self._versions['postgresql']}", journal="server",
+        )
+
+    def purge_deleted(self, *, wait_ms: int) -> bool:
         """Forget's purge: VACUUM the tables that held the deleted text. True when done;
         False (the purge is owed, retried after a later commit) if a transaction of this
         thread is open or the server refused."""

@@ -1,13 +1,12 @@
 """The memories repository on PostgreSQL (the :class:`~..repositories.MemoryRows` Protocol).
 
-Most of the SQLite class's SQL is portable as written (the connection adapter turns its
-``?`` into psycopg's placeholders and answers ``lastrowid`` through ``RETURNING``), so
-this class inherits it and rewrites only what is SQLite's own: ``json_each`` /
-``json_extract`` (JSON text cast to ``json`` here), ``IS ?`` on a parameter (``IS NOT
-DISTINCT FROM``), two-argument ``max()`` (``GREATEST``), ``instr`` (``strpos``), the
-filter (filters.where_pg) and the indexes (keyword_index.py, vector_index.py). The shared
-repository tests (tests/postgres/test_repositories.py) run both classes on the same
-calls and compare the answers.
+What both dialects run as written is storage/portable/memories.py's; this class adds
+PostgreSQL's forms of the rest: JSON text cast to ``json`` (SQLite's ``json_each`` /
+``json_extract``), ``IS NOT DISTINCT FROM`` (``IS ?``), ``GREATEST`` (two-argument
+``max()``), ``strpos`` (``instr``), ``= ANY(?)`` arrays, the filter (filters.where_pg) and
+the indexes (keyword_index.py, vector_index.py). The shared repository tests
+(tests/postgres/test_repositories.py) run both classes on the same calls and compare
+the answers.
 """
 
 from __future__ import annotations
@@ -17,9 +16,9 @@ import json
 from collections.abc import Iterable
 
 from ..filter import RowFilter
+from ..portable.memories import PortableMemoryRows
 from ..protocol import Connection
 from ..rows import content_hash
-from ..sqlite.memories import SqliteMemoryRows
 from .filters import where_pg
 from .keyword_index import PostgresKeywordIndex
 from .vector_index import PostgresVectorIndex
@@ -27,7 +26,7 @@ from .vector_index import PostgresVectorIndex
 __all__ = ["PostgresMemoryRows"]
 
 
-class PostgresMemoryRows(SqliteMemoryRows):
+class PostgresMemoryRows(PortableMemoryRows):
     """The ``memories`` table with its full-text and pgvector indexes."""
 
     render = staticmethod(where_pg)
@@ -37,9 +36,8 @@ class PostgresMemoryRows(SqliteMemoryRows):
         vectors: PostgresVectorIndex | None = None,
         keywords: PostgresKeywordIndex | None = None,
     ) -> None:
-        # The parent's attributes, typed as its indexes; the keyword class has its methods.
         self.vectors = vectors or PostgresVectorIndex()
-        self.keywords = keywords or PostgresKeywordIndex()  # type: ignore[assignment]
+        self.keywords = keywords or PostgresKeywordIndex()
 
     def passing(self, conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
         """The rowids among ``rowids`` that pass ``where`` (storage/sqlite's ``passing``)."""

@@ -3,9 +3,9 @@
 Tables, partitions and HNSW indexes are vectors.py's; this class writes through them
 and keeps ``vector_state`` (the in-process mirror's signal that a namespace's vectors
 changed) exactly as SQLite keeps it. The reads (spaces, missing rows, vectors for near
-duplicates, one memory's vector) are SQLite's class's own SQL, portable as written: the
-connection reads ``vector`` as float32 bytes (connection.py), the form sqlite-vec
-hands back. Subclassing it also makes this class the engine's ``VectorTables``.
+duplicates, one memory's vector) are portable as written (storage/portable/vectors.py):
+the connection reads ``vector`` as float32 bytes (connection.py), the form sqlite-vec
+hands back.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 
 from ...core.errors import StoreError
 from ...recall.embed import EmbeddingSpace
+from ..portable.vectors import PortableVectorReads
 from ..protocol import Connection
-from ..sqlite.vectors import SqliteVectorIndex
 from . import vectors
 from .connection import PgConnection
 
@@ -31,13 +31,11 @@ def _pg(conn: Connection) -> PgConnection:
     return conn
 
 
-class PostgresVectorIndex(SqliteVectorIndex):
+class PostgresVectorIndex(PortableVectorReads):
     """pgvector tables (one per embedding space) and their bookkeeping."""
 
     engine = "pgvector"
-
-    def __init__(self) -> None:
-        super().__init__(vec_available=True)  # pgvector is schema step 2: always there
+    vec_available = True  # pgvector is schema step 2: always there
 
     @staticmethod
     def table_name(space: EmbeddingSpace) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..portable.links import PortableLinks
 from ..repositories import Repositories
 from .entities import SqliteEntityGraph
-from .memories import SqliteMemoryRows
+from .memory_rows import SqliteMemoryRows
 from .review import SqliteReviewLookups
 from .vectors import SqliteVectorIndex
 
@@ -17,7 +17,7 @@ def sqlite_repositories(
 ) -> Repositories:
     """The SQLite backend's repositories; typing them as the Protocols makes mypy check
     that each implementation has every method a feature may call. ``rows`` is the
-    memories repository to hand out (the engine's ``Store``; built over ``vectors`` if
+    memories repository to hand out (the engine's ``store``; built over ``vectors`` if
     not given)."""
     rows = rows or SqliteMemoryRows(vectors)
     return Repositories(

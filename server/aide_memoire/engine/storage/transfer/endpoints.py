@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ...core.errors import ForeignDatabase, InvalidInput, NewerSchema, StoreError
-from ..db import Database
+from ..db import SqliteDatabase
 from ..driver import Driver
 from ..migrations import APPLICATION_ID, SCHEMA_VERSION
 from ..protocol import Connection, Dialect
-from ..sqlite.memories import SqliteMemoryRows
+from ..repositories import MemoryRows
+from ..sqlite.memory_rows import SqliteMemoryRows
 from ..sqlite.vectors import SqliteVectorIndex
 
 __all__ = [
@@ -48,7 +49,7 @@ def quote(name: str) -> str:
 
 
 class TargetDatabase(Protocol):
-    """What the copier uses of a target store (SQLite's Database or PostgresDatabase)."""
+    """What the copier uses of a target store (SQLite's SqliteDatabase or PostgresDatabase)."""
 
     def write(self) -> contextlib.AbstractContextManager[Connection]: ...
 
@@ -71,7 +72,7 @@ class Target:
     where: str
     dialect: Dialect
     db: TargetDatabase
-    rows: SqliteMemoryRows  # the target's memories repository (and its two indexes)
+    rows: MemoryRows  # the target's memories repository (and its two indexes)
     path: Path | None  # the SQLite file (its audit anchor lives beside it); None on a server
     committed: bool = False  # set by the copier: a file made for a copy that failed goes
 
@@ -132,7 +133,7 @@ def _load_vec(conn: Any, driver: Driver) -> None:
     sqlite-vec fails later, naming its vector table."""
     if not driver.can_load_extensions:
         return
-    with contextlib.suppress(Exception):  # any loader failure: keyword-only, as Database
+    with contextlib.suppress(Exception):  # any loader failure: keyword-only, as SqliteDatabase
         import sqlite_vec
 
         conn.enable_load_extension(True)
@@ -195,8 +196,8 @@ def open_target(spec: str, driver: Driver) -> Iterator[Target]:
     if path.is_dir():
         raise InvalidInput(f"{path} is a folder: name the SQLite file to copy into "
                            "(e.g. memory.db)")
-    db = Database(path, driver=driver)
-    rows = SqliteMemoryRows(SqliteVectorIndex(vec_available=db.vec_version is not None))
+    db = SqliteDatabase(path, driver=driver)
+    rows = SqliteMemoryRows(SqliteVectorIndex(vec_available=db.vector_support().available))
     target = Target(str(path), "sqlite", db, rows, path)
     try:
         yield target

@@ -1,16 +1,16 @@
-"""The memories table on SQLite: the lookups and status changes features ask for.
+"""The memories table, both dialects: the lookups and status changes features ask for.
 
-Part of the memories repository (``SqliteMemoryRows`` extends this class), kept apart
+Part of the memories repository (``PortableMemoryRows`` extends this class), kept apart
 from the row reads and writes so each file stays small: exact-duplicate and merge
-lookups (lifecycle), usage statistics (scoring), supersession (facts), access counts,
-content hashes (re-embedding) and metadata values (the capture hook).
+lookups (lifecycle), usage statistics (scoring), supersession (facts), content hashes
+(re-embedding). The metadata reads and access counts are each dialect's own.
 """
 
 from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from ..protocol import Connection
 
@@ -121,31 +121,6 @@ class MemoryQueries:
             )
         }
 
-    def metadata_values(
-        self, conn: Connection, namespace: str, kind: str, source: str, key: str
-    ) -> set[str]:
-        """The distinct values of a top-level metadata key over a namespace's rows of one
-        kind and source (the capture hook's turn uuids)."""
-        if not key.isidentifier():
-            raise ValueError(f"metadata key {key!r} is not a plain name")
-        rows = conn.execute(
-            f"SELECT json_extract(metadata, '$.{key}') FROM memories "
-            "WHERE namespace = ? AND kind = ? AND source = ?",
-            (namespace, kind, source),
-        ).fetchall()
-        return {str(r[0]) for r in rows if r[0] is not None}
-
-    def record_access(self, tx: Connection, items: Iterable[tuple[int, str, str]]) -> None:
-        """(extra accesses, latest access time, id) per memory: counts add up and the
-        last access only moves forward (two-argument max() is SQLite's GREATEST)."""
-        tx.executemany(
-            "UPDATE memories SET access_count = access_count + ?, "
-            "last_accessed_at = max(COALESCE(last_accessed_at, ''), ?) WHERE id = ?",
-            list(items),
-        )
-
-    # -- supersession (facts/supersede.py) --------------------------------------------
-
     def mark_superseded_by(self, tx: Connection, memory_id: str, namespace: str, by: str) -> None:
         """Record ``by`` as the replacement of a memory that has none yet (status kept)."""
         tx.execute(
@@ -251,16 +226,6 @@ class MemoryQueries:
             "SELECT DISTINCT m.namespace FROM memories m WHERE NOT EXISTS (SELECT 1 FROM "
             "maintenance_runs r WHERE r.namespace = m.namespace AND r.started_at > ?)",
             (cutoff,))]
-
-    def metadata_expiries(
-        self, conn: Connection, namespace: str
-    ) -> builtins.list[tuple[str, object]]:
-        """(id, metadata.expires_at as stored) of a namespace's active memories that set it."""
-        return [(str(i), e) for i, e in conn.execute(
-            "SELECT id, json_extract(metadata, '$.expires_at') FROM memories WHERE namespace = ? "
-            "AND status = 'active' AND json_extract(metadata, '$.expires_at') IS NOT NULL",
-            (namespace,),
-        )]
 
     def demotion_candidates(
         self, conn: Connection, namespace: str

@@ -1,8 +1,12 @@
-"""The memories table on SQLite: rows, their status and validity, listing and counts.
+"""The memories table as both backends write it: rows, status and validity, listing.
 
-Every method that writes takes the open transaction (``tx``) so that a row and its
-indexes always change together. ``rowid`` is the row's integer key: the keyword and
-vector indexes are keyed by it.
+Every statement here runs as written on SQLite and PostgreSQL (the connection adapter
+turns ``?`` into psycopg's placeholders and answers ``lastrowid`` through ``RETURNING``).
+What a dialect writes its own way (``json_each`` against ``json``, ``IS ?`` against
+``IS NOT DISTINCT FROM``, the row filter, the keyword and vector indexes) is in each
+backend's subclass: storage/sqlite/memory_rows.py, storage/postgres/memories.py. Every
+method that writes takes the open transaction (``tx``) so that a row and its indexes
+always change together. ``rowid`` is the row's integer key: the indexes are keyed by it.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from ...core import clock
 from ...core.compose import FtsDoc, fts_document, turn_line
 from ...core.models import MemoryRecord
 from ..protocol import Connection
+from ..repositories import KeywordIndex, VectorIndex
 from ..rows import (
     COLUMNS,
     TIME_FIELDS,
@@ -28,50 +33,24 @@ from ..rows import (
     inserted_rowid,
     record_from_row,
 )
-from .filters import where_sql
-from .keyword import SqliteKeywordIndex
 from .memory_queries import MemoryQueries
-from .vectors import SqliteVectorIndex
 
-__all__ = ["SqliteMemoryRows", "passing"]
+__all__ = ["PortableMemoryRows"]
 
 _SELECT = ", ".join(COLUMNS)
 
-
-def passing(conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
-    """The rowids among ``rowids`` that pass ``where``, looked up 500 at a time.
-
-    NOT INDEXED: with a namespace in the filter, the planner would otherwise walk the
-    namespace's index (every row of it) instead of looking the rowids up.
-    """
-    clause, params = where_sql(where, "m")
-    ids = list(rowids)
-    found: set[int] = set()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        found.update(
-            int(r)
-            for (r,) in conn.execute(
-                f"SELECT m.rowid FROM memories m NOT INDEXED WHERE m.rowid IN "
-                f"({','.join('?' * len(chunk))}) AND {clause}",
-                [*chunk, *params],
-            )
-        )
-    return found
+# A RowFilter rendered as a WHERE fragment (without WHERE) and its parameters.
+Render = Callable[[RowFilter, str], tuple[str, builtins.list[Any]]]
 
 
-class SqliteMemoryRows(MemoryQueries):
+class PortableMemoryRows(MemoryQueries):
     """The ``memories`` table and, through the keyword and vector indexes, the indexes
-    that change with a row. Knows nothing of validation policy or ranking."""
+    that change with a row. Knows nothing of validation policy or ranking. A backend
+    subclass sets the two indexes and ``render`` and adds its dialect's statements."""
 
-    # The RowFilter renderer (a second backend's subclass swaps in its own).
-    render = staticmethod(where_sql)
-
-    def __init__(
-        self, vectors: SqliteVectorIndex | None = None, keywords: SqliteKeywordIndex | None = None
-    ) -> None:
-        self.vectors = vectors or SqliteVectorIndex(vec_available=False)
-        self.keywords = keywords or SqliteKeywordIndex()
+    vectors: VectorIndex
+    keywords: KeywordIndex
+    render: Render
 
     def insert(
         self, tx: Connection, row: NewRow, *, at: datetime | None = None, index: bool = True
@@ -140,10 +119,6 @@ class SqliteMemoryRows(MemoryQueries):
             self._index(tx, rowid, fts_document(indexed(record)))
         return True
 
-    def passing(self, conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
-        """The rowids among ``rowids`` that pass ``where`` (see :func:`passing`)."""
-        return passing(conn, rowids, where)
-
     def _index(self, tx: Connection, rowid: int, doc: FtsDoc) -> None:
         self.keywords.add(tx, rowid, doc)
 
@@ -207,26 +182,6 @@ class SqliteMemoryRows(MemoryQueries):
             self.keywords.remove(tx, rowid)
             self._index(tx, rowid, fts_document(indexed(record)))
 
-    def find_exact(
-        self,
-        conn: Connection,
-        namespace: str,
-        content: str,
-        kind: str,
-        session_id: str | None,
-        position: int | None,
-    ) -> str | None:
-        """An active or quarantined memory with the same text (and the same turn slot)."""
-        found = conn.execute(
-            "SELECT id FROM memories WHERE namespace = ? AND content_hash = ? AND kind = ? "
-            "AND status IN ('active', 'quarantined') "
-            # '+' keeps the planner on the hash index: with session_id IS NULL it would
-            # take memories_ns_session and scan every non-turn row of the namespace.
-            "AND +session_id IS ? AND +position IS ? LIMIT 1",
-            (namespace, content_hash(content), kind, session_id, position),
-        ).fetchone()
-        return str(found[0]) if found else None
-
     def session_tail(
         self, conn: Connection, namespace: str, session_id: str, count: int
     ) -> list[StoredTurn]:
@@ -275,21 +230,6 @@ class SqliteMemoryRows(MemoryQueries):
             for r in conn.execute(
                 f"SELECT m.rowid FROM memories m WHERE {clause} ORDER BY m.rowid LIMIT ?",
                 [*params, limit],
-            )
-        ]
-
-    def summaries_citing(
-        self, conn: Connection, namespace: str, memory_id: str, linked: Iterable[str]
-    ) -> builtins.list[tuple[int, str, str]]:
-        """(rowid, id, metadata JSON) of the namespace's summaries whose id is in ``linked``
-        or whose metadata names ``memory_id`` (a cheap text test; the caller parses)."""
-        return [
-            (int(r), str(i), str(m))
-            for r, i, m in conn.execute(
-                "SELECT rowid, id, metadata FROM memories WHERE namespace = ? "
-                "AND kind = 'summary' "
-                "AND (id IN (SELECT value FROM json_each(?)) OR instr(metadata, ?) > 0)",
-                (namespace, json.dumps(sorted(linked)), json.dumps(memory_id)),
             )
         ]
 
