@@ -4,6 +4,7 @@ scored with no lock held (real model, real SQLite, real sqlite-vec)."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -158,6 +159,9 @@ def test_a_mirror_that_followed_the_store_scores_as_one_just_opened(memory: Memo
                               namespace="p", session_id="s1")
     memory.recall("garden", namespace="p")  # the running mirror loads what is there
     memory.forget(first[3], namespace="p")
+    # A new text for an early row: its vector leaves vec0's insertion order (rowid order),
+    # so a cold load meets a row out of order and reads the partition again, sorted.
+    memory.update(first[5], namespace="p", content="The garden rake now hangs on shelf 9.")
     memory.recall("garden", namespace="p")
     for n in range(3):
         memory.store_conversation([{"speaker": "Ana", "content": f"Shelf {n + 4}, by the door."}],
@@ -166,6 +170,14 @@ def test_a_mirror_that_followed_the_store_scores_as_one_just_opened(memory: Memo
         memory.recall("garden", namespace="p")  # appends only: the turn before re-smoothed
     conn = memory.db.conn()
     fresh = VectorMirror()
+    loads: list[bool] = []
+    cold = fresh._cold
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        loads.append(kwargs["ordered"])
+        return cold(*args, **kwargs)
+
+    fresh._cold = counted  # type: ignore[method-assign]
     for exact_up_to, shortlist in ((None, 3000), (10, 12)):
         got = running.scores(conn, space, table, ["p"], query,  # type: ignore[arg-type]
                              exact_up_to=exact_up_to, shortlist=shortlist)
@@ -173,6 +185,7 @@ def test_a_mirror_that_followed_the_store_scores_as_one_just_opened(memory: Memo
                             exact_up_to=exact_up_to, shortlist=shortlist)
         assert len(got[0]) >= 12 and np.array_equal(got[0], want[0])
         assert np.array_equal(got[1], want[1]) and got[2:] == want[2:]
+    assert loads == [False, True]  # out of order once, then sorted: the same scores
 
 
 def _fill_ids(memory: Memory, namespace: str, count: int) -> list[str]:
