@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import pickle
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, replace
@@ -33,7 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
-from aide_memoire.engine.core.text import names_something, states_time  # noqa: E402
+from aide_memoire.engine.core.text import (  # noqa: E402
+    QueryShape,
+    names_something,
+    states_time,
+)
 from aide_memoire.engine.recall.fusion import (  # noqa: E402
     DENSE_SCALES,
     KEYWORD_SCALES,
@@ -350,6 +353,72 @@ def report(title: str, figures: dict[str, dict[str, float]]) -> str:
     return f"{title}\n" + table(["split", "n", *cols], rows)
 
 
+# --cache: plain JSON (numbers, strings, lists), never pickled engine objects, so a
+# module move or a renamed class does not break it; a cache of another version, or whose
+# fields the engine's classes no longer take, is rebuilt (said on stderr).
+CACHE_FORMAT, CACHE_VERSION = "aide-memoire/locomo-cv-cache", 1
+Cached = tuple[list[list[Question]], dict[int, str], dict[int, RowFact]]
+
+
+def _pairs(scores: dict[int, float]) -> list[list[float]]:
+    return [[int(r), float(v)] for r, v in sorted(scores.items())]
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar (a cosine bound, a row id) as the Python number it holds."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not plain data for the cache")
+
+
+def dump_cache(path: Path, sets: list[list[Question]], content: dict[int, str],
+               facts: dict[int, RowFact]) -> None:
+    def found(c: Candidates) -> dict[str, Any]:
+        return {"keyword": _pairs(c.keyword), "dense": _pairs(c.dense),
+                "feedback": _pairs(c.feedback), "dense_low": c.dense_low,
+                "dense_high": c.dense_high, "dense_live": c.dense_live,
+                "speaker_rows": sorted(c.speaker_rows), "shape": asdict(c.shape),
+                "keyword_ideal": c.keyword_ideal}
+
+    path.write_text(json.dumps({
+        "format": CACHE_FORMAT, "version": CACHE_VERSION,
+        "sets": [[{"conversation": q.conversation, "category": q.category,
+                   "evidence": q.rowids[q.evidence].tolist(), "found": found(q.found)}
+                  for q in questions] for questions in sets],
+        "content": [[r, text] for r, text in sorted(content.items())],
+        "facts": [[r, asdict(f)] for r, f in sorted(facts.items())],
+    }, default=_plain), encoding="utf-8")
+
+
+def load_cache(path: Path, variants: int) -> Cached | None:
+    """The cached candidates, prepared again (the scales scored may have changed)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or (data.get("format"), data.get("version")) != (
+            CACHE_FORMAT, CACHE_VERSION) or len(data["sets"]) < variants:
+        print(f"{path}: not a {CACHE_FORMAT} v{CACHE_VERSION} cache of {variants} "
+              "variants: collecting again", file=sys.stderr)
+        return None
+    content = {int(r): str(text) for r, text in data["content"]}
+    try:
+        facts = {int(r): RowFact(**f) for r, f in data["facts"]}
+        sets = [[prepare(Candidates(
+            keyword={int(r): v for r, v in q["found"]["keyword"]},
+            dense={int(r): v for r, v in q["found"]["dense"]},
+            feedback={int(r): v for r, v in q["found"]["feedback"]},
+            dense_low=q["found"]["dense_low"], dense_high=q["found"]["dense_high"],
+            dense_live=q["found"]["dense_live"],
+            speaker_rows=set(q["found"]["speaker_rows"]),
+            shape=QueryShape(**q["found"]["shape"]),
+            keyword_ideal=q["found"]["keyword_ideal"]),
+            q["conversation"], q["category"], set(q["evidence"]), content)
+            for q in questions] for questions in data["sets"][:variants]]
+    except TypeError as exc:  # a field the engine's classes no longer take
+        print(f"{path}: written for other engine classes ({exc}): collecting again",
+              file=sys.stderr)
+        return None
+    return sets, content, facts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -374,17 +443,16 @@ def main() -> None:
         replace(collect_as, feedback_docs=docs, feedback_terms=terms)
         for docs, terms in feedback
     ]
+    cached = None
     if args.cache is not None and args.cache.exists():
-        sets, content, facts = pickle.loads(args.cache.read_bytes())[:3]
-        # Prepared again from the cached candidates: the scales scored may have changed.
-        sets = [[prepare(q.found, q.conversation, q.category,
-                         set(q.rowids[q.evidence].tolist()), content) for q in questions]
-                for questions in sets[: len(variants)]]
+        cached = load_cache(args.cache, len(variants))
+    if cached is not None:
+        sets, content, facts = cached
     else:
         with tempfile.TemporaryDirectory() as tmp:
             sets, content, facts = collect(args.path, Path(tmp), variants)
         if args.cache is not None:
-            args.cache.write_bytes(pickle.dumps((sets, content, facts)))
+            dump_cache(args.cache, sets, content, facts)
     # What a row names is read from its text here, so a cache need not hold it.
     facts = {r: replace(f, named=names_something(content.get(r, ""))) for r, f in facts.items()}
     base = replace(defaults, session_weight=0.0, recency_weight=0.0, named_weight=0.0)

@@ -99,3 +99,30 @@ async def test_2026_era_over_stdio(tmp_path: Path) -> None:
                     events.append(event)
                     break
     assert [e.uri for e in events] == [uri]
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_an_early_resource_list_is_followed_by_list_changed(tmp_path: Path) -> None:
+    # The front answers a resources/list sent at once with the status resource only (the
+    # store is not open yet); the namespaces' resources must not wait for the client to
+    # happen to list again.
+    from aide_memoire import Memory, Settings
+
+    with Memory(settings=Settings(home=tmp_path / "home", embedding_model="none")) as memory:
+        memory.store("Alice moved to Lisbon", namespace=NAMESPACE)
+    heard: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        root = getattr(message, "root", message)
+        heard.append(str(getattr(root, "method", "")))
+
+    async with Client(_params(tmp_path), mode="legacy", message_handler=on_message) as client:
+        first = [str(r.uri) for r in (await client.list_resources()).resources]
+        if len(first) == 1:  # answered early, by the front
+            with anyio.move_on_after(30):
+                while "notifications/resources/list_changed" not in heard:
+                    await anyio.sleep(0.05)
+            assert "notifications/resources/list_changed" in heard
+        again = [str(r.uri) for r in (await client.list_resources()).resources]
+        assert f"memory://recent/{NAMESPACE}" in again
+        assert heard.count("notifications/resources/list_changed") == (len(first) == 1)

@@ -45,3 +45,33 @@ async def test_serve_over_stdio(tmp_path: Path) -> None:
         content = prompt.messages[0].content
         assert isinstance(content, TextContent)
         assert "memory_review_queue" in content.text
+
+
+async def test_stdio_server_gives_keyword_only_rows_their_vectors(tmp_path: Path) -> None:
+    # Rows a hook process captured without the model (no daemon running): the stdio
+    # server alone must encode them, so that recall finds them by meaning too.
+    import anyio
+
+    from aide_memoire import Memory, Settings
+
+    home = tmp_path / "home"
+    namespace = "project:catch-up"
+    with Memory(settings=Settings(home=home, embedding_model="none")) as keyword_only:
+        ids = keyword_only.store_many(
+            [{"content": f"Release {n} of the storefront caches prices for five minutes"}
+             for n in range(70)],  # more than one catch-up batch
+            namespace=namespace)
+    params = StdioServerParameters(
+        command=str(BIN / "aide-memoire"), args=["serve", "--namespace", namespace],
+        env=server_env(home), cwd=str(tmp_path))
+    async with Client(params, mode="legacy") as client:
+        await client.list_tools()
+        dense: set[str] = set()
+        with anyio.move_on_after(120):
+            while not set(ids) <= dense:
+                recalled = await client.call_tool(
+                    "memory_recall", {"query": "how long are prices kept?", "limit": 100})
+                dense |= {h["id"] for h in recalled.structured_content["hits"]
+                          if "dense" in h["ranks"]}
+                await anyio.sleep(0.5)
+        assert set(ids) <= dense, f"{len(set(ids) - dense)} of {len(ids)} rows lack a vector"

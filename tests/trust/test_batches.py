@@ -56,3 +56,30 @@ def test_cli_import_names_each_refused_line_and_loads_the_rest(tmp_path: Path) -
     assert TOKEN not in out.stdout + out.stderr
     strict = cli(tmp_path / "strict", "import", str(source), "--all-or-nothing", check=False)
     assert strict.returncode != 0 and "import line 3" in strict.stderr
+
+
+def test_all_or_nothing_import_writes_nothing_when_a_late_line_holds_a_secret(
+        tmp_path: Path) -> None:
+    # More lines than a batch (500), the secret past the first batch: each batch is its
+    # own transaction, so an import that wrote as it read would leave the first behind.
+    with Memory(settings=keyword_settings(tmp_path / "src")) as src:
+        src.store("ordinary memory", namespace="t")
+        header, line = list(src.export_lines())
+    good = json.loads(line)
+    lines = [header] + [json.dumps(dict(good, id=f"{i:032x}", content=f"ordinary note {i}"))
+                        for i in range(1, 1200)]
+    lines[700] = json.dumps(dict(good, id="e" * 32, content=f"token {TOKEN}"))
+    source = tmp_path / "export.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    home = tmp_path / "home"
+    with Memory(settings=keyword_settings(home)) as memory:
+        memory.store("kept from before", namespace="t")
+    strict = cli(home, "import", str(source), "--all-or-nothing", check=False)
+    assert strict.returncode != 0 and "import line 701: refused: content" in strict.stderr
+    with Memory(settings=keyword_settings(home)) as memory:
+        assert memory.status().namespaces.get("t", 0) == 1
+    # The same file with the line left out loads whole.
+    del lines[700]
+    source.write_text("\n".join(lines) + "\n")
+    report = json.loads(cli(home, "import", str(source), "--all-or-nothing", "--json").stdout)
+    assert report["added"] == 1198 and report["refused"] == []

@@ -371,7 +371,7 @@ def export_cmd(
 @click.option("--redact-secrets", is_flag=True,
               help="Replace secrets with [redacted:<kind>] instead of leaving their lines out.")
 @click.option("--all-or-nothing", is_flag=True,
-              help="Stop at the first line holding a secret instead of leaving it out.")
+              help="Write nothing if a line holds a secret (the first is named).")
 @json_option
 @click.pass_context
 def import_cmd(ctx: click.Context, source: str, project_dir: Path | None, every: bool,

@@ -35,6 +35,7 @@ __all__ = ["LISTING", "SENTINEL", "Front", "active", "sdk_matches", "start"]
 
 LISTING = Path(__file__).with_name("listing.json")
 SENTINEL = "aide-memoire-front:"
+INITIALIZED = "notifications/initialized"
 
 _active: Front | None = None
 
@@ -49,8 +50,8 @@ class Front:
             if entry["part"] is None or parts.available(entry["part"])]}
         # Static lists (the package's prompt files, the status resource): Claude Code
         # runs a server's mcp_tool hooks only once all its lists are in. The resources a
-        # store's namespaces add are listed by the SDK server on the client's next
-        # resources/list (a known gap until the front's answer is refreshed).
+        # store's namespaces add are announced once the store is open: run.py sends
+        # notifications/resources/list_changed when this early list left them out.
         self._lists = {"prompts/list": listing.get("prompts_result"),
                        "resources/list": listing.get("resources_result")}
         self._in = wire_in
@@ -59,6 +60,11 @@ class Front:
         self._lock = threading.Lock()  # one writer on the wire at a time
         self._taken = False
         self._initialized = False
+        self.version: str | None = None  # the protocol version answered here
+        self.early: set[str] = set()  # the methods answered here
+        # Set once the client has sent notifications/initialized: only then may the
+        # server send notifications of its own.
+        self.client_ready = threading.Event()
         self.answered = 0  # requests answered here (tests read it)
 
     # -- the reading thread -------------------------------------------------------------
@@ -83,6 +89,10 @@ class Front:
     def _early(self, line: str) -> str:
         """``line`` as the SDK should see it, after answering it here if this is one of
         the requests the front knows the answer to."""
+        if not self.client_ready.is_set() and INITIALIZED in line:
+            with contextlib.suppress(ValueError, AttributeError):
+                if json.loads(line).get("method") == INITIALIZED:
+                    self.client_ready.set()
         if self._taken:
             return line
         try:
@@ -102,6 +112,7 @@ class Front:
                 return line
             self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
             self.answered += 1
+            self.early.add(str(message.get("method")))
         message["id"] = SENTINEL + json.dumps(request_id)
         return json.dumps(message)
 
@@ -111,6 +122,7 @@ class Front:
             asked = params["protocolVersion"]
             version = asked if asked in self._init["supported"] else self._init["fallback"]
             self._initialized = True
+            self.version = version
             return {"protocolVersion": version, **self._init["result"]}
         if (method == "tools/list" and self._initialized
                 and (params is None or (isinstance(params, dict) and not params.get("cursor")))):
@@ -137,6 +149,11 @@ class Front:
             if line is None:
                 return
             yield line
+
+    def notify(self, method: str) -> None:
+        """Send the client a notification of ``method`` (no params) on the wire."""
+        with self._lock:
+            self._send({"jsonrpc": "2.0", "method": method})
 
     def write_line(self, text: str) -> None:
         """Write one of the SDK's answer lines, unless the front answered its request."""

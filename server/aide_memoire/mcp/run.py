@@ -6,16 +6,21 @@ is opened on the first tool call, or by the warm-up: once the client has listed 
 tools, or 3 s after start, the store opens and the embedding model starts loading in a
 background thread (``Memory.warm``); a recall that arrives before it is loaded waits
 for it, so its results are the same as any later recall's (never keyword-only by
-accident).
+accident). Once the store is open, the stdio server also tells a client whose early
+resources/list the front answered that the list changed (when the store holds
+namespaces), and gives rows stored keyword-only their vectors in the background, as the
+HTTP daemon does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,7 +69,8 @@ def quiet_stdlib_logging() -> None:
 WARM_AFTER_S = 3.0
 
 
-async def _warm(server: MemoryServer) -> None:
+async def _warm(server: MemoryServer) -> Memory | None:
+    """Open the store and start the model loading; the store, or None if it did not open."""
     with anyio.move_on_after(WARM_AFTER_S):
         await server.tools_listed.wait()
     # Opening the store (migrations on a first run) is blocking work: off the event loop.
@@ -74,11 +80,35 @@ async def _warm(server: MemoryServer) -> None:
     try:
         memory = await anyio.to_thread.run_sync(server.get_memory)
     except AideMemoireError:
-        return
+        return None
     try:
         memory.warm()
     except Exception as exc:  # noqa: BLE001 - a recall loads the model itself, or says why
         logging.getLogger(__name__).warning("warming the model failed: %s", exc)
+    return memory
+
+
+# Without a daemon, hook processes capture turns keyword-only while the session runs;
+# the stdio server gives them vectors on this period (a pass with nothing to do is one
+# count query), so they rank by meaning within minutes, not only after a daemon runs.
+CATCH_UP_EVERY_S = 300.0
+
+
+async def _warm_and_catch_up(server: MemoryServer) -> None:
+    """The warm-up, then the vector catch-up on one daemon thread: it starts only once
+    the store is open (never before the first answer), encodes a batch at a time (one
+    short write each, resumable) and repeats every CATCH_UP_EVERY_S."""
+    memory = await _warm(server)
+    if memory is None:
+        return
+    await _announce_resources(server, memory)
+
+    def catch_up() -> None:
+        while True:
+            _catch_up_vectors(memory)
+            time.sleep(CATCH_UP_EVERY_S)
+
+    threading.Thread(target=catch_up, name="catch-up", daemon=True).start()
 
 
 async def _stdio(memory: Memory | LazyMemory, settings: ServeSettings) -> None:
@@ -87,9 +117,38 @@ async def _stdio(memory: Memory | LazyMemory, settings: ServeSettings) -> None:
 
     server = build_server(memory, settings)
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_warm, server)
+        tasks.start_soon(_warm_and_catch_up, server)
         await serve_stdio(server)
         tasks.cancel_scope.cancel()
+
+
+async def _announce_resources(server: MemoryServer, memory: Memory) -> None:
+    """The stdio front answered an early resources/list with the status resource only
+    (it runs before the store opens): if the store holds namespaces the session may see,
+    tell the client to list again (the server declares resources.listChanged)."""
+    from .front import active
+
+    front = active()
+    if front is None or "resources/list" not in front.early:
+        return
+    try:
+        status = await anyio.to_thread.run_sync(memory.status)
+    except Exception as exc:  # noqa: BLE001 - in the server's task group: must not end it
+        logging.getLogger(__name__).warning("listing the namespaces failed: %s", exc)
+        return
+    pin = server.serve_settings.pin
+    if not any(pin is None or pin.allows(n) for n in status.namespaces):
+        return  # the early list was the whole list
+    ready = await anyio.to_thread.run_sync(front.client_ready.wait, 10.0,
+                                           abandon_on_cancel=True)
+    if ready:
+        with contextlib.suppress(OSError, ValueError):  # the client left meanwhile
+            front.notify("notifications/resources/list_changed")
+
+
+# Rows encoded per write: a recall that queues behind the catch-up waits for one batch
+# (~0.3 s at ~200 turns/s on 2 cores), not the whole backlog.
+CATCH_UP_BATCH = 64
 
 
 def _catch_up_vectors(memory: Memory) -> None:
@@ -97,7 +156,7 @@ def _catch_up_vectors(memory: Memory) -> None:
     when no daemon runs); resumable, so a daemon stopped half-way loses nothing."""
     try:
         if memory.recaller.dense_live() and memory.embedder.wait():
-            memory.reembed()
+            memory.reembed(batch=CATCH_UP_BATCH)
     except Exception as exc:  # noqa: BLE001 - a background catch-up must not stop serving
         logging.getLogger(__name__).warning("reembed after start failed: %s", exc)
 

@@ -121,10 +121,13 @@ class ExchangeService:
         line with a secret in any field is left out and named in ``report.refused`` (the
         rest of the file loads); with ``secrets="redact"`` the secret is replaced by
         ``[redacted:<kind>]`` (counted in the report) and the line kept; with
-        ``secrets="refuse"`` the first such line stops the import. Suspected injection is
-        held for review. Then the rows go through the write pipeline
-        (audited, given facts). Added memories get vectors when dense recall is live: the
-        export's own when it was made in the same embedding space, else encoded here.
+        ``secrets="refuse"`` the first such line stops the import before anything is
+        written: the whole file is read, validated and screened first, then written (its
+        records held in memory until then), so a refused or invalid line anywhere leaves
+        the store as it was. Suspected injection is held for review. Then the rows go
+        through the write pipeline (audited, given facts). Added memories get vectors when
+        dense recall is live: the export's own when it was made in the same embedding
+        space, else encoded here.
         """
         check_policy(secrets, SECRETS_POLICIES)
         read = added = redacted = 0
@@ -133,6 +136,9 @@ class ExchangeService:
         pending: list[tuple[int, MemoryRecord]] = []
         vectors: dict[str, Any] = {}
         space: dict[str, Any] = {}
+        # All or nothing means nothing: under "refuse" no batch is written until every
+        # line has passed, since each batch is its own transaction.
+        deferred: list[tuple[list[tuple[int, MemoryRecord]], dict[str, Any]]] = []
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
@@ -189,13 +195,25 @@ class ExchangeService:
                 vectors[record.id] = transfer.decode_vector(vector, int(space["dim"]), number)
             read += 1
             if len(pending) >= batch:
-                added += self._import_batch(pending, vectors, space.get("key"))
+                deferred.append((pending, vectors))
+                if secrets != "refuse":
+                    added += self._write_batches(deferred, space.get("key"))
                 pending, vectors = [], {}
         if pending:
-            added += self._import_batch(pending, vectors, space.get("key"))
+            deferred.append((pending, vectors))
+        added += self._write_batches(deferred, space.get("key"))
         dropped = self._drop_dangling_links(links)
         return ImportReport(read=read + len(refused), added=added, skipped=read - added,
                             redacted=redacted, refused=refused, dropped_links=dropped)
+
+    def _write_batches(
+        self, batches: list[tuple[list[tuple[int, MemoryRecord]], dict[str, Any]]],
+        given_key: str | None,
+    ) -> int:
+        """Write the batches in order and empty the list."""
+        added = sum(self._import_batch(rows, given, given_key) for rows, given in batches)
+        batches.clear()
+        return added
 
     def _drop_dangling_links(self, links: list[tuple[int, str, str, str, str]]) -> list[str]:
         """Links (reply_to, superseded_by) to memories that exist neither in the store nor
