@@ -62,8 +62,8 @@ def run(path: Path, home: Path, *, weights: list[dict[str, float]], mode: str
                         else Settings().embedding_model)
     rows: list[list[dict[str, Any]]] = [[] for _ in weights]
     with Memory(settings=settings) as memory:
-        memory.embedder.wait()
-        default = memory.recaller.tuning
+        memory.internals.embedder.wait()
+        default = memory.internals.recaller.tuning
         stored = []
         for number, item in enumerate(data["scenarios"] + data["controls"]):
             namespace = f"convupd:{number}"
@@ -71,7 +71,7 @@ def run(path: Path, home: Path, *, weights: list[dict[str, float]], mode: str
             stored.append((item, namespace, ids[item["old_turn"][0]][item["old_turn"][1]],
                            ids[item["new_turn"][0]][item["new_turn"][1]]))
         for out, weight in zip(rows, weights, strict=True):
-            memory.recaller.tuning = replace(default, **weight)  # type: ignore[arg-type]
+            memory.internals.recaller.tuning = replace(default, **weight)  # type: ignore[arg-type]
             for item, namespace, old, new in stored:
                 now = memory.recall(item["query"], namespace=namespace, limit=5)
                 then = memory.recall(item["query"], namespace=namespace, limit=5,
@@ -86,7 +86,7 @@ def run(path: Path, home: Path, *, weights: list[dict[str, float]], mode: str
                     "both_top2": {old, new} <= {h.id for h in now[:2]},
                     "linked": linked,
                 })
-        memory.recaller.tuning = default
+        memory.internals.recaller.tuning = default
     stages = ("recency_weight", "named_weight", "addressed_weight", "session_weight",
               "adaptive_keyword")
     return [summarise(r, {k: getattr(replace(default, **w), k) for k in stages}, mode)  # type: ignore[arg-type]

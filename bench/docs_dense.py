@@ -41,7 +41,7 @@ def run(source: Path, dense: bool, tmp: Path) -> dict[str, Any]:
     shutil.copytree(source, root)
     settings = Settings(home=tmp / f"home-{dense}", docs_dense=dense)
     with Memory(settings=settings) as memory:
-        memory.embedder.wait()  # the model's load is not the index's cost
+        memory.internals.embedder.wait()  # the model's load is not the index's cost
         first, wall, cpu = _timed(lambda: memory.code_index(root))
         page = sorted(root.rglob("*.md"))[0]
         with page.open("a", encoding="utf-8") as fh:

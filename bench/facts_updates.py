@@ -75,7 +75,7 @@ def main() -> None:
         for phase, at in (("old", "2024-01-15T10:00:00Z"), ("new", "2024-06-15T10:00:00Z")):
             for s in suite["scenarios"] + suite["controls"]:
                 memory.store(s[phase], namespace="suite", observed_at=at)
-        states = dict(memory.db.conn().execute(
+        states = dict(memory.internals.db.conn().execute(
             "SELECT state, count(*) FROM memory_updates GROUP BY state").fetchall())
     result: dict[str, Any] = {"mode": args.mode, "states": states, "machine": machine()}
     rows = []

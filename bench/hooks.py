@@ -1,8 +1,14 @@
 """What the Claude Code hooks cost on this machine, measured as Claude Code runs them: a
-fresh `sh plugin/bin/aide-memoire-hook EVENT` process per call, the hook JSON on stdin,
-wall time from spawn to exit.
+fresh `plugin/bin/aide-memoire-hook EVENT` process per call (exec form, the Python launcher
+then `aide-memoire hook EVENT`), the hook JSON on stdin, wall time from spawn to exit.
 
     python bench/hooks.py [--runs 40] [--turns 2000] [--json bench/results/hooks.json]
+    python bench/hooks.py --only-cold [--runs 40] [--turns 2000]   # the command path, no daemon
+
+The package runs from compiled bytecode, as an installed one does (pip compiles it): the
+bench lifts PYTHONDONTWRITEBYTECODE for its processes and makes one warm-up call first.
+Every section records the load average (1 min) before and after it: on a shared machine
+wall times move with it, CPU times much less.
 
 - capture: a generated Claude Code transcript of --turns conversation turns (user and
   assistant text from templates over varied vocabulary, every fourth answer with a tool
@@ -132,6 +138,10 @@ def console_script(folder: Path) -> Path:
     return script
 
 
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -146,6 +156,12 @@ class Hooks:
                     "PYTHONPATH": os.pathsep.join(
                         p for p in (str(REPO / "server"), os.environ.get("PYTHONPATH")) if p)}
         self.env.pop("CLAUDE_PROJECT_DIR", None)
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)  # run from bytecode, as installed
+        # The launcher's `#!/usr/bin/env python3` finds this interpreter first: a version
+        # manager's shim there (pyenv's costs ~170 ms CPU a start here) would be measured
+        # instead of the hook.
+        self.env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent),
+                                            self.env.get("PATH", "")])
         self.block_daemon = False
         self.cpu: list[float] = []  # CPU ms of each run, in order
 
@@ -154,7 +170,7 @@ class Hooks:
             else self.env
         cpu = _children_cpu()
         started = time.perf_counter()
-        done = subprocess.run(["sh", str(HOOK), *args, event], input=json.dumps(payload),
+        done = subprocess.run([str(HOOK), *args, event], input=json.dumps(payload),
                               env=env, capture_output=True, text=True, timeout=300,
                               check=False)
         wall = (time.perf_counter() - started) * 1000
@@ -203,6 +219,7 @@ def capture(hooks: Hooks, project: Path, turns: int, seed: int) -> dict[str, Any
 
 
 def prompts(hooks: Hooks, project: Path, runs: int, seed: int) -> dict[str, Any]:
+    load = _load()
     rng = random.Random(seed)
     times: dict[str, list[float]] = {"related": [], "unrelated": []}
     injected = {"related": 0, "unrelated": 0}
@@ -216,8 +233,10 @@ def prompts(hooks: Hooks, project: Path, runs: int, seed: int) -> dict[str, Any]
         injected[kind] += bool(out.strip())
     every = times["related"] + times["unrelated"]
     cpu = hooks.cpu[-runs:]
-    return {"runs": runs, "p50_ms": round(percentile(every, 50), 1),
+    return {"runs": runs, "load_before": load, "load_after": _load(),
+            "p50_ms": round(percentile(every, 50), 1),
             "cpu_p50_ms": round(percentile(cpu, 50), 1),
+            "cpu_p95_ms": round(percentile(cpu, 95), 1),
             "p95_ms": round(percentile(every, 95), 1),
             "related_p50_ms": round(percentile(times["related"], 50), 1),
             "unrelated_p50_ms": round(percentile(times["unrelated"], 50), 1),
@@ -288,6 +307,7 @@ class McpSession:
 def mcp_tool_prompts(hooks: Hooks, command: Path, project: Path, runs: int,
                      seed: int) -> dict[str, Any]:
     """The prompt hook through `mcp_tool`: one server for the whole run, as one session."""
+    load = _load()
     session = McpSession(hooks, command, project)
     try:
         first_ms, _ = session.hook_prompt("Which port does the billing Redis use?", "first")
@@ -308,7 +328,8 @@ def mcp_tool_prompts(hooks: Hooks, command: Path, project: Path, runs: int,
         session.close()
     every = times["related"] + times["unrelated"]
     cpu = session.cpu[-runs:]
-    return {"runs": runs, "p50_ms": round(percentile(every, 50), 1),
+    return {"runs": runs, "load_before": load, "load_after": _load(),
+            "p50_ms": round(percentile(every, 50), 1),
             "p95_ms": round(percentile(every, 95), 1),
             "server_cpu_p50_ms": round(percentile(cpu, 50), 1),
             "server_cpu_p95_ms": round(percentile(cpu, 95), 1),
@@ -358,7 +379,9 @@ def import_profile(hooks: Hooks, command: Path, project: Path) -> dict[str, Any]
         packages[package] = packages.get(package, 0.0) + int(parts[0]) / 1000
         if name.startswith(" ") and not name.startswith("  "):  # imported at the top level
             top.append((name.strip(), int(parts[1]) / 1000))
-    return {"top_level_ms": dict(sorted(top, key=lambda r: -r[1])[:8]),
+    total = sum(ms for _, ms in top)
+    return {"load": _load(), "imports_total_ms": round(total, 1),
+            "top_level_ms": dict(sorted(top, key=lambda r: -r[1])[:8]),
             "by_package_ms": {k: round(v, 1) for k, v in
                               sorted(packages.items(), key=lambda kv: -kv[1])[:12]}}
 
@@ -370,6 +393,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--only-mcp-tool", action="store_true",
                         help="Only the mcp_tool prompt path (on a store captured first).")
+    parser.add_argument("--only-cold", action="store_true",
+                        help="Only the command path with no daemon (keyword-only capture "
+                             "first), with its import profile.")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="aide-memoire-bench-hooks-"))
     hooks = Hooks(root / "store", console_script(root))
@@ -378,6 +404,18 @@ def main() -> None:
         folder.mkdir(parents=True)
     results: dict[str, Any] = {"machine": machine(), "python_start_p50_ms": python_start(10)}
 
+    if args.only_cold:
+        hooks.block_daemon = True
+        results["capture_in_process"] = capture(hooks, warm_project, args.turns, seed=1)
+        hooks.run("user-prompt-submit", {"session_id": "warm-up", "cwd": str(warm_project),
+                                         "prompt": "billing Redis port"})  # writes bytecode
+        results["prompt_without_daemon"] = prompts(hooks, warm_project, args.runs, seed=2)
+        results["prompt_without_daemon_imports"] = import_profile(
+            hooks, console_script(root), warm_project)
+        print(json.dumps(results, indent=2))
+        write_json(args.json, results)
+        shutil.rmtree(root, ignore_errors=True)
+        return
     if args.only_mcp_tool:
         daemon = start_daemon(hooks)  # the capture encodes the turns, as a session's would
         try:

@@ -68,9 +68,9 @@ def run(path: Path, home: Path, *, extract: bool, limit: int | None = None) -> d
     encode_seconds: list[float] = []
     per_session_ms: list[float] = []
     with Memory(settings=settings) as memory:
-        memory.embedder.wait()
+        memory.internals.embedder.wait()
         _store(memory, todo[0], namespace="warmup")
-        memory.embedder.encode = _timed(memory.embedder.encode, encode_seconds)  # type: ignore[method-assign,assignment]
+        memory.internals.embedder.encode = _timed(memory.internals.embedder.encode, encode_seconds)  # type: ignore[method-assign,assignment]
         turns = 0
         wall, cpu = time.perf_counter(), time.process_time()
         for session in progress(todo, desc="sessions"):
@@ -78,7 +78,7 @@ def run(path: Path, home: Path, *, extract: bool, limit: int | None = None) -> d
             turns += _store(memory, session)
             per_session_ms.append((time.perf_counter() - started) * 1000)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        runtime = memory.embedder.runtime
+        runtime = memory.internals.embedder.runtime
     return {
         "bench": "ingest", "machine": machine(), "load_average": os.getloadavg(),
         "extract": "on" if extract else "off", "runtime": runtime,

@@ -38,23 +38,24 @@ def batches(path: Path, conversations: int) -> list[list[dict[str, Any]]]:
 def ingest(home: Path, policy: str, work: list[list[dict[str, Any]]]) -> dict[str, Any]:
     settings = Settings(home=home, near_duplicate_policy=policy)  # type: ignore[arg-type]
     with Memory(settings=settings) as memory:
-        memory.embedder.wait()
+        memory.internals.embedder.wait()
         memory.store("warm up the encoder", namespace="warm")
-        hook, spent = memory.services.lifecycle.near_duplicates, [0.0]
+        hook, spent = memory.internals.services.lifecycle.near_duplicates, [0.0]
 
         def timed(tx: Any, written: Any, vectors: Any) -> None:
             begun = time.perf_counter()
             hook(tx, written, vectors)
             spent[0] += time.perf_counter() - begun
 
-        memory.context.pipeline.replace_hook("near_duplicates", timed)
+        memory.internals.context.pipeline.replace_hook("near_duplicates", timed)
         count, started = 0, time.perf_counter()
         for batch in work:
             memory.store_many(batch, namespace="bench")
             count += len(batch)
         seconds = time.perf_counter() - started
-        links = memory.db.conn().execute("SELECT count(*) FROM memory_links").fetchone()[0]
-        archived = memory.db.conn().execute(
+        links = memory.internals.db.conn().execute(
+            "SELECT count(*) FROM memory_links").fetchone()[0]
+        archived = memory.internals.db.conn().execute(
             "SELECT count(*) FROM memories WHERE status = 'archived'").fetchone()[0]
         started = time.perf_counter()
         report = memory.maintain("bench")

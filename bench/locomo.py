@@ -152,8 +152,9 @@ def run(
     ingest_seconds = 0.0
     with Memory(settings=settings) as memory:
         if mode == "dense":
-            memory.recaller.tuning = replace(memory.recaller.tuning, keyword_weight=0.0)
-        memory.embedder.wait()
+            recaller = memory.internals.recaller
+            recaller.tuning = replace(recaller.tuning, keyword_weight=0.0)
+        memory.internals.embedder.wait()
         for sample in progress(samples, desc="conversations"):
             started = time.perf_counter()
             namespace, count, by_id = ingest(memory, sample)

@@ -250,17 +250,18 @@ def collect(
     content: dict[int, str] = {}
     facts: dict[int, RowFact] = {}
     with Memory(settings=settings) as memory:
-        assert memory.embedder.wait(), memory.embedder.error
-        recaller = memory.recaller
+        assert memory.internals.embedder.wait(), memory.internals.embedder.error
+        recaller = memory.internals.recaller
         base = recaller.tuning
-        conn = memory.db.conn()
+        conn = memory.internals.db.conn()
         for number, sample in enumerate(samples):
             namespace, _count, by_id = ingest(memory, sample)
             rows = {str(i): (int(r), str(c)) for r, i, c in conn.execute(
                 "SELECT rowid, id, content FROM memories WHERE namespace = ?", (namespace,))}
             rowid_of_dia = {by_id[i]: rows[i][0] for i in by_id}
             content.update(rows.values())
-            for record in memory.recaller.store.records(conn, [r for r, _ in rows.values()]
+            for record in memory.internals.recaller.store.records(
+                    conn, [r for r, _ in rows.values()]
                                                         ).values():
                 rowid = rows[record.id][0]
                 at = record.observed_at or record.created_at
@@ -280,7 +281,7 @@ def collect(
                                         pure=True)
                 for out, variant in zip(questions, variants, strict=True):
                     recaller.tuning = variant
-                    with memory.db.read() as read:
+                    with memory.internals.db.read() as read:
                         found = recaller.candidates(read, request)
                     out.append(prepare(found, number, category, evidence, content))
                 recaller.tuning = base

@@ -50,10 +50,10 @@ def build(home: Path, count: int, seed: int) -> None:
         space = EmbeddingSpace(model="bench-random-vectors", dim=384)
         vectors = np.random.default_rng(seed).standard_normal((count, 384), dtype=np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        with memory.db.write() as tx:
+        with memory.internals.db.write() as tx:
             rows = tx.execute("SELECT rowid, namespace FROM memories ORDER BY rowid").fetchall()
             with_vectors = [(int(r), str(ns), vectors[i]) for i, (r, ns) in enumerate(rows)]
-            memory.vector_tables.insert(tx, space, with_vectors, clock.format_time(clock.now()))
+            memory.internals.tables.insert(tx, space, with_vectors, clock.format_time(clock.now()))
 
 
 class Timer:

@@ -52,16 +52,16 @@ def unit(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def fill(memory: Memory, space: EmbeddingSpace, rows: int, rng: np.random.Generator) -> None:
-    tables = memory.vector_tables
+    tables = memory.internals.tables
     for start in range(0, rows, 5000):
         count = min(5000, rows - start)
         vectors = unit(rng, count)
-        with memory.db.write() as tx:
+        with memory.internals.db.write() as tx:
             stamp = clock.format_time(clock.now())
             items = []
             for i in range(count):
                 row = NewRow(namespace=NS, kind="note", content=f"synthetic note {start + i}")
-                rowid, _ = memory.store_.insert(tx, row)
+                rowid, _ = memory.internals.store.insert(tx, row)
                 items.append((rowid, NS, vectors[i]))
             tables.insert(tx, space, items, stamp)
 
@@ -79,15 +79,15 @@ def main() -> None:
         settings=Settings(home=Path(tmp) / "home", embedding_model="none")
     ) as memory:
         fill(memory, space, args.rows, rng)
-        table = memory.vector_tables.table_name(space)
+        table = memory.internals.tables.table_name(space)
         out["rss_after_fill_mb"] = rss_mb()
         cache = VectorMirror()
-        conn = memory.db.conn()
+        conn = memory.internals.db.conn()
         queries = unit(rng, args.queries)
         times = []
         for query in queries:
             started = time.perf_counter()
-            with memory.db.read() as snapshot:
+            with memory.internals.db.read() as snapshot:
                 cache.scores(snapshot, space, table, [NS], query, shortlist=3000,
                              exact_up_to=20_000)
             times.append(time.perf_counter() - started)
@@ -96,7 +96,7 @@ def main() -> None:
         # Four threads at once, each its own connection: wall time against one thread.
         def four(n: int) -> float:
             def work() -> None:
-                with memory.db.read() as snapshot:
+                with memory.internals.db.read() as snapshot:
                     for query in queries[:n]:
                         cache.scores(snapshot, space, table, [NS], query, shortlist=3000,
                                      exact_up_to=20_000)
@@ -108,7 +108,7 @@ def main() -> None:
                 t.join()
             return time.perf_counter() - started
         one_started = time.perf_counter()
-        with memory.db.read() as snapshot:
+        with memory.internals.db.read() as snapshot:
             for query in queries[:20]:
                 cache.scores(snapshot, space, table, [NS], query, shortlist=3000,
                              exact_up_to=20_000)
@@ -117,20 +117,20 @@ def main() -> None:
         # A near-duplicate check of a 1,000-row write, against the same store.
         kwargs: dict[str, Any] = {}
         if "mirror" in inspect.signature(NearDuplicates).parameters:
-            kwargs = {"mirror": cache, "db": memory.db}
-        hook = NearDuplicates(memory.store_, memory.settings.model_copy(
+            kwargs = {"mirror": cache, "db": memory.internals.db}
+        hook = NearDuplicates(memory.internals.store, memory.settings.model_copy(
             update={"near_duplicate_policy": "link"}), lambda: space, lambda: "bench", **kwargs)
         batch = [NewRow(namespace=NS, kind="note", content=f"new note {i}") for i in range(1000)]
         vectors = unit(rng, 1000)
         started = time.perf_counter()
         if hasattr(hook, "prepare"):
             hook.prepare(batch)
-        with memory.db.write() as tx:
+        with memory.internals.db.write() as tx:
             written = []
             for i, row in enumerate(batch):
-                rowid, memory_id = memory.store_.insert(tx, row)
+                rowid, memory_id = memory.internals.store.insert(tx, row)
                 written.append(Written(rowid, memory_id, row, i))
-            memory.vector_tables.insert(tx, space, [(w.rowid, NS, vectors[w.index])
+            memory.internals.tables.insert(tx, space, [(w.rowid, NS, vectors[w.index])
                                                     for w in written],
                                         clock.format_time(clock.now()))
             hook(tx, written, vectors)

@@ -92,19 +92,20 @@ def main() -> None:
             queries = [[make_query(qrng, qrng.choice(items)) for _ in range(args.recalls)]
                        for _ in range(THREADS)]
             memory.recall(queries[0][0], namespace=NS)  # model and mirror loaded
-            space = memory.embedder.space
+            space = memory.internals.embedder.space
             assert space is not None
-            table_name = memory.vector_tables.table_name(space)
-            vectors = [memory.embedder.encode(batch) for batch in queries]
+            table_name = memory.internals.tables.table_name(space)
+            vectors = [memory.internals.embedder.encode(batch) for batch in queries]
 
             def recalls(index: int) -> None:
                 for query in queries[index]:
                     memory.recall(query, namespace=NS, limit=10)
 
             def scoring(index: int) -> None:
-                conn = memory.db.conn()
+                conn = memory.internals.db.conn()
                 for vector in vectors[index]:
-                    memory.mirror.scores(conn, space, table_name, [NS], np.asarray(vector),
+                    memory.internals.mirror.scores(conn, space, table_name, [NS],
+                                                   np.asarray(vector),
                                          shortlist=3000, exact_up_to=20000)
 
             rows: list[dict[str, Any]] = []

@@ -195,15 +195,15 @@ def _figures(ranks: list[int | None]) -> dict[str, float]:
 def run(count: int, seed: int, home: Path) -> dict[str, Any]:
     namespace = "paraphrase"
     with Memory(settings=Settings(home=home, extract_facts=False)) as memory:
-        assert memory.embedder.wait(), memory.embedder.error
+        assert memory.internals.embedder.wait(), memory.internals.embedder.error
         started = time.perf_counter()
         memory.store_many([{"content": t, "kind": "note"} for t in distractors(count, seed)],
                           namespace=namespace)
         ids = memory.store_many([{"content": fact, "kind": "learning"}
                                  for _cls, fact, _q in LEARNINGS], namespace=namespace)
         seconds = time.perf_counter() - started
-        conn = memory.db.conn()
-        rowid = {i: memory.store_.rowid_of(conn, i, namespace) for i in ids}
+        conn = memory.internals.db.conn()
+        rowid = {i: memory.internals.store.rowid_of(conn, i, namespace) for i in ids}
         sides: dict[str, list[int | None]] = {
             "bm25": [], "dense": [], "fused, constants before": [],
             "fused": [], "fused, keyword 'scaled' (0.55)": [],
@@ -218,11 +218,11 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
                                     limit=10, pure=True)
             # Retrieved as the calibrated scales need (the ideal keyword score computed);
             # the candidates themselves do not depend on the scale.
-            defaults = memory.recaller.tuning
-            memory.recaller.tuning = replace(defaults, keyword_scale="scaled")
-            with memory.db.read() as read:
-                found = memory.recaller.candidates(read, request)
-            memory.recaller.tuning = defaults
+            defaults = memory.internals.recaller.tuning
+            memory.internals.recaller.tuning = replace(defaults, keyword_scale="scaled")
+            with memory.internals.db.read() as read:
+                found = memory.internals.recaller.candidates(read, request)
+            memory.internals.recaller.tuning = defaults
             for side, scores in (("bm25", found.keyword), ("dense", found.dense),
                                  ("fused, constants before", fuse(found, BEFORE)),
                                  ("fused, keyword 'scaled' (0.55)", fuse(found, SCALED)),

@@ -168,7 +168,7 @@ def store_bytes(home: Path, url: str | None) -> tuple[int, int]:
 
 def checkpoint(memory: Memory, url: str | None) -> None:
     if url is None:  # PostgreSQL has no WAL file of the store's own to checkpoint
-        memory.db.conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
+        memory.internals.db.conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 def run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: int,
@@ -195,18 +195,18 @@ def _run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: 
         settings = Settings(home=home, embedding_model=model, **extra)
         with Memory(settings=settings) as memory:
             if keyword_scale is not None:
-                memory.recaller.tuning = replace(memory.recaller.tuning,
+                memory.internals.recaller.tuning = replace(memory.internals.recaller.tuning,
                                                  keyword_scale=keyword_scale)
             plain = None
             if ab_stages:
                 # The worst case for cost: every stage of issue #31 on (at the largest
                 # weights its grids score), against all of them off.
-                base = memory.recaller.tuning
+                base = memory.internals.recaller.tuning
                 plain = replace(base, adaptive_keyword=0.0, session_weight=0.0,
                                 recency_weight=0.0, named_weight=0.0, addressed_weight=0.0)
-                memory.recaller.tuning = replace(base, adaptive_keyword=1.0, session_weight=0.1,
-                                                 recency_weight=0.2, named_weight=0.2,
-                                                 addressed_weight=0.2)
+                memory.internals.recaller.tuning = replace(
+                    base, adaptive_keyword=1.0, session_weight=0.1, recency_weight=0.2,
+                    named_weight=0.2, addressed_weight=0.2)
             memory.recall("warm up the model", namespace="bench-0")
             stored: list[tuple[str, str, dict[str, Any]]] = []
             for size in sizes:
@@ -233,21 +233,23 @@ def _run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: 
                     if plain is not None:
                         # A/B on the same store and load: the recall stages of issue #31
                         # off, interleaved with the defaults (alternating which goes first).
-                        tuned, memory.recaller.tuning = memory.recaller.tuning, plain
+                        recaller = memory.internals.recaller
+                        tuned, recaller.tuning = recaller.tuning, plain
                         if number % 2:
                             t0 = time.perf_counter()
                             memory.recall(query, namespace=ns, limit=10)
                             plain_times.append((time.perf_counter() - t0) * 1000)
-                        memory.recaller.tuning = tuned
+                        memory.internals.recaller.tuning = tuned
                     t0 = time.perf_counter()
                     found = memory.recall(query, namespace=ns, limit=10)
                     times.append((time.perf_counter() - t0) * 1000)
                     if plain is not None and not number % 2:
-                        tuned, memory.recaller.tuning = memory.recaller.tuning, plain
+                        recaller = memory.internals.recaller
+                        tuned, recaller.tuning = recaller.tuning, plain
                         t0 = time.perf_counter()
                         memory.recall(query, namespace=ns, limit=10)
                         plain_times.append((time.perf_counter() - t0) * 1000)
-                        memory.recaller.tuning = tuned
+                        memory.internals.recaller.tuning = tuned
                     ranked = [h.id for h in found]
                     if memory_id in ranked:
                         hits += 1

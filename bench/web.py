@@ -76,7 +76,7 @@ def build(home: Path, total: int, rng: random.Random) -> dict[str, Any]:
             memory.feedback(memory_id.id, "helpful", namespace=NS)
         # Spread the rows over a year, as a store that has been used that long would be.
         now = clock.now()
-        with memory.db.write() as tx:
+        with memory.internals.db.write() as tx:
             rows = [r for (r,) in tx.execute("SELECT rowid FROM memories ORDER BY rowid")]
             stamps = [(clock.format_time(now - timedelta(days=365 * (len(rows) - k) / len(rows))),
                        rowid) for k, rowid in enumerate(rows)]

@@ -1,6 +1,6 @@
 """First-use setup of the plugin's own aide-memoire environment (standard library only).
 
-Run by plugin/lib/resolve.sh when neither the user's `aide-memoire` nor a finished plugin
+Run by plugin/lib/launch.py when neither the user's `aide-memoire` nor a finished plugin
 environment exists:
 
     bootstrap.py wait|nowait --data DIR --pkg DIR --key KEY --extras EXTRAS --torch SPEC

@@ -70,7 +70,8 @@ def dense_memory(tmp_path: Path) -> Iterator[Memory]:
 
 
 def vector_count(memory: Memory) -> int:
-    return int(memory.db.conn().execute("SELECT count(*) FROM code_vectors").fetchone()[0])
+    conn = memory.internals.db.conn()
+    return int(conn.execute("SELECT count(*) FROM code_vectors").fetchone()[0])
 
 
 def test_meaning_query_finds_function_without_shared_words(tmp_path: Path) -> None:
@@ -107,7 +108,7 @@ def test_reindex_after_delete_removes_vectors(dense_memory: Memory, tmp_path: Pa
     (root / "pkg" / "court.py").write_text("def reverse_words(s):\n    return s[::-1]\n")
     again = dense_memory.code_index(root)
     assert again.removed == 1
-    conn = dense_memory.db.conn()
+    conn = dense_memory.internals.db.conn()
     assert vector_count(dense_memory) == again.chunks
     orphans = conn.execute(
         "SELECT count(*) FROM code_vectors v LEFT JOIN code_chunks c ON c.id = v.chunk_id "

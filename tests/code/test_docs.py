@@ -217,7 +217,7 @@ def test_search_by_paraphrase_with_the_real_model(tree: Path, tmp_path: Path) ->
     with Memory(settings=settings) as memory:
         memory.code_index(tree)
         # Only the prose sections were encoded; the code was not.
-        kinds = {str(k) for (k,) in memory.db.conn().execute(
+        kinds = {str(k) for (k,) in memory.internals.db.conn().execute(
             "SELECT DISTINCT c.language FROM code_vectors v JOIN code_chunks c "
             "ON c.id = v.chunk_id")}
         assert kinds == {"markdown", "rst"}

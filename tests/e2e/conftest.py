@@ -122,8 +122,22 @@ class World:
         return bodies
 
     def captures_done(self) -> bool:
-        """True when no detached capture still holds its hook input."""
-        return not any(self.tmp.glob("aide-memoire-hook.*"))
+        """True when no detached capture of this store still runs: no process
+        ``aide-memoire hook stop|pre-compact|session-end`` with this AIDE_MEMOIRE_HOME
+        (read from /proc, so the answer is the processes' own state, not a delay)."""
+        marker = f"AIDE_MEMOIRE_HOME={self.store}".encode()
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                args = (proc / "cmdline").read_bytes().split(b"\0")
+                if b"hook" not in args or not CAPTURE_EVENTS & set(args):
+                    continue
+                if marker in (proc / "environ").read_bytes().split(b"\0"):
+                    return False
+            except OSError:  # ended while we looked, or not ours to read
+                continue
+        return True
 
     def export(self, namespace: str | None = None) -> list[dict[str, Any]]:
         args = [str(VENV_BIN / "aide-memoire"), "--home", str(self.store), "export",
@@ -136,6 +150,9 @@ class World:
             return []  # the store may not exist yet
         rows = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
         return [r for r in rows if "id" in r]
+
+
+CAPTURE_EVENTS = {b"stop", b"pre-compact", b"session-end"}
 
 
 @pytest.fixture(scope="module")

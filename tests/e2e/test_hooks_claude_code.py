@@ -107,7 +107,8 @@ def test_token_and_private_text_are_in_no_store_file(world: World,
     for secret in (session_one["token"], session_one["private"]):
         for path in files:  # db, -wal, -shm, logs, hook state
             assert secret.encode() not in path.read_bytes(), path
-    assert world.captures_done()  # no hook input left behind in TMPDIR
+    assert world.captures_done()
+    assert not list(world.tmp.glob("aide-memoire*"))  # no hook input left behind in TMPDIR
 
 
 def test_a_later_session_in_the_project_sends_the_facts(world: World,

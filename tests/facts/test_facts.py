@@ -117,7 +117,7 @@ def test_forget_takes_facts_and_lonely_entities_and_reopens_what_it_closed(
     new = mem.store("Erin moved to Bergen.", namespace="n", observed_at="2024-06-01")
     assert mem.get(old, namespace="n").status == "superseded"
     mem.forget(new, namespace="n")
-    conn = mem.db.conn()
+    conn = mem.internals.db.conn()
     assert conn.execute("SELECT count(*) FROM facts WHERE memory_id = ?", (new,)).fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM entities WHERE name = 'bergen'").fetchone()[0] == 0
     assert mem.get(old, namespace="n").status == "active"

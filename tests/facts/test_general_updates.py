@@ -322,7 +322,7 @@ def test_confident_update_names_the_newer_and_keeps_the_older(keyword: Memory) -
     assert record.superseded_by == new and record.status == "active"
     assert keyword.recall("nightly export", namespace="n")[0].id == new
     assert keyword.recall("nightly export", namespace="n", as_of=THEN)[0].id == old
-    (row,) = keyword.db.conn().execute(
+    (row,) = keyword.internals.db.conn().execute(
         "SELECT state, confidence FROM memory_updates WHERE old_id = ? AND new_id = ?",
         (old, new),
     ).fetchall()
@@ -348,7 +348,7 @@ def test_rejected_proposal_keeps_both_current(keyword: Memory) -> None:
     (item,) = keyword.review_queue("n", kind="fact_update")
     keyword.review_decide(item.id, "reject")
     assert keyword.get(old, namespace="n").superseded_by is None
-    (state,) = keyword.db.conn().execute(
+    (state,) = keyword.internals.db.conn().execute(
         "SELECT state FROM memory_updates WHERE old_id = ? AND new_id = ?", (old, new)
     ).fetchone()
     assert state == "rejected"

@@ -65,11 +65,11 @@ def test_gliner_spans_become_entities_of_the_memory(gliner_model: Path, tmp_path
     with Memory(settings=settings) as memory:
         stage = next(s for s in memory.status().stages if s.name == "extraction")
         assert stage.live and "GLiNER" in stage.detail and str(gliner_model) in stage.detail
-        gliner = memory.services.facts.gliner
+        gliner = memory.internals.services.facts.gliner
         assert gliner is not None
         gliner.threshold = 0.0  # random weights score near 0.5: take every span
         memory_id = memory.store("alice works at acme in berlin", namespace="n")
-        rows = memory.db.conn().execute(
+        rows = memory.internals.db.conn().execute(
             "SELECT e.name, me.source FROM memory_entities me JOIN entities e "
             "ON e.id = me.entity_id JOIN memories m ON m.rowid = me.memory_rowid "
             "WHERE m.id = ?", (memory_id,),

@@ -44,7 +44,7 @@ def run(memory: Memory, series: list[dict[str, Any]], namespace: str) -> dict[st
                 at = (START + timedelta(days=step, minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
                 owner[memory.store(s["members"][step], namespace=namespace, observed_at=at)] = i
     touched: dict[int, list[int]] = {}
-    for (old_id,) in memory.db.conn().execute(
+    for (old_id,) in memory.internals.db.conn().execute(
         "SELECT id FROM memories WHERE namespace = ? AND superseded_by IS NOT NULL",
         (namespace,),
     ):
@@ -116,5 +116,5 @@ def test_many_routine_notes_raise_no_proposal(tmp_path: Path) -> None:
         for n in range(10):
             memory.store(f"Routine note number {n} about the build cache", namespace="x")
         assert memory.review_queue("x") == []
-        assert memory.db.conn().execute(
+        assert memory.internals.db.conn().execute(
             "SELECT count(*) FROM memories WHERE superseded_by IS NOT NULL").fetchone() == (0,)

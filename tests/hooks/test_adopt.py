@@ -75,7 +75,7 @@ def test_adopting_into_a_namespace_that_already_has_memories_merges(
     assert result.exit_code == 0, result.output
     with open_store(home) as memory:
         assert memory.status().namespaces == {found.namespace: 2}
-        entities = memory.db.conn().execute(
+        entities = memory.internals.db.conn().execute(
             "SELECT namespace, mentions FROM entities WHERE name = 'bob stone'").fetchall()
         assert [tuple(e) for e in entities] == [(found.namespace, 2)]
 

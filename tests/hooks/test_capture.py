@@ -18,7 +18,7 @@ NS = "project:app-000001"
 
 def turns(memory: Memory, status: str = "active") -> list[MemoryRecord]:
     """The namespace's turns with ``status``, in session order (quarantined ones too)."""
-    ids = [str(r[0]) for r in memory.db.conn().execute(
+    ids = [str(r[0]) for r in memory.internals.db.conn().execute(
         "SELECT id FROM memories WHERE namespace = ? AND kind = 'turn' AND status = ? "
         "ORDER BY session_id, position", (NS, status))]
     return [memory.get(i, namespace=NS) for i in ids]
@@ -106,7 +106,7 @@ def test_secrets_are_redacted_span_by_span_and_nowhere_in_the_files(
     kmemory: Memory, transcript: Path, home: Path
 ) -> None:
     capture_transcript(kmemory, transcript, namespace=NS, session_id=MAIN_SESSION)
-    kmemory.db.conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
+    kmemory.internals.db.conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
     said = next(t for t in turns(kmemory) if "staging password" in t.content)
     # The marker names the scanner's rule; which password rule fired is the scanner's
     # business, that a marker stands where the value was is this test's.
@@ -213,6 +213,6 @@ def test_concurrent_captures_of_the_same_lines_add_them_once(
         worker.join(60)
     assert not errors
     with Memory(settings=settings) as memory:
-        uuids = [str(r[0]) for r in memory.db.conn().execute(
+        uuids = [str(r[0]) for r in memory.internals.db.conn().execute(
             "SELECT json_extract(metadata, '$.uuid') FROM memories WHERE namespace = ?", (NS,))]
     assert len(uuids) == len(set(uuids)) == 11

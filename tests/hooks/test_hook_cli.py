@@ -161,8 +161,9 @@ def test_a_locked_store_fails_open_and_the_next_capture_catches_up(
 ) -> None:
     monkeypatch.setenv("AIDE_MEMOIRE_BUSY_TIMEOUT_MS", "50")
     with Memory(settings=Settings(home=home, embedding_model="none")) as memory:
-        assert isinstance(memory.db, SqliteDatabase)
-        conn = memory.db.driver.connect(str(memory.db.path), isolation_level=None)
+        db = memory.internals.db
+        assert isinstance(db, SqliteDatabase)
+        conn = db.driver.connect(str(db.path), isolation_level=None)
         conn.execute("BEGIN EXCLUSIVE")
         try:
             assert hook(home, "stop", session_id=MAIN_SESSION, transcript_path=str(transcript),

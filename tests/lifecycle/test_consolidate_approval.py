@@ -42,14 +42,14 @@ class DuringEncode:
     def __init__(self, memory: Memory, monkeypatch: pytest.MonkeyPatch,
                  action: Callable[[], None]) -> None:
         self.passes = 0
-        real = memory.embedder.encode
+        real = memory.internals.embedder.encode
 
         def encode(texts: list[str]) -> Any:
             self.passes += 1
             action()
             return real(texts)
 
-        monkeypatch.setattr(memory.embedder, "encode", encode)
+        monkeypatch.setattr(memory.internals.embedder, "encode", encode)
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def planned(scenario: Planted) -> Iterator[tuple[Memory, ReviewItem]]:
     with Memory(settings=settings(scenario.home)) as memory:
         memory.maintain(NS, apply=True)
         (item,) = [i for i in memory.review_queue(NS, 1000) if i.kind == "consolidate"]
-        memory.embedder.wait()  # loaded: the passes counted below are the summary's own
+        memory.internals.embedder.wait()  # loaded: the passes counted below are the summary's own
         yield memory, item
 
 
@@ -80,7 +80,7 @@ def test_a_concurrent_writer_is_not_held_up_by_the_encode(
     seen: list[tuple[bool, str]] = []
 
     def write_meanwhile() -> None:
-        free = _writer_lock_is_free(memory.db.local_state)
+        free = _writer_lock_is_free(memory.internals.db.local_state)
         written = other_writer.store(f"written during forward pass {len(seen)}",
                                      namespace=NS)
         seen.append((free, written))

@@ -30,13 +30,13 @@ def _files_digest(home: Path) -> str:
 
 
 def _rows(memory: Memory) -> list[tuple[Any, ...]]:
-    return memory.db.conn().execute(
+    return memory.internals.db.conn().execute(
         "SELECT id, content, status, tags, importance, valid_to, utility FROM memories "
         "ORDER BY rowid").fetchall()
 
 
 def _archived(memory: Memory) -> set[str]:
-    return {str(i) for (i,) in memory.db.conn().execute(
+    return {str(i) for (i,) in memory.internals.db.conn().execute(
         "SELECT id FROM memories WHERE status = 'archived'")}
 
 
@@ -46,7 +46,7 @@ def _proposals(memory: Memory, kind: str) -> list[Any]:
 
 def test_dry_run_writes_nothing(scenario: Planted) -> None:
     with Memory(settings=settings(scenario.home)) as memory:
-        memory.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        memory.internals.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         before = _files_digest(scenario.home)
         report = memory.maintain(NS)
         after = _files_digest(scenario.home)
@@ -154,8 +154,8 @@ def test_lease_keeps_a_second_runner_out_and_an_interrupted_run_is_consistent(
         from aide_memoire.engine.lifecycle import runner
 
         with pytest.raises(KeyboardInterrupt):
-            runner.maintain(first.context, NS, apply=True, auto_only=True, step=step)
-        assert lease.holder(first.db.conn(), NS) is None
+            runner.maintain(first.internals.context, NS, apply=True, auto_only=True, step=step)
+        assert lease.holder(first.internals.db.conn(), NS) is None
         archived = _archived(first)
         # Whole steps only: each duplicate group is retired entirely or not at all.
         groups = [a for a in first.maintain(NS).actions if a.kind == "retire_duplicate"]

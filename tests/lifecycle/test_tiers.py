@@ -63,7 +63,7 @@ def test_background_runs_only_the_safe_band(tmp_path: Path) -> None:
         gone, _ = _expiring(memory)
         memory.store("A wrong belief to demote.", namespace=NS)
     with Memory(settings=keyword(home, auto_maintenance=True)) as memory:
-        background = memory.services.lifecycle.background
+        background = memory.internals.services.lifecycle.background
         assert background is not None
         deadline = time.monotonic() + 60
         while background.runs == 0 and time.monotonic() < deadline:

@@ -19,4 +19,5 @@ async def test_code_index_tool_refuses_proc_through_a_link(memory: Memory, tmp_p
             result = await client.call_tool("memory_code_index", {"root": root})
             assert result.is_error
             assert "code index only reads a project" in result.content[0].text  # type: ignore[union-attr]
-    assert not present(memory.db.conn())  # nothing written, not even the code index's tables
+    # Nothing written, not even the code index's tables.
+    assert not present(memory.internals.db.conn())

@@ -103,7 +103,7 @@ async def test_the_default_rule_still_reads_across_but_marks_and_audits_it(
     assert _text(other).startswith(f"(read across namespaces: {A}; this session's own is {B})")
     assert queue.meta is not None
     assert queue.meta["aide-memoire/cross_namespace"]["namespaces"] == [A]
-    events = [e for e in memory.db.conn().execute(
+    events = [e for e in memory.internals.db.conn().execute(
         "SELECT action, namespace, detail FROM audit_events WHERE action = "
         "'read.cross_namespace' ORDER BY seq")]
     assert [(e[0], e[1]) for e in events] == [("read.cross_namespace", A)] * 2

@@ -71,11 +71,11 @@ def test_sigkill_at_random_points_loses_no_acknowledged_write(home: Path) -> Non
         # A line cut by the kill was never fully acknowledged: keep whole ids only.
         acknowledged += [line for line in out.splitlines() if len(line) == 32]
         with Memory(settings=Settings(home=home, embedding_model="none")) as memory:
-            conn = memory.db.conn()
+            conn = memory.internals.db.conn()
             assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
             report = memory.doctor()
             assert report.healthy, [c for c in report.checks if not c.ok]
-            present = {r.id for r in memory.store_.iter_namespace(conn, "crash")}
+            present = {r.id for r in memory.internals.store.iter_namespace(conn, "crash")}
             lost = [i for i in acknowledged if i not in present]
             assert not lost, f"round {round_}: {len(lost)} acknowledged writes lost"
     assert len(set(acknowledged)) > KILLS  # the writers really wrote between kills

@@ -30,7 +30,7 @@ def test_doctor_repairs_the_keyword_index_and_modes(home: Path) -> None:
         memory.store_conversation([{"speaker": "A", "content": "hi there"},
                                    {"speaker": "B", "content": "hello back"}], namespace="d")
         assert memory.doctor().healthy
-        with memory.db.write() as tx:  # lose two documents, add an orphan
+        with memory.internals.db.write() as tx:  # lose two documents, add an orphan
             tx.execute("DELETE FROM memory_fts WHERE rowid IN (1, 2)")
             tx.execute("INSERT INTO memory_fts (rowid, content) VALUES (9999, 'ghost')")
         os.chmod(home / "memory.db", 0o644)
@@ -48,7 +48,7 @@ def test_doctor_repairs_the_keyword_index_and_modes(home: Path) -> None:
 def test_doctor_exit_code_when_unhealthy(home: Path) -> None:
     with _none(home) as memory:
         memory.store("x", namespace="d")
-        with memory.db.write() as tx:
+        with memory.internals.db.write() as tx:
             tx.execute("DELETE FROM memory_fts")
     result = CliRunner().invoke(cli, ["--home", str(home), "doctor"],
                                 env={"AIDE_MEMOIRE_EMBEDDING_MODEL": "none"})
@@ -107,17 +107,17 @@ def test_import_gives_vectors_and_reuses_exported_ones(tmp_path: Path) -> None:
         plain, vectors = io.StringIO(), io.StringIO()
         memory.export(plain)
         memory.export(vectors, with_vectors=True)
-        space = memory.embedder.space
+        space = memory.internals.embedder.space
         assert space is not None
-        table = memory.vector_tables.table_name(space)
-        original = sorted(bytes(b) for (b,) in memory.db.conn().execute(
+        table = memory.internals.tables.table_name(space)
+        original = sorted(bytes(b) for (b,) in memory.internals.db.conn().execute(
             f"SELECT embedding FROM {table}"))
     assert '"vector":"' in vectors.getvalue()
     for name, text in (("b", plain.getvalue()), ("c", vectors.getvalue())):
         with Memory(settings=packaged.model_copy(update={"home": tmp_path / name})) as other:
             assert other.import_(iter(text.splitlines())).added == 6
             assert other.doctor().healthy  # every imported row has its vector
-            got = sorted(bytes(b) for (b,) in other.db.conn().execute(
+            got = sorted(bytes(b) for (b,) in other.internals.db.conn().execute(
                 f"SELECT embedding FROM {table}"))
             assert len(got) == 6
             if name == "c":
@@ -132,7 +132,7 @@ def test_a_process_that_has_not_loaded_the_model_knows_its_vectors(home: Path) -
     with Memory(settings=Settings(home=home)) as memory:
         memory.store("vectors travel with the export", namespace="v")
     with Memory(settings=Settings(home=home)) as fresh:
-        assert fresh.embedder.space is None  # not loaded in this instance
+        assert fresh.internals.embedder.space is None  # not loaded in this instance
         assert _bad(fresh) == set()
         lines = [line for line in fresh.export_lines("v", with_vectors=True) if '"id"' in line]
         assert lines and all('"vector"' in line for line in lines)

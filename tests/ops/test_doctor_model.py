@@ -33,11 +33,11 @@ def test_a_fresh_default_store_with_the_model_is_healthy(home: Path) -> None:
         memory.store_conversation([{"speaker": "A", "content": "is the gateway up?"},
                                    {"speaker": "B", "content": "yes since noon"}],
                                   namespace="d")
-        space = memory.embedder.space
+        space = memory.internals.embedder.space
         assert space is not None and space.model == f"{PACKAGED_MODEL}+int8"
     # A new Memory has not loaded the model: doctor must not guess the space's name.
     with Memory(settings=settings) as memory:
-        assert memory.embedder.space is None
+        assert memory.internals.embedder.space is None
         report = memory.doctor()
         assert report.healthy, [c for c in report.checks if not c.ok]
         missing = next(c for c in report.checks if c.name == "vector_missing")
@@ -50,9 +50,9 @@ def test_the_doctors_advice_mends_missing_vectors(home: Path) -> None:
     with Memory(settings=settings) as memory:
         ids = [memory.store(f"note {i} on the release checklist", namespace="d")
                for i in range(6)]
-        assert memory.embedder.space is not None
-        table = memory.vector_tables.table_name(memory.embedder.space)
-        with memory.db.write() as tx:  # vectors lost (an interrupted import, a bug)
+        assert memory.internals.embedder.space is not None
+        table = memory.internals.tables.table_name(memory.internals.embedder.space)
+        with memory.internals.db.write() as tx:  # vectors lost (an interrupted import, a bug)
             tx.execute(f"DELETE FROM {table} WHERE rowid IN "
                        "(SELECT rowid FROM memories WHERE id IN (?, ?))", (ids[0], ids[3]))
     report = _doctor_cli(home)

@@ -200,7 +200,7 @@ def test_a_size_limit_is_store_full_and_keeps_what_was_stored(tmp_path: Path) ->
     home = tmp_path / "home"
     with Memory(settings=settings(home)) as memory:
         memory.store("kept before the limit", namespace=NS)
-        pages = memory.db.conn().execute("PRAGMA page_count").fetchone()[0]
+        pages = memory.internals.db.conn().execute("PRAGMA page_count").fetchone()[0]
     with Memory(settings=settings(home, max_db_pages=pages + 2)) as memory:
         with pytest.raises(StoreFull, match="full"):
             memory.store_many([{"content": f"filler {i} " + "lorem ipsum " * 300}

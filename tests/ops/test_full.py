@@ -23,8 +23,8 @@ def test_size_limit_fails_the_write_and_keeps_the_store(home: Path) -> None:
     with Memory(settings=_settings(home, None)) as memory:
         kept = [memory.store(f"early memory {i} about the billing ledger", namespace="full")
                 for i in range(20)]
-        memory.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        pages = memory.db.conn().execute("PRAGMA page_count").fetchone()[0]
+        memory.internals.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        pages = memory.internals.db.conn().execute("PRAGMA page_count").fetchone()[0]
     big = "lorem ipsum dolor sit amet " * 3000  # ~80 kB: several pages each
     with Memory(settings=_settings(home, pages + 8)) as memory:
         with pytest.raises(StoreFull, match="full") as caught:
@@ -32,7 +32,7 @@ def test_size_limit_fails_the_write_and_keeps_the_store(home: Path) -> None:
                 memory.store(f"{i} {big}", namespace="full")
         assert "raise max_db_pages" in str(caught.value)
         assert [memory.get(i, namespace="full").id for i in kept] == kept
-        assert memory.db.conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert memory.internals.db.conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert memory.doctor().healthy
         assert memory.recall("billing ledger", namespace="full")
     with Memory(settings=_settings(home, pages * 4)) as memory:

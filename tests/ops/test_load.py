@@ -57,7 +57,7 @@ def test_eight_processes_store_and_recall(home: Path) -> None:
         written += lines[:-1]
     with Memory(settings=Settings(home=home, embedding_model="none")) as memory:
         assert memory.status().namespaces == {"load": len(set(written))}
-        conn = memory.db.conn()
-        present = {r.id for r in memory.store_.iter_namespace(conn, "load")}
+        conn = memory.internals.db.conn()
+        present = {r.id for r in memory.internals.store.iter_namespace(conn, "load")}
         assert set(written) == present
         assert memory.doctor().healthy

@@ -38,7 +38,8 @@ def _open(home: Path) -> Memory:
 
 
 def _contents(memory: Memory, namespace: str | None = None) -> list[dict[str, object]]:
-    return [r.model_dump() for r in memory.store_.iter_namespace(memory.db.conn(), namespace)]
+    parts = memory.internals
+    return [r.model_dump() for r in parts.store.iter_namespace(parts.db.conn(), namespace)]
 
 
 def test_snapshots_while_a_process_writes_are_consistent_and_restore(tmp_path: Path) -> None:
@@ -56,8 +57,8 @@ def test_snapshots_while_a_process_writes_are_consistent_and_restore(tmp_path: P
                 path = Path(info.path)
                 assert stat.S_IMODE(path.stat().st_mode) == 0o600
                 assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-                assert isinstance(memory.db, SqliteDatabase)
-                assert verify_file(path, memory.db.driver) is None
+                assert isinstance(memory.internals.db, SqliteDatabase)
+                assert verify_file(path, memory.internals.db.driver) is None
                 with _open(tmp_path / f"check{len(counts)}") as probe:
                     pass  # a home to restore into
                 restored = Memory.restore(path, settings=Settings(
@@ -130,7 +131,7 @@ def test_export_import_round_trip_is_exact_and_idempotent(tmp_path: Path) -> Non
                      namespace="y")  # held for review: status quarantined
         changed = memory.store("to be edited", namespace="y")
         memory.update(changed, namespace="y", content="edited text", tags=["e"])
-        with memory.db.write() as tx:  # a superseded, time-bounded memory
+        with memory.internals.db.write() as tx:  # a superseded, time-bounded memory
             tx.execute("UPDATE memories SET status = 'superseded', valid_to = "
                        "'2024-06-01T00:00:00.000000Z', superseded_by = ? WHERE id = ?",
                        (changed, changed))

@@ -23,7 +23,7 @@ def _env(tmp_path: Path, extras: str, **more: str) -> dict[str, str]:
 
 
 def _start(script: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(["sh", str(script), *args], env=env, stdin=subprocess.PIPE,
+    return subprocess.Popen([str(script), *args], env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -60,14 +60,14 @@ def test_concurrent_first_starts_share_one_setup_and_later_starts_reuse_it(
     assert stamp.read_text().strip() == key
 
     # Ready: a later start runs the command and does not set up again.
-    again = subprocess.run(["sh", str(server_launcher), "--help"], env=env, capture_output=True,
+    again = subprocess.run([str(server_launcher), "--help"], env=env, capture_output=True,
                            text=True, timeout=120, check=False)
     assert again.returncode == 0 and again.stderr == ""
     assert (data / "setup.log").read_text() == log
 
     # Other extras asked for: a new setup with them, replacing the old environment.
     vectors = _env(tmp_path, "vectors")
-    redone = subprocess.run(["sh", str(server_launcher), "--help"], env=vectors,
+    redone = subprocess.run([str(server_launcher), "--help"], env=vectors,
                             capture_output=True, text=True, timeout=900, check=False)
     assert redone.returncode == 0, redone.stderr
     assert "extras=vectors" in stamp.read_text()
@@ -82,7 +82,7 @@ def test_a_failed_setup_is_reported_and_tried_again(tmp_path: Path) -> None:
     env = _env(tmp_path, "embeddings", AIDE_MEMOIRE_PLUGIN_TORCH="torch==0.0.0")
     data = tmp_path / "data"
     for _ in range(2):
-        done = subprocess.run(["sh", str(LAUNCHER)], env=env, capture_output=True, text=True,
+        done = subprocess.run([str(LAUNCHER)], env=env, capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=600, check=False)
         assert done.returncode == 127 and done.stdout == ""
         assert "setting up the environment failed" in done.stderr

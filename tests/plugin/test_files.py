@@ -42,7 +42,8 @@ def test_versions_follow_the_package() -> None:
 
 def test_the_plugin_server_uses_the_shared_store_and_the_project() -> None:
     server = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]["aide-memoire"]
-    assert server["args"] == ["${CLAUDE_PLUGIN_ROOT}/bin/aide-memoire-mcp"]
+    assert server["command"] == "${CLAUDE_PLUGIN_ROOT}/bin/aide-memoire-mcp"
+    assert server.get("args", []) == []
     # No store override: the plugin shares the user data folder with every other client.
     assert "AIDE_MEMOIRE_HOME" not in json.dumps(server)
     assert os.access(PLUGIN / "bin" / "aide-memoire-mcp", os.X_OK)

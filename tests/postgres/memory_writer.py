@@ -27,7 +27,7 @@ def main() -> None:
     found = 0
     mem = Memory(settings=settings)
     try:
-        wait_at_gate(mem.db.conn())
+        wait_at_gate(mem.internals.db.conn())
         first = time.time()
         for i in range(count):
             # Names every process mentions: they race on the same entities and edges.

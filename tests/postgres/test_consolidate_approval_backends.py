@@ -28,7 +28,7 @@ def test_another_writer_lands_during_the_encode(backend_name: str, backend_url: 
     other = open_memory(backend_name, home, backend_url, extract_facts=False,
                         embedding_model="none")
     try:
-        assert mem.embedder.wait(), mem.embedder.error
+        assert mem.internals.embedder.wait(), mem.internals.embedder.error
         sources = [mem.store(text, namespace=NS, tags=["billing"]) for text in BILLING]
         for text in DISTINCT[:6]:
             mem.store(text, namespace=NS)
@@ -36,7 +36,7 @@ def test_another_writer_lands_during_the_encode(backend_name: str, backend_url: 
         (item,) = [i for i in mem.review_queue(NS, 1000) if i.kind == "consolidate"]
         assert set(item.evidence["sources"]) == set(sources)
         landed: list[str] = []
-        real = mem.embedder.encode
+        real = mem.internals.embedder.encode
 
         def encode(texts: list[str]) -> Any:
             # The other client writes from its own thread; were the lock held through this
@@ -49,7 +49,7 @@ def test_another_writer_lands_during_the_encode(backend_name: str, backend_url: 
             assert not writer.is_alive(), "another writer waited for the forward pass"
             return real(texts)
 
-        monkeypatch.setattr(mem.embedder, "encode", encode)
+        monkeypatch.setattr(mem.internals.embedder, "encode", encode)
         assert mem.review_decide(item.id, "approve").applied
         assert landed
         assert all(mem.get(i, namespace=NS).status == "active" for i in landed)

@@ -56,7 +56,7 @@ def test_update_then_forget(keyword_memory: Memory) -> None:
     report = mem.audit_verify()
     assert report.intact, report
     # The purge ran (SQLite: FTS optimize + WAL truncate; PostgreSQL: VACUUM), none owed.
-    assert not forget_module.pending_marker(mem.db).exists()
+    assert not forget_module.pending_marker(mem.internals.db).exists()
 
 
 def test_status_counts_what_is_stored(keyword_memory: Memory) -> None:
@@ -66,7 +66,7 @@ def test_status_counts_what_is_stored(keyword_memory: Memory) -> None:
     assert status.memories == 4 and status.namespaces == {NS: 4}
     assert status.schema_version >= 10
     keyword = {s.name: s.detail for s in status.stages}["keyword"]
-    on_postgres = mem.context.repos.dialect == "postgres"
+    on_postgres = mem.internals.context.repos.dialect == "postgres"
     assert "FTS5 BM25" in keyword
     assert ("computed by PostgreSQL" in keyword) == on_postgres
     # What each backend really is: the server, its engine and the size of the store's
@@ -118,7 +118,7 @@ def test_recall_with_the_model(backend_name: str, backend_url: str | None,
     mem = open_memory(backend_name, tmp_path / "home", backend_url,
                       embedding_model=Settings.model_fields["embedding_model"].default)
     try:
-        assert mem.embedder.wait(), mem.embedder.error
+        assert mem.internals.embedder.wait(), mem.internals.embedder.error
         dense = {s.name: s for s in mem.status().stages}["dense"]
         assert dense.live and ("pgvector" if backend_name == "postgres" else "sqlite-vec") \
             in dense.detail, dense
@@ -130,10 +130,10 @@ def test_recall_with_the_model(backend_name: str, backend_url: str | None,
         assert "bm25" not in hits[0].ranks
         lexical = mem.recall("Lyon train", namespace=NS, limit=3)
         assert lexical[0].ranks.get("bm25") == 1 and "dense" in lexical[0].ranks
-        space = mem.embedder.space
+        space = mem.internals.embedder.space
         assert space is not None
-        with mem.db.read() as conn:
-            assert mem.context.repos.vectors.count_missing(conn, space, NS) == 0
+        with mem.internals.db.read() as conn:
+            assert mem.internals.context.repos.vectors.count_missing(conn, space, NS) == 0
         assert mem.forget(target, namespace=NS)
         assert target not in {h.id for h in mem.recall("cat sleeping on a carpet",
                                                         namespace=NS, limit=3)}

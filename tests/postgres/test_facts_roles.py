@@ -62,7 +62,7 @@ def test_facts_of_a_restricted_namespace_stay_with_its_role(
         bob.store("Alice Martin works at Acme.", namespace=SHARED)  # the same names, shared
         assert [f.object for f in bob.facts("alice martin", namespace=SHARED)] == ["acme"]
         assert bob.facts("alice martin", namespace=PRIVATE, include_history=True) == []
-        conn = bob.db.conn()
+        conn = bob.internals.db.conn()
         for table in ("facts", "entities", "entity_edges", "memory_terms"):
             seen = conn.execute(f"SELECT count(*) FROM {table} WHERE namespace = ?",
                                 (PRIVATE,)).fetchone()[0]

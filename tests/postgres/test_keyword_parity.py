@@ -121,6 +121,12 @@ def _queries(rows: list[NewRow], seed: int) -> list[str]:
     out += [fts_query(rng.sample(CLASSES, 3), all_of=rng.sample(FILLER, 2)) for _ in range(6)]
     out += [fts_query([rng.choice(NAMES)], all_of=[rng.choice(NAMES), rng.choice(FILLER)])
             for _ in range(4)]
+    # Groups of many common words (recall's form in a big store: PostgreSQL joins their
+    # postings on the row), one of them twice, and a group holding a phrase.
+    out += [fts_query(rng.sample(CLASSES, 2), all_of=rng.sample(FILLER[:12], 5))
+            for _ in range(3)]
+    out += [fts_query([rng.choice(NAMES)], all_of=["the", "and", "the"])]
+    out += [fts_query([rng.choice(NAMES)], all_of=[rng.choice(FILLER), rng.choice(SPLIT)])]
     out += [fts_query(["!!", "&&"]), fts_query(["friend"], all_of=["?!", "dog"])]
     return [q for q in out if q]
 

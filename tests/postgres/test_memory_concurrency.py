@@ -55,7 +55,7 @@ def test_eight_memory_processes_lose_nothing(pg_url: str, tmp_path: Path) -> Non
                 == WRITES
         assert mem.status().memories == PROCESSES * WRITES
         # One entity per shared name, every mention counted (no duplicate, none lost).
-        names = mem.db.conn().execute(
+        names = mem.internals.db.conn().execute(
             "SELECT name, mentions FROM entities WHERE name IN ('alice martin', 'acme') "
             "ORDER BY name").fetchall()
         assert [tuple(n) for n in names] == [("acme", PROCESSES * WRITES),

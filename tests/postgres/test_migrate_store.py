@@ -157,8 +157,8 @@ def test_a_round_trip_keeps_every_table_its_hash_and_recall(
     source_conn.close()
     copy_conn.close()
     with Memory(settings=Settings.from_env(home=reference)) as memory:
-        assert isinstance(memory.db, SqliteDatabase)
-        rebuild_fts(memory.db, memory.store_)
+        assert isinstance(memory.internals.db, SqliteDatabase)
+        rebuild_fts(memory.internals.db, memory.internals.store)
     original, returned = _recall(reference), _recall(back_file.parent)
     assert original == returned and all(original)
     # PostgreSQL ranks keywords its own way; the best hit of each query is the same.

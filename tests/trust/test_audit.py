@@ -22,7 +22,7 @@ def _seed(home: Path) -> list[str]:
 
 
 def _tamper(home: Path, sql: str) -> None:
-    with Memory(settings=keyword_settings(home)) as memory, memory.db.write() as tx:
+    with Memory(settings=keyword_settings(home)) as memory, memory.internals.db.write() as tx:
         for statement in sql.split(";"):
             tx.execute(statement)
 
@@ -62,7 +62,7 @@ def test_events_carry_hashes_never_content(tmp_path: Path) -> None:
     home = tmp_path / "home"
     ids = _seed(home)
     with Memory(settings=keyword_settings(home)) as memory:
-        rows = memory.db.conn().execute("SELECT * FROM audit_events").fetchall()
+        rows = memory.internals.db.conn().execute("SELECT * FROM audit_events").fetchall()
         assert "gardening" not in repr(rows)
         history = memory.audit_history(ids[0])
         assert [e.action for e in history] == ["store", "update"]

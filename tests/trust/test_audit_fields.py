@@ -184,10 +184,10 @@ def test_a_store_from_before_the_seals_migrates_with_its_chain_intact(
             ids = [memory.store(f"Old note {i} about the archive", namespace=NS)
                    for i in range(3)]
             memory.update(ids[0], namespace=NS, tags=["kept"])
-            assert memory.db.schema_version() == 11
+            assert memory.internals.db.schema_version() == 11
             before = memory.audit_verify()
     with Memory(settings=keyword_settings(home)) as memory:
-        assert memory.db.schema_version() == 12
+        assert memory.internals.db.schema_version() == 12
         after = memory.audit_verify()
         assert after.intact, after.problem
         assert after.events == before.events + 1  # one event seals the existing memories

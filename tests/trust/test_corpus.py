@@ -61,7 +61,7 @@ def test_every_injection_is_quarantined(mem: Memory) -> None:
 def test_pii_is_recorded_with_kind_and_span(mem: Memory) -> None:
     for sample in (s for s in SAMPLES if s.label == "pii"):
         memory_id = mem.store(sample.text, namespace="corpus")
-        rows = mem.db.conn().execute(
+        rows = mem.internals.db.conn().execute(
             "SELECT rule, start, end FROM memory_findings WHERE memory_id = ? "
             "AND category = 'pii'", (memory_id,)
         ).fetchall()

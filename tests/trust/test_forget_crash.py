@@ -165,7 +165,7 @@ def test_doctor_repair_and_maintenance_finish_an_owed_purge(tmp_path: Path) -> N
         reader = subprocess.Popen([sys.executable, "-c", _READER, str(home / "memory.db")],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
-        memory.db.commit_hooks.clear()  # only the explicit steps below may finish it
+        memory.internals.db.commit_hooks.clear()  # only the explicit steps below may finish it
         assert memory.forget(other, namespace=NS) is True
         assert _owed(home) == 1
         reader.communicate("", timeout=30)
@@ -184,7 +184,7 @@ def test_doctor_repair_finishes_a_purge_a_reader_held_up_after_a_crash(tmp_path:
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
     with Memory(settings=keyword_settings(home)) as memory:
-        memory.db.commit_hooks.clear()  # only doctor --repair may finish it here
+        memory.internals.db.commit_hooks.clear()  # only doctor --repair may finish it here
         before = memory.doctor()
         assert [c.name for c in before.checks if not c.ok] == ["purge"]
         assert word.encode() in _bytes(home)

@@ -42,9 +42,10 @@ def _summarise(memory: Memory, ids: list[str]) -> str:
         "pieces": [[r.id, 0, len(r.content), clock.format_time(r.created_at)] for r in records],
         "tags": [],
     }
-    prepared = prepare_summary(memory.context, NS, evidence)  # as an approval: before the lock
-    with memory.db.write() as tx:
-        return write_summary(memory.context, tx, NS, evidence, reason="test", prepared=prepared)
+    ctx = memory.internals.context
+    prepared = prepare_summary(ctx, NS, evidence)  # as an approval: before the lock
+    with memory.internals.db.write() as tx:
+        return write_summary(ctx, tx, NS, evidence, reason="test", prepared=prepared)
 
 
 def test_forgetting_a_source_forgets_the_summary_that_quotes_it(tmp_path: Path) -> None:
@@ -90,7 +91,7 @@ def test_forget_by_id_also_follows_summaries(tmp_path: Path) -> None:
 
 
 def _entities(memory: Memory) -> set[str]:
-    return {str(r[0]).lower() for r in memory.db.conn().execute(
+    return {str(r[0]).lower() for r in memory.internals.db.conn().execute(
         "SELECT display FROM entities WHERE namespace = ?", (NS,))}
 
 
@@ -102,7 +103,7 @@ def test_forget_removes_facts_entities_and_edges(tmp_path: Path) -> None:
         gone = memory.store(f"Ingrid Dahl met Lukas {surname} in Oslo", namespace=NS)
         assert any(surname.lower() in e for e in _entities(memory))
         assert memory.forget(gone, namespace=NS)
-        conn = memory.db.conn()
+        conn = memory.internals.db.conn()
         assert not any(surname.lower() in e for e in _entities(memory))
         assert conn.execute("SELECT count(*) FROM facts WHERE memory_id = ?",
                             (gone,)).fetchone()[0] == 0
@@ -124,7 +125,7 @@ def test_the_entity_graph_follows_an_update(tmp_path: Path) -> None:
         names = _entities(memory)
         assert not any(old_name.lower() in e for e in names)
         assert any("aiko" in e for e in names)  # extracted again from the new text
-        mentions = memory.db.conn().execute(
+        mentions = memory.internals.db.conn().execute(
             "SELECT count(*) FROM memory_entities me JOIN memories m ON m.rowid = me.memory_rowid "
             "WHERE m.id = ?", (memory_id,)).fetchone()[0]
         assert mentions >= 1
@@ -161,7 +162,7 @@ def test_a_purge_held_up_by_a_reader_is_finished_later(tmp_path: Path, then: str
         target = memory.store(f"The offsite box is labelled {secret_word} in the ledger",
                               namespace=NS)
         memory.store("An unrelated note about lunch", namespace=NS)
-        memory.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        memory.internals.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         # A reader in another process (POSIX locks do not conflict inside one process).
         reader = subprocess.Popen([sys.executable, "-c", _READER, str(home / "memory.db")],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -178,7 +179,7 @@ def test_a_purge_held_up_by_a_reader_is_finished_later(tmp_path: Path, then: str
             memory.close()
         else:
             memory.close = lambda: None  # type: ignore[method-assign]  # a crash: no close
-            memory.db.commit_hooks.clear()
+            memory.internals.db.commit_hooks.clear()
             with Memory(settings=keyword_settings(home)):
                 pass
         assert _owed(home) == 0
@@ -186,4 +187,4 @@ def test_a_purge_held_up_by_a_reader_is_finished_later(tmp_path: Path, then: str
         with pytest.raises(NotFound):
             Memory(settings=keyword_settings(home)).get(target, namespace=NS)
     finally:
-        memory.db.close()
+        memory.internals.db.close()

@@ -81,9 +81,9 @@ def test_promote_screens_the_memory_again(tmp_path: Path) -> None:
     with Memory(settings=keyword_settings(home, screen_mode="observe")) as memory:
         memory_id = memory.store(ATTACK, namespace=NS)
         plain = memory.store("The cache is warmed after each deploy", namespace=NS)
-        with memory.db.write() as tx:
+        with memory.internals.db.write() as tx:
             for i in (memory_id, plain):
-                assert tiers.archive(tx, memory.store_, i, NS, actor="test", reason="cold")
+                assert tiers.archive(tx, memory.internals.store, i, NS, actor="test", reason="cold")
     with Memory(settings=keyword_settings(home)) as memory:
         result = memory.promote(memory_id, namespace=NS)
         assert result.restored and result.status == "quarantined"

@@ -94,7 +94,7 @@ def test_observe_mode_flags_without_holding(tmp_path: Path) -> None:
         memory_id = mem.store(POISON, namespace="p")
         assert mem.get(memory_id, namespace="p").status == "active"
         assert mem.review_queue(namespace="p") == []
-        flags = mem.db.conn().execute(
+        flags = mem.internals.db.conn().execute(
             "SELECT rule FROM memory_findings WHERE memory_id = ? AND category = 'injection'",
             (memory_id,),
         ).fetchall()

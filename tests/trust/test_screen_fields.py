@@ -164,7 +164,7 @@ def test_an_update_screens_changed_fields_and_keeps_other_findings(mem: Memory) 
         mem.update(memory_id, namespace="u", metadata={"env": {"ADMIN_PASS": "Hq7!vR2xLm"}})
     record = mem.update(memory_id, namespace="u", source=ORDER)
     assert record.status == "quarantined"
-    rows = mem.db.conn().execute(
+    rows = mem.internals.db.conn().execute(
         "SELECT category, field FROM memory_findings WHERE memory_id = ?", (memory_id,)
     ).fetchall()
     assert ("pii", "content") in rows and ("injection", "source") in rows

@@ -89,7 +89,7 @@ def test_export_masks_pii_unless_revealed(mem: Memory, tmp_path: Path) -> None:
 
 
 def _all_events(mem: Memory) -> list[dict[str, Any]]:
-    rows = mem.db.conn().execute("SELECT action, detail FROM audit_events ORDER BY seq")
+    rows = mem.internals.db.conn().execute("SELECT action, detail FROM audit_events ORDER BY seq")
     return [{"action": a, "detail": json.loads(d)} for a, d in rows]
 
 

@@ -75,7 +75,7 @@ def _sections(text: str) -> dict[str, list[str]]:
 
 
 def test_a_page_per_entity_and_an_index_listing_them(built: Built) -> None:
-    conn = built.memory.db.conn()
+    conn = built.memory.internals.db.conn()
     entities = {str(n) for (n,) in conn.execute(
         "SELECT name FROM entities WHERE namespace = ?", (NAMESPACE,))}
     pages = sorted((built.wiki / "entities").glob("*.md"))
@@ -112,7 +112,7 @@ def test_current_values_first_then_superseded_ones_with_dates(built: Built) -> N
 def test_every_fact_of_the_store_is_on_its_subjects_page_with_its_memory_id(
     built: Built,
 ) -> None:
-    conn = built.memory.db.conn()
+    conn = built.memory.internals.db.conn()
     rows = conn.execute(
         "SELECT subject, predicate, memory_id, valid_to FROM facts WHERE namespace = ?",
         (NAMESPACE,),

@@ -64,7 +64,7 @@ def test_personal_data_is_masked_unless_asked(memory: Memory, tmp_path: Path) ->
     assert "[EMAIL]" in _all(tmp_path / "masked")
     shown = memory.wiki_export(tmp_path / "shown", namespace=NS, reveal_pii=True)
     assert not shown.pii_masked and "noor.haddad@example.com" in _all(tmp_path / "shown")
-    events = [json.loads(d) for (d,) in memory.db.conn().execute(
+    events = [json.loads(d) for (d,) in memory.internals.db.conn().execute(
         "SELECT detail FROM audit_events WHERE action = 'export' ORDER BY seq")]
     assert events == [{"count": 1, "reveal_pii": False}, {"count": 1, "reveal_pii": True}]
 

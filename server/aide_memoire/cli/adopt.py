@@ -58,9 +58,10 @@ def register(cli: click.Group, open_memory: Any) -> None:
             old = validate_namespace(source or found.legacy)
             if old == found.namespace:
                 fail("that is already this project's namespace", 2)
-            count = memory.store_.namespace_counts(memory.db.conn()).get(old, 0)
+            parts = memory.internals
+            count = parts.store.namespace_counts(parts.db.conn()).get(old, 0)
             if dry_run or not count:
                 click.echo(f"would move {count} memories from {old} to {found.namespace}")
                 return
-            moved = adopt_namespace(memory.db, old, found.namespace, actor="cli")
+            moved = adopt_namespace(parts.db, old, found.namespace, actor="cli")
         click.echo(f"moved {moved} memories from {old} to {found.namespace}")

@@ -8,7 +8,8 @@ and is logged (never with memory text) to ``<home>/logs/hooks.log``.
 Speed: this module imports only the standard library at the top. The prompt hook asks
 the warm loopback daemon (``/hook`` in mcp/http.py) and needs nothing else; without one it
 starts it in the background (detached, never waited for) and answers in process,
-keyword-only, so no hook ever loads the embedding model.
+keyword-only, from the store opened read-only (hooks/cold.py), without importing the
+engine; no hook ever loads the embedding model.
 """
 
 from __future__ import annotations
@@ -263,6 +264,30 @@ def in_process(home: Path, request: dict[str, Any]) -> dict[str, Any]:
     return answer
 
 
+def keyword_answer(home: Path, request: dict[str, Any]) -> dict[str, Any]:
+    """A prompt request answered here with no daemon: by the read-only keyword path
+    (hooks/cold.py: no engine import), or by the engine where that path cannot stand in
+    for it (a PostgreSQL or encrypted store, a setting it does not read)."""
+    from ..hooks.cold import answer
+
+    found = answer(home, request)
+    if found is None:
+        log(home, "user-prompt-submit", "keyword path unavailable: the engine answers")
+        return in_process(home, request)
+    from ..hooks.injections import record_request
+
+    record_request(home, request, found, "process")
+    return found
+
+
+def _ask_prompt(home: Path, request: dict[str, Any], limit: float) -> dict[str, Any]:
+    answer = ask_daemon(home, request, limit / 2)
+    if answer is not None and "error" not in answer:
+        return answer
+    start_daemon(home)
+    return keyword_answer(home, request)
+
+
 def _run(home: Path, request: dict[str, Any], limit: float) -> dict[str, Any]:
     # Half the limit for the daemon, so that the answer in process still fits.
     answer = ask_daemon(home, request, limit / 2)
@@ -335,13 +360,10 @@ def _prompt(home: Path, payload: dict[str, Any], limit: float) -> str:
     request: dict[str, Any] = {"op": "prompt", "namespace": project.namespace,
                                "prompt": prompt, "session_id": session}
     if not isinstance(session, str) or not session:
-        return str(_run(home, request, limit).get("text") or "")
+        return str(_ask_prompt(home, request, limit).get("text") or "")
     with session_state(home, session, "inject") as state:
         request["exclude"] = sorted(state.injected())
-        answer = ask_daemon(home, request, limit / 2)
-        if answer is None or "error" in answer:
-            start_daemon(home)
-            answer = in_process(home, request)
+        answer = _ask_prompt(home, request, limit)
         ids = [str(i) for i in answer.get("ids") or []]
         if ids:
             state.add_injected(ids)

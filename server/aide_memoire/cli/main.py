@@ -18,7 +18,9 @@ from ..engine.core.errors import NotFound
 from ..engine.core.settings import Settings
 from ..engine.facade.memory import Memory
 from ..logs import configure_logging
+from ..mcp.core import RecallOutput, SearchOutput, StoreOutput
 from .facts import format_facts
+from .fields import field_options, filter_options, given_fields, given_filters
 from .namespace import cli_namespace, namespace_option
 from .output import (
     EXIT_ERROR,
@@ -94,50 +96,25 @@ def strip_final_newline(data: bytes) -> bytes:
     return data[:-1] if data.endswith(b"\n") else data
 
 
-# Option help derived from the one declaration of the memory's fields (engine/core/domain.py).
-_KINDS_HELP = f"{', '.join(domain.KINDS[:-1])} or {domain.KINDS[-1]}."
-_TAGS_HELP = (f"Comma-separated tags (at most {domain.TAGS_MAX}, each up to "
-              f"{domain.TAG_MAX} characters).")
-
-
 @cli.command()
 @click.argument("text")
 @namespace_option
-@click.option("--kind", default="note", show_default=True, help=_KINDS_HELP)
-@click.option("--tags", default="", help=_TAGS_HELP)
-@click.option("--importance", type=float, default=domain.IMPORTANCE_DEFAULT, show_default=True,
-              help=f"{domain.IMPORTANCE_MIN:g} to {domain.IMPORTANCE_MAX:g}.")
-@click.option("--source", default="cli", show_default=True, help="Where the memory came from.")
-@click.option("--observed-at", default=None, help="When it happened (ISO 8601).")
+@field_options({"source": "cli"})
 @click.option("--supersedes", default=None,
               help="Id of a memory this one replaces (kept as history, ranked below).")
 @json_option
 @click.pass_context
 def store(
-    ctx: click.Context,
-    text: str,
-    namespace: str,
-    kind: str,
-    tags: str,
-    importance: float,
-    source: str,
-    observed_at: str | None,
-    supersedes: str | None,
-    as_json: bool,
+    ctx: click.Context, /, text: str, namespace: str, supersedes: str | None, as_json: bool,
+    **options: Any,
 ) -> None:
     """Store TEXT as a memory ('-' reads it from stdin). Prints its id."""
     with open_memory(ctx) as memory:
         memory_id = memory.store(
             _read_content(text),  # type: ignore[arg-type]
-            namespace=namespace,
-            kind=kind,
-            tags=tags,
-            importance=importance,
-            source=source,
-            observed_at=observed_at,
-            supersedes=supersedes,
+            namespace=namespace, supersedes=supersedes, **given_fields(options),
         )
-    emit({"id": memory_id, "namespace": namespace}, as_json=as_json, text=memory_id)
+    emit(StoreOutput(id=memory_id, namespace=namespace), as_json=as_json, text=memory_id)
 
 
 @cli.command()
@@ -148,10 +125,12 @@ def store(
 @click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
 @click.option("--tags", default="", help="Only memories with one of these tags (comma-separated).")
 @as_of_options
+@filter_options
 @json_option
 @click.pass_context
 def recall(
     ctx: click.Context,
+    /,
     query: str,
     namespace: str,
     limit: int,
@@ -160,6 +139,7 @@ def recall(
     as_of: str | None,
     include_superseded: bool,
     as_json: bool,
+    **options: Any,
 ) -> None:
     """Recall the memories most relevant to QUERY, best first."""
     with open_memory(ctx) as memory:
@@ -171,9 +151,10 @@ def recall(
             tags=[t for t in tags.split(",") if t] or None,
             as_of=as_of,
             include_superseded=include_superseded,
+            **given_filters(options),
         )
     text = "\n".join(format_hit(i, h) for i, h in enumerate(hits, 1)) or "no memories found"
-    emit({"query": query, "hits": hits}, as_json=as_json, text=text)
+    emit(RecallOutput(query=query, namespace=namespace, hits=hits), as_json=as_json, text=text)
 
 
 @cli.command()
@@ -186,10 +167,12 @@ def recall(
 @click.option("--limit", type=int, default=50, show_default=True,
               help=f"How many memories (at most {domain.RESULTS_MAX}).")
 @as_of_options
+@filter_options
 @json_option
 @click.pass_context
 def search(
     ctx: click.Context,
+    /,
     namespace: str,
     tags: str,
     kinds: tuple[str, ...],
@@ -200,6 +183,7 @@ def search(
     as_of: str | None,
     include_superseded: bool,
     as_json: bool,
+    **options: Any,
 ) -> None:
     """List memories by filters, newest first."""
     with open_memory(ctx) as memory:
@@ -213,8 +197,10 @@ def search(
             limit=limit,
             as_of=as_of,
             include_superseded=include_superseded,
+            **given_filters(options),
         )
-    emit({"memories": records}, as_json=as_json, text=format_records(records))
+    emit(SearchOutput(namespace=namespace, memories=records), as_json=as_json,
+         text=format_records(records))
 
 
 @cli.command()

@@ -145,7 +145,7 @@ def _open(settings: Settings) -> Memory:
     from ..engine.facade.memory import Memory
 
     memory = Memory(settings=settings)
-    memory.embedder.progress = say
+    memory.internals.embedder.progress = say
     return memory
 
 

@@ -15,9 +15,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..engine.core.domain import PINNED_TAGS
-from ..engine.core.models import MemoryRecord
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the prompt hook's keyword path imports quote() without pydantic
+    from ..engine.core.models import MemoryRecord
     from ..engine.facade.memory import Memory
 
 __all__ = ["CHARS_PER_TOKEN", "Briefing", "briefing", "quote"]

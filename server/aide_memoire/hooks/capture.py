@@ -1,9 +1,10 @@
 """Capture of Claude Code transcripts as conversation turns, safely and exactly once.
 
 Before anything is written (or logged), a turn loses every ``<private>...</private>``
-span and each secret span is replaced by ``[redacted:<kind>]`` (trust/redact.py); the
-rest goes through ``Memory.store_conversation`` like any write, so suspected injection is
-held for review. A turn is keyed by the transcript line's ``uuid`` (kept in its metadata):
+span; then it goes through ``Memory.store_conversation_report`` like any write, which
+replaces each secret span by ``[redacted:<kind>]`` (trust/redact.py, once, in the write
+pipeline: its report gives the count) and holds suspected injection for review. A turn
+is keyed by the transcript line's ``uuid`` (kept in its metadata):
 a line already stored in the namespace is never stored again, whatever the overlap of
 captures (Stop, PreCompact, SessionEnd, a resumed session's copy, a backfill).
 """
@@ -16,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..engine.core.errors import SecretRefused
 from ..engine.trust.redact import redact_secrets
 from .feedback import learn_from_replies
 from .transcript import Message, read_transcript
@@ -43,7 +43,6 @@ class CaptureReport:
     redacted: int = 0  # secret spans removed
     private: int = 0  # <private> spans removed
     malformed: int = 0
-    refused: int = 0  # turns left out because a secret survived redaction (never expected)
     cursor: int = 0
     sessions_seen: set[str] = field(default_factory=set)
 
@@ -67,20 +66,26 @@ def _present(memory: Memory, namespace: str, uuids: Sequence[str]) -> set[str]:
     """The uuids among ``uuids`` already stored in ``namespace``."""
     if not uuids:
         return set()
-    with memory.db.read() as conn:
-        stored = memory.store_.metadata_values(conn, namespace, "turn", SOURCE, "uuid")
+    with memory.internals.db.read() as conn:
+        stored = memory.internals.store.metadata_values(conn, namespace, "turn", SOURCE, "uuid")
     return stored & set(uuids)
 
 
 def _clean(text: str, report: CaptureReport, max_bytes: int) -> str:
     text, private = strip_private(text)
     report.private += private
-    redaction = redact_secrets(text)
-    report.redacted += len(redaction.findings)
-    text = redaction.text.strip()
+    text = text.strip()
     encoded = text.encode("utf-8")
     if len(encoded) > max_bytes:  # keep the start of a huge turn rather than lose it
-        text = encoded[: max_bytes - 16].decode("utf-8", "ignore") + " [truncated]"
+        # Redacted before the cut, which could leave half a secret the screen no longer
+        # recognises; the write pipeline redacts every other turn.
+        redaction = redact_secrets(text)
+        report.redacted += len(redaction.findings)
+        encoded = redaction.text.encode("utf-8")
+        if len(encoded) > max_bytes:
+            text = encoded[: max_bytes - 16].decode("utf-8", "ignore") + " [truncated]"
+        else:
+            text = redaction.text
     return text
 
 
@@ -102,19 +107,12 @@ def _turn(message: Message, text: str, failed: bool | None) -> dict[str, Any]:
 def _write(memory: Memory, namespace: str, session: str, turns: list[dict[str, Any]],
            report: CaptureReport) -> None:
     for start in range(0, len(turns), BATCH):
-        batch = turns[start : start + BATCH]
-        try:
-            memory.store_conversation(batch, namespace=namespace, session_id=session,
-                                      source=SOURCE)
-        except SecretRefused:
-            # Never expected after redaction; keep every turn the screen accepts.
-            for turn in batch:
-                try:
-                    memory.store_conversation([turn], namespace=namespace, session_id=session,
-                                              source=SOURCE)
-                except SecretRefused:
-                    report.refused += 1
-                    report.turns -= 1
+        written = memory.store_conversation_report(
+            turns[start : start + BATCH], namespace=namespace, session_id=session,
+            source=SOURCE, secrets="redact")
+        # A secret is also found again in the next turn's context (its neighbour's text):
+        # the turn's own text counts it once.
+        report.redacted += sum(1 for r in written.redactions if r.field == "content")
 
 
 def capture_transcript(

@@ -22,8 +22,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..engine.trust.redact import redact_secrets
-
 __all__ = ["LOG_PARTS", "describe_reasons", "injection_reasons", "read_injections",
            "record_injection", "record_request"]
 
@@ -67,6 +65,9 @@ def describe_reasons(reason: dict[str, Any]) -> str:
 
 
 def _excerpt(prompt: str) -> str:
+    # Here, not at the top: the prompt hook's keyword path imports this module for every
+    # prompt and pays for the secret patterns only when something was injected.
+    from ..engine.trust.redact import redact_secrets
     from .capture import strip_private  # capture reads this log (feedback.py): no cycle
 
     text, _ = strip_private(prompt)

@@ -10,9 +10,10 @@ for each injected memory, what passed the gate (the injection log shows it).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .briefing import CHARS_PER_TOKEN, quote
 from .gate import (
@@ -30,8 +31,8 @@ if TYPE_CHECKING:
     from ..engine.core.models import Hit
     from ..engine.facade.memory import Memory
 
-__all__ = ["HEADER", "GateReason", "Injection", "hit_signals", "prompt_context", "prompt_stems",
-           "stem"]
+__all__ = ["HEADER", "GateReason", "Injection", "answer_of", "hit_signals", "prompt_context",
+           "prompt_stems", "stem"]
 
 MIN_TERMS = 1
 RECALL_LIMIT = 20  # the gate's candidates: the needed memory is in them far more often than in 12
@@ -120,3 +121,10 @@ def prompt_context(
         return Injection("", ())
     return Injection("\n".join([HEADER, *lines]), tuple(r.id for r in reasons),
                      tuple(reasons))
+
+
+def answer_of(injection: Injection) -> dict[str, Any]:
+    """The hook service's answer to a prompt request (the daemon's, the engine's in
+    process and the keyword path's alike)."""
+    return {"text": injection.text, "ids": list(injection.ids),
+            "reasons": [dataclasses.asdict(r) for r in injection.reasons]}

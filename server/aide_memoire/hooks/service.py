@@ -7,7 +7,6 @@ prompt hook sends it to the warm loopback daemon when one runs (mcp/http.py, rou
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,7 @@ from ..engine.core.validate import validate_namespace
 from ..engine.ops.adopt import auto_adopt
 from .briefing import briefing
 from .capture import capture_transcript
-from .prompt import prompt_context
+from .prompt import answer_of, prompt_context
 from .state import capture_lock
 
 if TYPE_CHECKING:
@@ -45,8 +44,8 @@ def handle(memory: Memory, request: dict[str, Any]) -> dict[str, Any]:
     if op == "briefing":
         legacy = _text(request, "legacy", required=False)
         if legacy is not None:
-            counts = memory.store_.namespace_counts(memory.db.conn())
-            auto_adopt(memory.db, counts, validate_namespace(legacy), namespace,
+            counts = memory.internals.store.namespace_counts(memory.internals.db.conn())
+            auto_adopt(memory.internals.db, counts, validate_namespace(legacy), namespace,
                        actor=memory.actor)
         shown = briefing(memory, namespace, budget_tokens=settings.hook_briefing_tokens,
                          current_session=session)
@@ -61,8 +60,7 @@ def handle(memory: Memory, request: dict[str, Any]) -> dict[str, Any]:
             exclude={str(i) for i in exclude} if isinstance(exclude, list) else set(),
             session_id=session,
         )
-        return {"text": injection.text, "ids": list(injection.ids),
-                "reasons": [dataclasses.asdict(r) for r in injection.reasons]}
+        return answer_of(injection)
     if op == "capture":
         path = _text(request, "transcript_path")
         assert path is not None

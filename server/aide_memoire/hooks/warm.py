@@ -50,8 +50,8 @@ def serve_prompt(memory: Memory, namespace: str, prompt: str,
     started = time.perf_counter()
     if not prompt.strip():
         return {"text": "", "ids": []}
-    embedder = memory.embedder
-    if memory.recaller.dense_live() and not embedder.ready:
+    embedder = memory.internals.embedder
+    if memory.internals.recaller.dense_live() and not embedder.ready:
         # The first prompt of a session can come while the server still loads the model
         # (a few seconds). Wait for it within the hook's timeout rather than lose this
         # prompt's memory; past WARM_WAIT_S the prompt goes on without memory.

@@ -15,6 +15,7 @@ from ..engine.core import domain as d
 from ..engine.core.errors import NotFound
 from ..engine.core.models import Hit, MemoryRecord, Status
 from ..engine.facts.models import MemoryDetail
+from .fields import filter_fields, input_model, settable_fields, values_of
 from .models import (
     AnyKind,
     AsOf,
@@ -27,7 +28,6 @@ from .models import (
     ResultLimit,
     Role,
     Since,
-    StoreKind,
     Tags,
     ToolInput,
     Until,
@@ -59,34 +59,17 @@ __all__ = [
 ]
 
 
-class StoreInput(ToolInput):
-    content: Content = Field(
-        description="Self-contained: clear months later."
-    )
-    kind: StoreKind = Field(
-        default="note",
-        description="learning: a lesson; fact: stable; summary: a digest; note: other.",
-    )
-    tags: Tags = Field(default_factory=list, description="Short labels to filter by later.")
-    importance: float = Field(
-        default=d.IMPORTANCE_DEFAULT, ge=d.IMPORTANCE_MIN, le=d.IMPORTANCE_MAX,
-        description="0 (trivia) to 1 (must never be forgotten).",
-    )
-    metadata: dict[str, Any] = Field(
-        default_factory=dict, description="Any JSON object, returned on recall."
-    )
-    observed_at: When | None = Field(
-        default=None,
-        description="When it happened. Default: now.",
-    )
-    source: Label = Field(
-        default="mcp", description="Origin, e.g. a file path, URL or 'user'."
-    )
-    supersedes: MemoryId | None = Field(
-        default=None,
-        description="Id of a memory this corrects (kept as history).",
-    )
-    namespace: Namespace = None
+# The fields a caller sets come from their one declaration (engine/core/fields.py).
+StoreInput: type[ToolInput] = input_model("StoreInput", {
+    **settable_fields({"source": "mcp"}),
+    "supersedes": (MemoryId | None, Field(
+        default=None, description="Id of a memory this corrects (kept as history).")),
+    "namespace": (Namespace, None),
+}, ToolInput)
+
+
+_SETTABLE = tuple(settable_fields({}))
+_FILTERS = tuple(filter_fields())
 
 
 class StoreOutput(BaseModel):
@@ -131,7 +114,7 @@ class StoreConversationOutput(BaseModel):
     redacted: list[str] = Field(default_factory=list)
 
 
-class RecallInput(ToolInput):
+class _RecallInput(ToolInput):
     query: Query = Field(
         description="What you need to know: a question or keywords.",
     )
@@ -151,6 +134,11 @@ class RecallInput(ToolInput):
     namespace: Namespace = None
 
 
+# Plus an exact-match parameter per field declared filterable (engine/core/fields.py).
+RecallInput = input_model("RecallInput", filter_fields(),
+                          _RecallInput)
+
+
 class RecallOutput(BaseModel):
     query: str
     namespace: str
@@ -160,7 +148,7 @@ class RecallOutput(BaseModel):
     )
 
 
-class SearchInput(ToolInput):
+class _SearchInput(ToolInput):
     tags: Tags = Field(default_factory=list, description="Any of these tags.")
     kinds: list[AnyKind] = Field(default_factory=list, description="Only these kinds.")
     min_importance: float | None = Field(
@@ -173,6 +161,10 @@ class SearchInput(ToolInput):
     include_superseded: IncludeSuperseded = False
     limit: ResultLimit = Field(default=20, description="Max memories.")
     namespace: Namespace = None
+
+
+SearchInput = input_model("SearchInput", filter_fields(),
+                          _SearchInput)
 
 
 class SearchOutput(BaseModel):
@@ -204,18 +196,9 @@ class StatusOutput(Status):
     default_namespace: str = Field(description="The namespace tools use when given none.")
 
 
-def store(memory: Memory, args: StoreInput, namespace: str) -> StoreOutput:
-    memory_id = memory.store(
-        args.content,
-        namespace=namespace,
-        kind=args.kind,
-        tags=args.tags,
-        importance=args.importance,
-        metadata=args.metadata,
-        observed_at=args.observed_at,
-        source=args.source,
-        supersedes=args.supersedes,
-    )
+def store(memory: Memory, args: ToolInput, namespace: str) -> StoreOutput:
+    given = values_of(args, (*_SETTABLE, "supersedes"))
+    memory_id = memory.store(given.pop("content"), namespace=namespace, **given)
     return StoreOutput(id=memory_id, namespace=namespace)
 
 
@@ -239,14 +222,15 @@ def store_conversation(
                                    redacted=redacted)
 
 
-def _filters(args: RecallInput | SearchInput) -> dict[str, Any]:
+def _filters(args: _RecallInput | _SearchInput) -> dict[str, Any]:
     """The filters recall and search share, as the engine takes them (empty = none)."""
     return {"kinds": args.kinds or None, "tags": args.tags or None, "since": args.since,
             "until": args.until, "as_of": args.as_of,
-            "include_superseded": args.include_superseded}
+            "include_superseded": args.include_superseded,
+            **values_of(args, _FILTERS)}
 
 
-def recall(memory: Memory, args: RecallInput, namespace: str) -> RecallOutput:
+def recall(memory: Memory, args: _RecallInput, namespace: str) -> RecallOutput:
     hits = memory.recall(args.query, namespace=namespace, limit=args.limit, **_filters(args))
     omitted = 0
     if args.max_tokens is not None:
@@ -262,7 +246,7 @@ def recall(memory: Memory, args: RecallInput, namespace: str) -> RecallOutput:
     return RecallOutput(query=args.query, namespace=namespace, hits=hits, omitted=omitted)
 
 
-def search(memory: Memory, args: SearchInput, namespace: str) -> SearchOutput:
+def search(memory: Memory, args: _SearchInput, namespace: str) -> SearchOutput:
     records = memory.search(namespace=namespace, min_importance=args.min_importance,
                             limit=args.limit, **_filters(args))
     return SearchOutput(namespace=namespace, memories=records)

@@ -190,14 +190,13 @@ def _alive(pid: object) -> bool:
 
 
 def _busy_message(home: Path, port: int, is_default: bool) -> str:
-    other = read_discovery(home)
-    if other and other.get("port") == port and _alive(other.get("pid")):
-        return (f"port {port} is taken by the aide-memoire daemon already serving this store "
-                f"(pid {other['pid']}, {other.get('url')}): use that one, stop it "
-                f"(kill {other['pid']}), or start another with --port N (0 = any free port)")
+    # Never this store's own daemon: its lock (hold_daemon_lock) refused a second one
+    # before any port was bound, so whatever holds the port is another program (or
+    # another store's daemon).
     where = (f"this store's port, recorded in {home / PORT_FILE}" if is_default
              else "given with --port")
-    return (f"port {port} ({where}) is in use by another program: stop it, pass --port N "
+    return (f"port {port} ({where}) is in use by another program (or another store's "
+            f"daemon): stop it, pass --port N "
             f"(0 = any free port)" + (f", or write another port number in {home / PORT_FILE}"
                                       if is_default else ""))
 
@@ -325,7 +324,8 @@ class HookRoute:
         await send({"type": "http.response.body", "body": payload})
 
     def _warming(self) -> bool:
-        return self.memory.recaller.dense_live() and self.memory.embedder.space is None
+        parts = self.memory.internals
+        return parts.recaller.dense_live() and parts.embedder.space is None
 
     def _handle(self, request: dict[str, Any]) -> dict[str, Any]:
         from ..hooks.service import handle

@@ -155,7 +155,7 @@ def _catch_up_vectors(memory: Memory) -> None:
     """Encode the rows stored keyword-only meanwhile (hooks capture without the model
     when no daemon runs); resumable, so a daemon stopped half-way loses nothing."""
     try:
-        if memory.recaller.dense_live() and memory.embedder.wait():
+        if memory.internals.recaller.dense_live() and memory.internals.embedder.wait():
             memory.reembed(batch=CATCH_UP_BATCH)
     except Exception as exc:  # noqa: BLE001 - a background catch-up must not stop serving
         logging.getLogger(__name__).warning("reembed after start failed: %s", exc)

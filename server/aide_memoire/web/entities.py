@@ -68,7 +68,7 @@ def _facts(facts: list[Fact], caption: str, namespace: str) -> str:
 
 def entities(memory: Memory, request: Request) -> Response:
     params = request.query_params
-    with memory.db.read() as conn:
+    with memory.internals.db.read() as conn:
         counts = queries.namespace_counts(conn)
         namespace = pick_namespace(request, counts)
         top = queries.top_entities(conn, namespace)
@@ -97,7 +97,7 @@ def _around(memory: Memory, namespace: str, name: str, as_of: str) -> str:
         result = None
         out += f'<p class="muted">{esc(exc)}</p>'
     if result is not None:
-        with memory.db.read() as conn:
+        with memory.internals.db.read() as conn:
             edges = queries.edges_among(conn, namespace,
                                         [*result.start, *(e.name for e in result.entities)])
         out += graph_svg(result, edges, namespace)
@@ -105,7 +105,7 @@ def _around(memory: Memory, namespace: str, name: str, as_of: str) -> str:
             [f'<a href="{esc(url("/entities", namespace=namespace, name=e.name))}">'
              f"{esc(e.display)}</a>", str(e.hops), f"{e.weight:.2f}", str(e.mentions)]
             for e in result.entities], caption="Related entities")
-        with memory.db.read() as conn:
+        with memory.internals.db.read() as conn:
             rows = [r for start in result.start for r in queries.mentions(conn, namespace, start)]
         out += (f'<p class="note" role="note">{esc(HELD_NOTE)}</p>' + table(["Memory", "Text"], [
             [f'<a href="{esc(memory_url(namespace, r.id))}">{esc(r.id)}</a>',

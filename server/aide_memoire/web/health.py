@@ -95,7 +95,7 @@ def _maintenance(memory: Memory, csrf: str) -> str:
 def health(memory: Memory, request: Request) -> Response:
     csrf = request.state.csrf
     status = memory.status()
-    with memory.db.read() as conn:
+    with memory.internals.db.read() as conn:
         months = queries.growth(conn)
     facts = [("Version", status.version), ("Store", status.db_path),
              ("Size", _size(status.db_bytes)), ("Memories", status.memories),

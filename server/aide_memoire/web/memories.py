@@ -92,9 +92,10 @@ def _search(memory: Memory, q: dict[str, str]) -> str:
 
 
 def _listing(memory: Memory, q: dict[str, str]) -> str:
-    with memory.db.read() as conn:
+    db = memory.internals.db
+    with db.read() as conn:
         rows = queries.list_memories(
-            conn, memory.db.dialect, q["namespace"], kind=q["kind"], tag=q["tag"], since=q["since"],
+            conn, db.dialect, q["namespace"], kind=q["kind"], tag=q["tag"], since=q["since"],
             until=_next_day(q["until"]), status=q["status"], limit=50)
     cells = [[esc(r.created_at[:16].replace("T", " ")), esc(r.kind), esc(r.status),
               _preview(r.preview), f'<a href="{esc(memory_url(r.namespace, r.id))}">'
@@ -111,7 +112,7 @@ def _next_day(day: str) -> str:
 
 
 def memories(memory: Memory, request: Request) -> Response:
-    with memory.db.read() as conn:
+    with memory.internals.db.read() as conn:
         counts = queries.namespace_counts(conn)
     params = request.query_params
     q = {k: params.get(k, "").strip() for k in

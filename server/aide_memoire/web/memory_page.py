@@ -49,7 +49,7 @@ def _meta(record: MemoryRecord) -> str:
 
 def _chain(memory: Memory, record: MemoryRecord) -> str:
     """What this memory replaced and what replaced it, oldest first."""
-    with memory.db.read() as conn:
+    with memory.internals.db.read() as conn:
         before = queries.replaced_by(conn, record.namespace, record.id)
     after: list[MemoryRecord] = []
     nxt = record.superseded_by
@@ -85,7 +85,7 @@ def detail(memory: Memory, request: Request) -> Response:
         [f'<a href="{esc(memory_url(namespace, ln["source"]))}">{esc(ln["source"])}</a>',
          f'<a href="{esc(memory_url(namespace, ln["target"]))}">{esc(ln["target"])}</a>',
          esc(ln["kind"]), esc(ln["score"])] for ln in memory.links(memory_id)], caption="Links")
-    with memory.db.read() as conn:
+    with memory.internals.db.read() as conn:
         votes = queries.feedback_of(conn, memory_id)
     feedback = ("<p>No feedback yet.</p>" if votes is None else
                 f"<p>Helpful {votes[0]} · unhelpful {votes[1]} · wrong {votes[2]} "

@@ -29,7 +29,7 @@ def _text(text: str, limit: int = 200) -> str:
 
 
 def timeline(memory: Memory, request: Request) -> Response:
-    with memory.db.read() as conn:
+    with memory.internals.db.read() as conn:
         counts = queries.namespace_counts(conn)
         namespace = pick_namespace(request, counts)
         by_day = queries.days(conn, namespace)
@@ -72,7 +72,7 @@ def timeline(memory: Memory, request: Request) -> Response:
 def session(memory: Memory, request: Request) -> Response:
     namespace = request.path_params["namespace"]
     session_id = request.path_params["session_id"]
-    with memory.db.read() as conn:
+    with memory.internals.db.read() as conn:
         turns = queries.session_turns(conn, namespace, session_id)
     rows = [[str(t.position if t.position is not None else ""), esc(t.speaker or ""),
              _text(t.preview, 240), f'<a href="{esc(memory_url(t.namespace, t.id))}">'

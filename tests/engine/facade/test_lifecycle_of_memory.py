@@ -14,7 +14,7 @@ from aide_memoire import Memory, Settings
 def test_close_stops_the_background_maintenance_thread(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "home", embedding_model="none", auto_maintenance=True)
     memory = Memory(settings=settings)
-    background = memory.services.lifecycle.background
+    background = memory.internals.services.lifecycle.background
     assert background is not None and background.alive
     memory.store("a note for the maintenance loop", namespace="p")
     memory.close()

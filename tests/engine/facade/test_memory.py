@@ -168,7 +168,7 @@ def test_recall_as_of_answers_from_what_was_valid_then(memory: Memory) -> None:
     before = memory.get(old, namespace="n").created_at
     new = memory.store("The team deploys with GitHub Actions", namespace="n")
     # Close the old memory as a later supersession would (the facts issue automates this).
-    with memory.db.write() as tx:
+    with memory.internals.db.write() as tx:
         tx.execute(
             "UPDATE memories SET status = 'superseded', valid_to = ?, superseded_by = ? "
             "WHERE id = ?",
@@ -186,8 +186,8 @@ def test_very_common_words_do_not_hide_the_rare_one(tmp_path: Path) -> None:
     from dataclasses import replace
 
     with Memory(tmp_path / "h", settings=None) as m:
-        m.recaller.tuning = replace(
-            m.recaller.tuning, prune_above=100, common_floor=50, common_share=0.05
+        m.internals.recaller.tuning = replace(
+            m.internals.recaller.tuning, prune_above=100, common_floor=50, common_share=0.05
         )
         m.store_many(
             [{"content": f"deploy report {i}: the deploy went fine"} for i in range(200)],

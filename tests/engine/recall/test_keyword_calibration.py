@@ -60,8 +60,8 @@ def _distractors(query: str, count: int) -> list[str]:
 @pytest.fixture(scope="module")
 def scattered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Memory, dict[str, str]]:
     memory = Memory(tmp_path_factory.mktemp("calibration"))
-    assert memory.embedder.wait(), memory.embedder.error
-    memory.recaller.tuning = replace(memory.recaller.tuning, **CALIBRATED)
+    assert memory.internals.embedder.wait(), memory.internals.embedder.error
+    memory.internals.recaller.tuning = replace(memory.internals.recaller.tuning, **CALIBRATED)
     targets = {}
     for number, (stated, asked) in enumerate(PARAPHRASES):
         ns = f"case{number}"
@@ -77,7 +77,7 @@ def test_meaning_beats_scattered_keywords(
 ) -> None:
     memory, targets = scattered
     asked = PARAPHRASES[case][1]
-    recaller = memory.recaller
+    recaller = memory.internals.recaller
     calibrated = recaller.tuning
     recaller.tuning = replace(calibrated, keyword_scale=scale)
     try:
@@ -98,7 +98,7 @@ def test_min_max_scaling_lets_partial_matches_win(
     the whole keyword weight and a distractor comes first in most cases (the engine's
     default scale, at the keyword weight of either the default or the calibrated side)."""
     memory, targets = scattered
-    recaller = memory.recaller
+    recaller = memory.internals.recaller
     before = recaller.tuning
     recaller.tuning = replace(before, keyword_scale="minmax", keyword_weight=weight)
     try:
@@ -123,9 +123,9 @@ def test_ideal_score_is_the_bm25_of_a_row_holding_every_word(tmp_path: Path) -> 
         memory.store_many([{"content": text} for text in rows[:5]], namespace="other")
         full = memory.store("kiwi mango papaya quince z", namespace="n")
         assert sum(memory.status().namespaces.values()) == 52
-        recaller = memory.recaller
+        recaller = memory.internals.recaller
         recaller.tuning = replace(recaller.tuning, keyword_scale="ideal")  # computes it
-        with memory.db.read() as conn:
+        with memory.internals.db.read() as conn:
             found = recaller.candidates(conn, RecallRequest(
                 query="kiwi mango papaya quince", where=RowFilter(namespaces=["n"]), limit=5))
             (rowid,) = conn.execute("SELECT rowid FROM memories WHERE id = ?", (full,)).fetchone()

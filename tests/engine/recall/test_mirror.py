@@ -22,17 +22,17 @@ def _fill(memory: Memory, namespace: str, count: int) -> None:
 
 
 def _table(memory: Memory) -> tuple[object, str]:
-    space = memory.embedder.space
+    space = memory.internals.embedder.space
     assert space is not None
-    return space, memory.vector_tables.table_name(space)
+    return space, memory.internals.tables.table_name(space)
 
 
 def test_recall_and_near_duplicates_share_one_mirror(memory: Memory) -> None:
     _fill(memory, "p", 40)
     memory.recall("who moved the billing item", namespace="p")
-    near = memory.services.lifecycle.near_duplicates
-    assert near.mirror is memory.recaller.cache is memory.mirror
-    (only,) = memory.mirror._slices.values()
+    near = memory.internals.services.lifecycle.near_duplicates
+    assert near.mirror is memory.internals.recaller.cache is memory.internals.mirror
+    (only,) = memory.internals.mirror._slices.values()
     assert only.view.size == 40
     # A near duplicate is still caught against the shared copy.
     first = memory.store("The boiler is serviced every October by Acme Heating.", namespace="p")
@@ -46,7 +46,7 @@ def test_dense_recalls_score_with_no_lock_held(memory: Memory) -> None:
     expected = [h.id for h in memory.recall("garden shelf moved by Ben", namespace="p")]
     results: dict[int, list[str]] = {}
     # Hold the mirror's only lock: recalls on a fresh mirror must not need it.
-    with memory.mirror._lock:
+    with memory.internals.mirror._lock:
         threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, [
             h.id for h in memory.recall("garden shelf moved by Ben", namespace="p")]))
             for i in range(4)]
@@ -63,8 +63,8 @@ def test_the_budget_evicts_and_an_oversize_namespace_is_streamed(memory: Memory)
     _fill(memory, "a", 50)
     _fill(memory, "b", 50)
     space, table = _table(memory)
-    query = memory.embedder.encode(["the kitchen item on shelf 4"])[0]
-    conn = memory.db.conn()
+    query = memory.internals.embedder.encode(["the kitchen item on shelf 4"])[0]
+    conn = memory.internals.db.conn()
     full = VectorMirror()
     exact = {ns: full.scores(conn, space, table, [ns], query) for ns in ("a", "b")}  # type: ignore[arg-type]
     per_row = _Slice.bytes_per_row(384)
@@ -131,7 +131,7 @@ def test_four_dense_recalls_are_inside_scoring_at_once(memory: Memory) -> None:
         except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
             errors.append(exc)
 
-    memory.mirror.on_scoring = meet
+    memory.internals.mirror.on_scoring = meet
     try:
         threads = [threading.Thread(target=run, args=(q,), name=f"recall-{i}")
                    for i, q in enumerate(queries)]
@@ -140,7 +140,7 @@ def test_four_dense_recalls_are_inside_scoring_at_once(memory: Memory) -> None:
         for thread in threads:
             thread.join(120)
     finally:
-        memory.mirror.on_scoring = None
+        memory.internals.mirror.on_scoring = None
     assert not errors, f"the four recalls were not scoring at the same time: {errors!r}"
     assert sorted(inside) == sorted(t.name for t in threads)
     assert results == expected  # and scoring together changed no result

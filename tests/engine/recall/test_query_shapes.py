@@ -112,7 +112,7 @@ def test_feedback_terms_are_words_the_best_rows_share() -> None:
 @pytest.fixture(scope="module")
 def hybrid(tmp_path_factory: pytest.TempPathFactory) -> Memory:
     memory = Memory(tmp_path_factory.mktemp("shapes"))
-    assert memory.embedder.wait(), memory.embedder.error
+    assert memory.internals.embedder.wait(), memory.internals.embedder.error
     return memory
 
 
@@ -159,10 +159,10 @@ def test_when_question_prefers_the_turn_that_states_a_time(hybrid: Memory) -> No
     question = "When did Rosa go to the pottery workshop?"
     hits = hybrid.recall(question, namespace=ns, limit=5, pure=True)
     assert hits[0].id == ids[2]
-    tuning = hybrid.recaller.tuning
+    tuning = hybrid.internals.recaller.tuning
     try:
-        hybrid.recaller.tuning = replace(tuning, timed_boost=0.0)
+        hybrid.internals.recaller.tuning = replace(tuning, timed_boost=0.0)
         without = hybrid.recall(question, namespace=ns, limit=5, pure=True)
     finally:
-        hybrid.recaller.tuning = tuning
+        hybrid.internals.recaller.tuning = tuning
     assert hits[0].score > without[[h.id for h in without].index(ids[2])].score

@@ -14,15 +14,15 @@ from aide_memoire.engine.storage.db import SqliteDatabase
 @pytest.fixture(scope="module")
 def hybrid(tmp_path_factory: pytest.TempPathFactory) -> Memory:
     memory = Memory(tmp_path_factory.mktemp("hybrid"))
-    assert memory.embedder.wait(), memory.embedder.error
+    assert memory.internals.embedder.wait(), memory.internals.embedder.error
     return memory
 
 
 def _dense_count(memory: Memory) -> int:
-    space = memory.embedder.space
+    space = memory.internals.embedder.space
     assert space is not None
-    table = memory.vector_tables.table_name(space)
-    return int(memory.db.conn().execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    table = memory.internals.tables.table_name(space)
+    return int(memory.internals.db.conn().execute(f"SELECT count(*) FROM {table}").fetchone()[0])
 
 
 def test_status_says_dense_is_live(hybrid: Memory) -> None:
@@ -88,13 +88,13 @@ def test_reply_found_by_its_context(hybrid: Memory) -> None:
 
 def test_dense_and_keyword_only_modes_reproduce_each_side(hybrid: Memory) -> None:
     ns = "para"
-    tuning = hybrid.recaller.tuning
+    tuning = hybrid.internals.recaller.tuning
     try:
-        hybrid.recaller.tuning = replace(tuning, keyword_weight=0.0)
+        hybrid.internals.recaller.tuning = replace(tuning, keyword_weight=0.0)
         dense_only = hybrid.recall("cat sleeping on a carpet", namespace=ns, limit=3)
         assert [h.ranks.get("dense") for h in dense_only] == [1, 2, 3]
     finally:
-        hybrid.recaller.tuning = tuning
+        hybrid.internals.recaller.tuning = tuning
 
 
 def test_forget_and_update_keep_vectors_in_step(hybrid: Memory) -> None:
@@ -161,8 +161,8 @@ def test_driver_without_extensions_means_keyword_only(tmp_path: Path) -> None:
         memory.store("plain sqlite3 store", namespace="n")
         hits = memory.recall("plain store", namespace="n")
         stage = {s.name: s for s in memory.status().stages}["dense"]
-        assert isinstance(memory.db, SqliteDatabase)
-        if memory.db.driver.can_load_extensions:
+        assert isinstance(memory.internals.db, SqliteDatabase)
+        if memory.internals.db.driver.can_load_extensions:
             assert stage.live and "dense" in hits[0].ranks
         else:
             assert hits[0].ranks == {"bm25": 1}
@@ -186,21 +186,21 @@ def test_a_big_namespace_is_shortlisted_by_sign_bits_then_scored_exactly(
     rare = hybrid.store("Zebra-7 token rotation is owned by the platform team", namespace=ns)
     queries = ["who owns the token rotation", "problems with the payroll export",
                "Kafka consumer lag on day 3", "Zebra-7"]
-    exact_tuning = replace(hybrid.recaller.tuning, shortlist_above=None)
-    short_tuning = replace(hybrid.recaller.tuning, shortlist_above=100, shortlist=120)
+    exact_tuning = replace(hybrid.internals.recaller.tuning, shortlist_above=None)
+    short_tuning = replace(hybrid.internals.recaller.tuning, shortlist_above=100, shortlist=120)
     for query in queries:
-        hybrid.recaller.tuning = exact_tuning
+        hybrid.internals.recaller.tuning = exact_tuning
         exact = hybrid.recall(query, namespace=ns, limit=5)
-        hybrid.recaller.tuning = short_tuning
+        hybrid.internals.recaller.tuning = short_tuning
         short = hybrid.recall(query, namespace=ns, limit=5)
-        hybrid.recaller.tuning = exact_tuning
+        hybrid.internals.recaller.tuning = exact_tuning
         assert [h.id for h in short][:3] == [h.id for h in exact][:3], query
         for a, b in zip(short, exact, strict=False):
             if a.id == b.id and "dense" in a.scores:
                 assert a.scores["dense"] == pytest.approx(b.scores["dense"], abs=1e-6)
-    hybrid.recaller.tuning = short_tuning
+    hybrid.internals.recaller.tuning = short_tuning
     try:
         hits = hybrid.recall("Zebra-7", namespace=ns, limit=3)
     finally:
-        hybrid.recaller.tuning = exact_tuning
+        hybrid.internals.recaller.tuning = exact_tuning
     assert hits[0].id == rare and "dense" in hits[0].scores  # keyword match scored exactly

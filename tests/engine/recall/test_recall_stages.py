@@ -127,7 +127,8 @@ def test_recency_stage_in_a_real_store(tmp_path: Path) -> None:
     """Two sessions months apart: now, the later statement first; as of a day between,
     the earlier; a question for a series is ordered as without the stage."""
     with Memory(settings=Settings(home=tmp_path, extract_facts=False)) as memory:
-        memory.recaller.tuning = replace(memory.recaller.tuning, recency_weight=0.3)
+        recaller = memory.internals.recaller
+        recaller.tuning = replace(recaller.tuning, recency_weight=0.3)
         ns = "chat:stages"
         (old, pet1) = memory.store_conversation(
             [{"speaker": "Odile", "content": "I work at Halden Foods in the packing hall."},
@@ -144,7 +145,7 @@ def test_recency_stage_in_a_real_store(tmp_path: Path) -> None:
         assert then[0].id == old
         with_stage = [h.id for h in memory.recall("What pets does Odile have?",
                                                   namespace=ns, limit=4)]
-        memory.recaller.tuning = replace(memory.recaller.tuning, recency_weight=0.0)
+        recaller.tuning = replace(recaller.tuning, recency_weight=0.0)
         without = [h.id for h in memory.recall("What pets does Odile have?",
                                                namespace=ns, limit=4)]
         assert with_stage == without

@@ -20,8 +20,8 @@ BILLING = [
 
 
 def _entity_links(memory: Memory, memory_id: str, namespace: str) -> int:
-    rowid = memory.store_.rowid_of(memory.db.conn(), memory_id, namespace)
-    found = memory.db.conn().execute(
+    rowid = memory.internals.store.rowid_of(memory.internals.db.conn(), memory_id, namespace)
+    found = memory.internals.db.conn().execute(
         "SELECT count(*) FROM memory_entities WHERE memory_rowid = ?", (rowid,)).fetchone()
     return int(found[0])
 
@@ -52,7 +52,7 @@ def test_captured_turns_keep_the_text_and_lose_only_the_secret(
     assert stored.content == "deploy with [redacted:stripe-key] then tell me"
     # The next turn's context quotes the redacted text, never the key.
     assert KEY not in (memory.get(result.ids[1], namespace="p").context or "")
-    memory.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    memory.internals.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert KEY.encode() not in (home / "memory.db").read_bytes()
     with pytest.raises(InvalidInput, match="secrets must be one of"):
         memory.store_conversation(turns, namespace="p", secrets="ignore")  # type: ignore[arg-type]

@@ -55,7 +55,7 @@ def test_two_processes_store_500_each(home: Path) -> None:
         assert m.status().namespaces == {"shared": 1000}
         assert len(m.search(namespace="shared", tags=["a"], limit=1000)) == 500
         assert len(m.search(namespace="shared", tags=["b"], limit=1000)) == 500
-        assert m.db.conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert m.internals.db.conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
 def test_two_processes_create_the_store_at_once(tmp_path: Path) -> None:

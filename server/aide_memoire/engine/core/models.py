@@ -1,85 +1,29 @@
-"""Typed records the engine returns. Edges (CLI, MCP) return these same models."""
+"""Typed records the engine returns. Edges (CLI, MCP) return these same models.
+
+``MemoryRecord``, ``Hit`` and the write path's ``NewRow`` are generated from the one
+declaration of a memory's fields (``fields.py``) into ``record_models.py``.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from pydantic import BaseModel, Field
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from .domain import IMPORTANCE_DEFAULT, MemoryKind, MemoryStatus
+from .domain import MemoryKind, MemoryStatus
+from .record_models import FieldFilters, Hit, MemoryRecord, NewRow, StoreFields, UpdateFields
 
 __all__ = [
+    "FieldFilters",
     "Hit",
     "ImportReport",
     "MemoryRecord",
+    "NewRow",
+    "StoreFields",
+    "UpdateFields",
     "Status",
     "Stage",
     "MemoryKind",
     "MemoryStatus",
 ]
-
-
-
-class MemoryRecord(BaseModel):
-    """A stored memory, exactly as kept."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    namespace: str
-    kind: MemoryKind
-    content: str
-    tags: list[str] = Field(default_factory=list)
-    importance: float = IMPORTANCE_DEFAULT
-    source: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    created_at: datetime
-    updated_at: datetime
-    observed_at: datetime | None = None
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
-    superseded_by: str | None = None
-    status: MemoryStatus = "active"
-    access_count: int = 0
-    last_accessed_at: datetime | None = None
-    utility: float = 0.0
-    session_id: str | None = None
-    speaker: str | None = None
-    role: str | None = None
-    position: int | None = None
-    reply_to: str | None = None
-    context: str | None = None
-
-
-class Hit(BaseModel):
-    """One recalled memory, with why it came back."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    namespace: str
-    content: str
-    kind: MemoryKind
-    score: float = Field(description="Final score; higher is better, comparable within one call.")
-    scores: dict[str, float] = Field(
-        default_factory=dict, description="Each retriever's own score for this memory."
-    )
-    ranks: dict[str, int] = Field(
-        default_factory=dict, description="Each retriever's 1-based rank for this memory."
-    )
-    tags: list[str] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    source: str | None = None
-    observed_at: datetime | None = None
-    created_at: datetime
-    status: MemoryStatus = "active"
-    superseded_by: str | None = Field(
-        default=None, description="The memory that replaced this one, if any (newer first)."
-    )
-    session_id: str | None = None
-    speaker: str | None = None
-    position: int | None = None
 
 
 class Stage(BaseModel):

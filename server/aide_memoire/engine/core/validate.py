@@ -10,15 +10,17 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from . import domain
+from . import domain, fields
 from .errors import InvalidContent, InvalidInput, InvalidNamespace
 
 __all__ = [
     "KINDS",
     "NAMESPACE_MAX",
     "normalize_namespace",
+    "check_value",
     "parse_time",
     "validate_content",
+    "validate_fields",
     "validate_id",
     "validate_importance",
     "validate_kind",
@@ -148,16 +150,16 @@ def validate_tags(tags: Iterable[str] | str | None) -> list[str]:
     return out
 
 
-def validate_importance(importance: object) -> float:
+def validate_importance(importance: object, *, field: str = "importance") -> float:
     if isinstance(importance, bool) or not isinstance(importance, int | float):
-        raise InvalidInput("importance must be a number between 0 and 1")
+        raise InvalidInput(f"{field} must be a number between 0 and 1")
     value = float(importance)
     if not math.isfinite(value):
         given = "NaN" if math.isnan(value) else "infinity"
-        raise InvalidInput(f"importance must be a finite number from {domain.IMPORTANCE_MIN:g} "
+        raise InvalidInput(f"{field} must be a finite number from {domain.IMPORTANCE_MIN:g} "
                            f"to {domain.IMPORTANCE_MAX:g}, not {given}")
     if not domain.IMPORTANCE_MIN <= value <= domain.IMPORTANCE_MAX:
-        raise InvalidInput(f"importance {importance!r} is outside "
+        raise InvalidInput(f"{field} {importance!r} is outside "
                            f"{domain.IMPORTANCE_MIN:g}..{domain.IMPORTANCE_MAX:g}")
     return value
 
@@ -250,6 +252,82 @@ def _check_count(value: object, field: str, *, allow_none: bool = False) -> None
         return
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT_MAX:
         raise InvalidInput(f"{field} must be a whole number from 0 to {INT_MAX}")
+
+
+def _check_real(value: object, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
+        value
+    ) or not -1e6 <= value <= 1e6:
+        raise InvalidInput(f"{field} {value!r} must be a finite number")
+    return float(value)
+
+
+def _label(value: object, field: str) -> str | None:
+    _check_label(value, field)
+    return None if value is None else str(value)
+
+
+def _count(value: object, field: str) -> int:
+    _check_count(value, field)
+    assert isinstance(value, int)  # _check_count refused anything else
+    return value
+
+
+def _status(value: object, field: str) -> str:
+    if value not in domain.STATUSES:
+        raise InvalidInput(f"{field} {value!r} is not one of {', '.join(domain.STATUSES)}")
+    return str(value)
+
+
+def check_value(f: fields.MemoryField, value: object, *, max_bytes: int) -> object:
+    """One field's value checked by what it is (its kind of value, fields.py)."""
+    if value is None and f.optional:
+        return None
+    name = f.name
+    match f.kind:
+        case "text":
+            return validate_content(value, max_bytes=max_bytes)
+        case "kind":
+            return validate_kind(value)
+        case "tags":
+            return validate_tags(value)  # type: ignore[arg-type]
+        case "score":
+            return validate_importance(value, field=name)
+        case "json":
+            return validate_metadata(value)  # type: ignore[arg-type]
+        case "time":
+            return parse_time(value, field=name)
+        case "id":
+            return validate_id(value, field=name)
+        case "namespace":
+            return validate_namespace(value)
+        case "label":
+            return _label(value, name)
+        case "count":
+            return _count(value, name)
+        case "real":
+            return _check_real(value, name)
+        case "status":
+            return _status(value, name)
+        case "hash":
+            raise InvalidInput(f"{name} is computed by the store; it cannot be given")
+
+
+def validate_fields(
+    values: Mapping[str, object], *, max_bytes: int, what: str = "store"
+) -> dict[str, Any]:
+    """The settable fields a caller gave (``store``/``update``), each checked as its
+    declaration says; an unknown name is refused with the names allowed."""
+    allowed = {f.name: f for f in fields.FIELDS if f.settable}
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        declared = allowed.get(name)
+        if declared is None:
+            raise InvalidInput(
+                f"{what} has no field {name!r}; it takes {', '.join(sorted(allowed))}"
+            )
+        out[name] = check_value(declared, value, max_bytes=max_bytes)
+    return out
 
 
 def validate_record(record: Any, *, max_bytes: int) -> None:

@@ -1,34 +1,32 @@
 """``AsyncMemory``: the same engine for asyncio programs, each call in a worker thread.
 
-Every public method of :class:`Memory` has a twin here with the same parameters
-(tests/engine/test_structure.py checks it): ``close`` is :meth:`AsyncMemory.aclose`,
-``export_lines`` returns the lines as a list, and :meth:`acting_as` is a plain
-context manager (the actor travels to the worker threads with the task's context).
+Generated from ``memory.py`` by ``async_codegen.py`` (its docstring says how, and what
+``async_base.py`` adds); do not edit.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import IO, TYPE_CHECKING, Any, ParamSpec, TypeVar
-
-import anyio
-import anyio.to_thread
-
-from ..core.domain import IMPORTANCE_DEFAULT
-from ..core.settings import Settings
+from typing import IO, TYPE_CHECKING, Any, Unpack
 from ..ops import reembed as ops_reembed
 from ..ops import snapshot as ops_snapshot
 from ..runtime.pipeline import SecretsPolicy, WriteResult
-from .memory import Memory
 
 if TYPE_CHECKING:
-    from ..code.index import Progress
+    from ..code.index import CodeIndex, Progress
     from ..code.models import CodeHit, CodeIndexReport, DocLink, SymbolHit
-    from ..core.models import Hit, ImportReport, MemoryRecord, Stage, Status
+    from ..core.models import (
+        FieldFilters,
+        Hit,
+        ImportReport,
+        MemoryRecord,
+        Stage,
+        Status,
+        StoreFields,
+        UpdateFields,
+    )
     from ..facts.models import Fact, MemoryDetail, RelatedResult
     from ..lifecycle.models import (
         ConsolidationReport,
@@ -42,92 +40,27 @@ if TYPE_CHECKING:
     from ..trust.models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
     from ..wiki.models import WikiExportReport, WikiLintReport
 
+from .async_base import AsyncBase
+from .memory import Memory
+
 __all__ = ["AsyncMemory"]
 
-P = ParamSpec("P")
-R = TypeVar("R")
 
-
-class AsyncMemory:
+class AsyncMemory(AsyncBase):
     """Async twin of :class:`Memory`; use ``async with``."""
-
-    def __init__(
-        self,
-        home: str | os.PathLike[str] | None = None,
-        *,
-        settings: Settings | None = None,
-        max_threads: int = 4,
-    ) -> None:
-        self._home = home
-        self._settings = settings
-        self._memory: Memory | None = None
-        self._limiter = anyio.CapacityLimiter(max_threads)
-
-    async def __aenter__(self) -> AsyncMemory:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def open(self) -> None:
-        if self._memory is None:
-            self._memory = await anyio.to_thread.run_sync(
-                functools.partial(Memory, self._home, settings=self._settings),
-                limiter=self._limiter,
-            )
-
-    async def aclose(self) -> None:
-        if self._memory is not None:
-            await anyio.to_thread.run_sync(self._memory.close, limiter=self._limiter)
-            self._memory = None
-
-    @property
-    def sync(self) -> Memory:
-        if self._memory is None:
-            raise RuntimeError("AsyncMemory is not open: use 'async with AsyncMemory() as m'")
-        return self._memory
-
-    async def _run(self, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-        return await anyio.to_thread.run_sync(
-            functools.partial(fn, *args, **kwargs), limiter=self._limiter
-        )
-
-    @property
-    def actor(self) -> str:
-        """Who the audit log names for calls made now."""
-        return self.sync.actor
-
-    @actor.setter
-    def actor(self, value: str) -> None:
-        self.sync.actor = value
-
-    def acting_as(self, actor: str) -> contextlib.AbstractContextManager[None]:
-        """Attribute the calls awaited inside the block (this task) to ``actor``."""
-        return self.sync.acting_as(actor)
-
-    async def warm(self) -> None:
-        """Start loading the embedding model in the background (servers call this at start)."""
-        return await self._run(self.sync.warm)
 
     async def store(
         self,
         content: str,
         *,
         namespace: str = "default",
-        kind: str = "note",
-        tags: Iterable[str] | str = (),
-        importance: float = IMPORTANCE_DEFAULT,
-        metadata: Mapping[str, Any] | None = None,
-        observed_at: datetime | str | None = None,
-        source: str | None = None,
         supersedes: str | None = None,
+        **fields: Unpack[StoreFields],
     ) -> str:
-        """Store one memory and return its id; the same text again returns the first id."""
+        """Store one memory and return its id; the same text again returns the first id. ``fields``:
+        kind, tags, importance, metadata, observed_at, source (core/fields.py)."""
         return await self._run(
-            self.sync.store, content, namespace=namespace, kind=kind, tags=tags,
-            importance=importance, metadata=metadata, observed_at=observed_at, source=source,
-            supersedes=supersedes,
+            self.sync.store, content, namespace=namespace, supersedes=supersedes, **fields,
         )
 
     async def store_many(
@@ -137,11 +70,10 @@ class AsyncMemory:
         namespace: str = "default",
         secrets: SecretsPolicy = "redact",
     ) -> list[str]:
-        """Store several memories in one transaction (one encoding batch); ids in order.
-        Each item on its own: a secret is redacted span by span, not the batch refused
-        (``secrets="refuse"``: all or nothing)."""
-        return await self._run(self.sync.store_many, items, namespace=namespace,
-                               secrets=secrets)
+        """Store several memories in one transaction (one encoding batch); ids in order. Each item
+        on its own: a secret is redacted span by span, not the batch refused (``secrets="refuse"``:
+        all or nothing)."""
+        return await self._run(self.sync.store_many, items, namespace=namespace, secrets=secrets)
 
     async def store_many_report(
         self,
@@ -151,8 +83,9 @@ class AsyncMemory:
         secrets: SecretsPolicy = "redact",
     ) -> WriteResult:
         """:meth:`store_many` with its report: ids, new count, secrets removed."""
-        return await self._run(self.sync.store_many_report, items, namespace=namespace,
-                               secrets=secrets)
+        return await self._run(
+            self.sync.store_many_report, items, namespace=namespace, secrets=secrets,
+        )
 
     async def store_conversation(
         self,
@@ -166,9 +99,9 @@ class AsyncMemory:
         source: str | None = None,
         secrets: SecretsPolicy = "redact",
     ) -> list[str]:
-        """Store conversation turns verbatim, each indexed with its neighbouring turns.
-        Each turn on its own: a secret is redacted span by span, not the call refused
-        (``secrets="refuse"``: all or nothing)."""
+        """Store conversation turns verbatim, each indexed with its neighbouring turns. Each turn on
+        its own: a secret is redacted span by span, not the call refused (``secrets="refuse"``: all
+        or nothing)."""
         return await self._run(
             self.sync.store_conversation, turns, namespace=namespace, session_id=session_id,
             observed_at=observed_at, context_turns=context_turns, preceding=preceding,
@@ -199,25 +132,26 @@ class AsyncMemory:
         memory_id: str,
         *,
         namespace: str,
-        content: str | None = None,
-        kind: str | None = None,
-        tags: Iterable[str] | str | None = None,
-        importance: float | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        observed_at: datetime | str | None = None,
-        source: str | None = None,
+        **changes: Unpack[UpdateFields],
     ) -> MemoryRecord:
         """Change the given fields of a memory; its indexes follow in the same transaction."""
-        return await self._run(
-            self.sync.update, memory_id, namespace=namespace, content=content, kind=kind, tags=tags,
-            importance=importance, metadata=metadata, observed_at=observed_at, source=source,
-        )
+        return await self._run(self.sync.update, memory_id, namespace=namespace, **changes)
 
-    async def forget(self, memory_id: str, *, namespace: str) -> bool:
+    async def forget(
+        self,
+        memory_id: str,
+        *,
+        namespace: str,
+    ) -> bool:
         """Delete a memory from the rows and every index. False if there was none."""
         return await self._run(self.sync.forget, memory_id, namespace=namespace)
 
-    async def get(self, memory_id: str, *, namespace: str) -> MemoryRecord:
+    async def get(
+        self,
+        memory_id: str,
+        *,
+        namespace: str,
+    ) -> MemoryRecord:
         return await self._run(self.sync.get, memory_id, namespace=namespace)
 
     async def search(
@@ -233,12 +167,14 @@ class AsyncMemory:
         include_archived: bool = False,
         as_of: datetime | str | None = None,
         include_superseded: bool = False,
+        **equals: Unpack[FieldFilters],
     ) -> list[MemoryRecord]:
         """List memories matching every filter, newest first (no query text)."""
         return await self._run(
             self.sync.search, namespace=namespace, tags=tags, kinds=kinds,
             min_importance=min_importance, since=since, until=until, limit=limit,
             include_archived=include_archived, as_of=as_of, include_superseded=include_superseded,
+            **equals,
         )
 
     async def recall(
@@ -255,25 +191,13 @@ class AsyncMemory:
         include_archived: bool = False,
         pure: bool = False,
         include_superseded: bool = False,
+        **equals: Unpack[FieldFilters],
     ) -> list[Hit]:
         """The memories most relevant to ``query``, best first, searching every row."""
         return await self._run(
             self.sync.recall, query, namespace=namespace, limit=limit, kinds=kinds, tags=tags,
             since=since, until=until, as_of=as_of, include_archived=include_archived, pure=pure,
-            include_superseded=include_superseded,
-        )
-
-    async def export_lines(
-        self,
-        namespace: str | None = None,
-        *,
-        reveal_pii: bool = False,
-        with_vectors: bool = False,
-    ) -> list[str]:
-        """JSON Lines: a header line, then one memory per line, oldest first, in pages."""
-        lines = self.sync.export_lines  # the generator runs in the worker, page by page
-        return await self._run(
-            lambda: list(lines(namespace, reveal_pii=reveal_pii, with_vectors=with_vectors))
+            include_superseded=include_superseded, **equals,
         )
 
     async def export(
@@ -316,19 +240,23 @@ class AsyncMemory:
             include_history=include_history, limit=limit,
         )
 
-    async def memory_facts(self, memory_id: str, *, namespace: str) -> list[Fact]:
+    async def memory_facts(
+        self,
+        memory_id: str,
+        *,
+        namespace: str,
+    ) -> list[Fact]:
         """The facts read from one memory (closed ones too)."""
         return await self._run(self.sync.memory_facts, memory_id, namespace=namespace)
 
-    async def get_detail(self, memory_id: str, *, namespace: str) -> MemoryDetail:
+    async def get_detail(
+        self,
+        memory_id: str,
+        *,
+        namespace: str,
+    ) -> MemoryDetail:
         """A memory with its facts (what ``get`` shows in the CLI and over MCP)."""
         return await self._run(self.sync.get_detail, memory_id, namespace=namespace)
-
-    async def entity_names(self, prefix: str, *, namespace: str = "default",
-                           limit: int = 100) -> list[str]:
-        """Entity names starting with ``prefix`` (normalised), for argument completion."""
-        return await self._run(self.sync.entity_names, prefix, namespace=namespace,
-                               limit=limit)
 
     async def related(
         self,
@@ -344,6 +272,16 @@ class AsyncMemory:
             self.sync.related, entity_or_id, namespace=namespace, depth=depth, limit=limit,
             memories=memories,
         )
+
+    async def entity_names(
+        self,
+        prefix: str,
+        *,
+        namespace: str = "default",
+        limit: int = 100,
+    ) -> list[str]:
+        """Entity names starting with ``prefix`` (normalised), for argument completion."""
+        return await self._run(self.sync.entity_names, prefix, namespace=namespace, limit=limit)
 
     async def feedback(
         self,
@@ -365,15 +303,23 @@ class AsyncMemory:
         """Plan maintenance of a namespace; with ``apply``, act and stage proposals."""
         return await self._run(self.sync.maintain, namespace, apply=apply, auto_only=auto_only)
 
-    async def maintenance_status(self, namespace: str | None = None) -> MaintenanceStatus:
+    async def maintenance_status(
+        self,
+        namespace: str | None = None,
+    ) -> MaintenanceStatus:
         """When maintenance last ran in each namespace, what waits for review, what is live."""
         return await self._run(self.sync.maintenance_status, namespace)
 
-    async def lifecycle_stages(self) -> list[Stage]:
+    async def lifecycle_stages(
+        self,
+    ) -> list[Stage]:
         """The lifecycle parts of recall and writing, for ``status()``."""
         return await self._run(self.sync.lifecycle_stages)
 
-    async def vector_table(self, conn: Connection) -> str | None:
+    async def vector_table(
+        self,
+        conn: Connection,
+    ) -> str | None:
         """The vec0 table of the configured model, loading it if need be; None if off."""
         return await self._run(self.sync.vector_table, conn)
 
@@ -387,15 +333,28 @@ class AsyncMemory:
         """Cluster related memories and write an extractive summary for each cluster."""
         return await self._run(self.sync.consolidate, namespace, dry_run=dry_run, limit=limit)
 
-    async def promote(self, memory_id: str, *, namespace: str = "default") -> RestoreResult:
+    async def promote(
+        self,
+        memory_id: str,
+        *,
+        namespace: str = "default",
+    ) -> RestoreResult:
         """Bring an archived (cold) memory back to the active tier, screened again."""
         return await self._run(self.sync.promote, memory_id, namespace=namespace)
 
-    async def archive(self, memory_id: str, *, namespace: str = "default") -> RestoreResult:
+    async def archive(
+        self,
+        memory_id: str,
+        *,
+        namespace: str = "default",
+    ) -> RestoreResult:
         """Move an active memory to the cold tier by hand."""
         return await self._run(self.sync.archive, memory_id, namespace=namespace)
 
-    async def links(self, memory_id: str) -> list[dict[str, Any]]:
+    async def links(
+        self,
+        memory_id: str,
+    ) -> list[dict[str, Any]]:
         """The lifecycle links of a memory: duplicates, merges, summaries and their sources."""
         return await self._run(self.sync.links, memory_id)
 
@@ -426,17 +385,29 @@ class AsyncMemory:
             note=note,
         )
 
-    async def audit_verify(self) -> AuditReport:
+    async def audit_verify(
+        self,
+    ) -> AuditReport:
         """Check the hash chain, its anchor outside the file, and every memory's text."""
         return await self._run(self.sync.audit_verify)
 
-    async def audit_cross_namespace_read(self, namespace: str | None, *, what: str,
-                                         home: str) -> None:
-        """Record that a caller whose own namespace is ``home`` read ``namespace`` (None:
-        several namespaces at once) through ``what`` (a tool or command name)."""
-        await self._run(self.sync.audit_cross_namespace_read, namespace, what=what, home=home)
+    async def audit_cross_namespace_read(
+        self,
+        namespace: str | None,
+        *,
+        what: str,
+        home: str,
+    ) -> None:
+        """Record that a caller whose own namespace is ``home`` read ``namespace`` (None: several
+        namespaces at once) through ``what`` (a tool or command name)."""
+        return await self._run(
+            self.sync.audit_cross_namespace_read, namespace, what=what, home=home,
+        )
 
-    async def audit_history(self, memory_id: str) -> list[AuditEvent]:
+    async def audit_history(
+        self,
+        memory_id: str,
+    ) -> list[AuditEvent]:
         """Every audit event about one memory, oldest first (hashes, never content)."""
         return await self._run(self.sync.audit_history, memory_id)
 
@@ -456,37 +427,36 @@ class AsyncMemory:
             limit=limit, only_id=only_id,
         )
 
-    async def status(self) -> Status:
+    async def status(
+        self,
+    ) -> Status:
         """What is stored, where, with which SQLite, and which stages are live."""
         return await self._run(self.sync.status)
 
-    async def snapshot(self) -> SnapshotInfo:
+    async def snapshot(
+        self,
+    ) -> SnapshotInfo:
         """A consistent copy of the store in ``<home>/snapshots``, safe while others write."""
         return await self._run(self.sync.snapshot)
 
-    async def snapshots(self) -> list[SnapshotInfo]:
+    async def snapshots(
+        self,
+    ) -> list[SnapshotInfo]:
         """The snapshots of this home, newest first."""
         return await self._run(self.sync.snapshots)
 
-    async def snapshot_rotate(self, keep: int = ops_snapshot.DEFAULT_KEEP) -> list[str]:
+    async def snapshot_rotate(
+        self,
+        keep: int = ops_snapshot.DEFAULT_KEEP,
+    ) -> list[str]:
         """Delete all but the ``keep`` newest snapshots; returns the names deleted."""
         return await self._run(self.sync.snapshot_rotate, keep)
 
-    @staticmethod
-    async def restore(
-        snapshot: str | os.PathLike[str],
+    async def doctor(
+        self,
         *,
-        home: str | os.PathLike[str] | None = None,
-        settings: Settings | None = None,
-        actor: str = "python",
-    ) -> RestoreReport:
-        """Replace a home's store by a verified snapshot (static: it may not open)."""
-        # No limiter: a static call has no open AsyncMemory to share one with.
-        return await anyio.to_thread.run_sync(functools.partial(
-            Memory.restore, snapshot, home=home, settings=settings, actor=actor,
-        ))
-
-    async def doctor(self, *, repair: bool = False) -> DoctorReport:
+        repair: bool = False,
+    ) -> DoctorReport:
         """Check the store, its indexes, model, permissions and audit chain."""
         return await self._run(self.sync.doctor, repair=repair)
 
@@ -517,13 +487,17 @@ class AsyncMemory:
         limit: int = 10,
         kind: str | None = None,
     ) -> list[CodeHit]:
-        """The chunks of ``root``'s index most relevant to ``query``, best first."""
+        """The chunks of ``root``'s index most relevant to ``query``, best first (``kind`` 'code' or
+        'docs': only source files or only prose pages)."""
         return await self._run(
-            self.sync.code_search, root, query, language=language, limit=limit, kind=kind
+            self.sync.code_search, root, query, language=language, limit=limit, kind=kind,
         )
 
     async def code_links(
-        self, root: str | os.PathLike[str], *, path: str | None = None
+        self,
+        root: str | os.PathLike[str],
+        *,
+        path: str | None = None,
     ) -> list[DocLink]:
         """The links of ``root``'s indexed prose pages, each resolved (or missing)."""
         return await self._run(self.sync.code_links, root, path=path)
@@ -539,15 +513,22 @@ class AsyncMemory:
         return await self._run(self.sync.code_symbol, root, name, limit=limit)
 
     async def wiki_export(
-        self, folder: str | os.PathLike[str], *, namespace: str = "default",
+        self,
+        folder: str | os.PathLike[str],
+        *,
+        namespace: str = "default",
         reveal_pii: bool = False,
     ) -> WikiExportReport:
         """Write a namespace as linked Markdown pages (entities, decisions, an index)."""
-        return await self._run(self.sync.wiki_export, folder, namespace=namespace,
-                               reveal_pii=reveal_pii)
+        return await self._run(
+            self.sync.wiki_export, folder, namespace=namespace, reveal_pii=reveal_pii,
+        )
 
     async def wiki_lint(
-        self, folder: str | os.PathLike[str], *, namespace: str | None = None
+        self,
+        folder: str | os.PathLike[str],
+        *,
+        namespace: str | None = None,
     ) -> WikiLintReport:
         """Broken links, orphans, missing backlinks and provenance, stale current facts."""
         return await self._run(self.sync.wiki_lint, folder, namespace=namespace)

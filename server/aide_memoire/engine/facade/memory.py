@@ -13,21 +13,30 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Unpack
 
-from ..core.domain import IMPORTANCE_DEFAULT
 from ..core.settings import Settings
 from ..ops import reembed as ops_reembed
 from ..ops import snapshot as ops_snapshot
-from ..runtime.context import EngineContext, open_context
+from ..runtime.context import open_context
 from ..runtime.pipeline import SecretsPolicy, WriteResult
-from ..services import Services, start_services
+from ..services import start_services
 from ..services.operations import OperationsService
+from .internals import Internals
 
 if TYPE_CHECKING:
     from ..code.index import CodeIndex, Progress
     from ..code.models import CodeHit, CodeIndexReport, DocLink, SymbolHit
-    from ..core.models import Hit, ImportReport, MemoryRecord, Stage, Status
+    from ..core.models import (
+        FieldFilters,
+        Hit,
+        ImportReport,
+        MemoryRecord,
+        Stage,
+        Status,
+        StoreFields,
+        UpdateFields,
+    )
     from ..facts.models import Fact, MemoryDetail, RelatedResult
     from ..lifecycle.models import (
         ConsolidationReport,
@@ -37,11 +46,7 @@ if TYPE_CHECKING:
         RestoreResult,
     )
     from ..ops.models import DoctorReport, ReembedReport, RestoreReport, SnapshotInfo
-    from ..recall.embed import Embedder
-    from ..recall.mirror import VectorMirror
-    from ..recall.recaller import Recaller
-    from ..storage.protocol import Connection, Database
-    from ..storage.repositories import MemoryRows, VectorIndex
+    from ..storage.protocol import Connection
     from ..trust.models import AuditEvent, AuditReport, ForgetReport, ReviewDecision, ReviewItem
     from ..wiki.models import WikiExportReport, WikiLintReport
 
@@ -69,45 +74,17 @@ class Memory:
             self._ctx.close()
             raise
 
-    # -- the parts, read only ----------------------------------------------------------
+    # -- the parts ---------------------------------------------------------------------
 
     @property
-    def context(self) -> EngineContext:
-        """The engine's parts (database, store, embedder, recaller, pipeline ...)."""
-        return self._ctx
-
-    @property
-    def services(self) -> Services:
-        """The services this facade delegates to."""
-        return self._services
+    def internals(self) -> Internals:
+        """The engine's parts (database, store, embedder, recaller, services ...): for the
+        edge modules tests/test_contracts.py names, tests and benchmarks; not a stable API."""
+        return Internals(self._ctx, self._services)
 
     @property
     def settings(self) -> Settings:
         return self._ctx.settings
-
-    @property
-    def db(self) -> Database:
-        return self._ctx.db
-
-    @property
-    def store_(self) -> MemoryRows:
-        return self._ctx.store
-
-    @property
-    def embedder(self) -> Embedder:
-        return self._ctx.embedder
-
-    @property
-    def recaller(self) -> Recaller:
-        return self._ctx.recaller
-
-    @property
-    def vector_tables(self) -> VectorIndex:
-        return self._ctx.tables
-
-    @property
-    def mirror(self) -> VectorMirror:
-        return self._ctx.mirror
 
     @property
     def code(self) -> CodeIndex:
@@ -153,18 +130,13 @@ class Memory:
         content: str,
         *,
         namespace: str = "default",
-        kind: str = "note",
-        tags: Iterable[str] | str = (),
-        importance: float = IMPORTANCE_DEFAULT,
-        metadata: Mapping[str, Any] | None = None,
-        observed_at: datetime | str | None = None,
-        source: str | None = None,
         supersedes: str | None = None,
+        **fields: Unpack[StoreFields],
     ) -> str:
-        """Store one memory and return its id; the same text again returns the first id."""
+        """Store one memory and return its id; the same text again returns the first id.
+        ``fields``: kind, tags, importance, metadata, observed_at, source (core/fields.py)."""
         return self._services.records.store(
-            content, namespace=namespace, kind=kind, tags=tags, importance=importance,
-            metadata=metadata, observed_at=observed_at, source=source, supersedes=supersedes,
+            content, namespace=namespace, supersedes=supersedes, **fields
         )
 
     def store_many(
@@ -223,23 +195,10 @@ class Memory:
         )
 
     def update(
-        self,
-        memory_id: str,
-        *,
-        namespace: str,
-        content: str | None = None,
-        kind: str | None = None,
-        tags: Iterable[str] | str | None = None,
-        importance: float | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        observed_at: datetime | str | None = None,
-        source: str | None = None,
+        self, memory_id: str, *, namespace: str, **changes: Unpack[UpdateFields]
     ) -> MemoryRecord:
         """Change the given fields of a memory; its indexes follow in the same transaction."""
-        return self._services.records.update(
-            memory_id, namespace=namespace, content=content, kind=kind, tags=tags,
-            importance=importance, metadata=metadata, observed_at=observed_at, source=source,
-        )
+        return self._services.records.update(memory_id, namespace=namespace, **changes)
 
     def forget(self, memory_id: str, *, namespace: str) -> bool:
         """Delete a memory from the rows and every index. False if there was none."""
@@ -261,12 +220,13 @@ class Memory:
         include_archived: bool = False,
         as_of: datetime | str | None = None,
         include_superseded: bool = False,
+        **equals: Unpack[FieldFilters],
     ) -> list[MemoryRecord]:
         """List memories matching every filter, newest first (no query text)."""
         return self._services.records.search(
             namespace=namespace, tags=tags, kinds=kinds, min_importance=min_importance,
             since=since, until=until, limit=limit, include_archived=include_archived,
-            as_of=as_of, include_superseded=include_superseded,
+            as_of=as_of, include_superseded=include_superseded, **equals,
         )
 
     # -- recall ------------------------------------------------------------------------
@@ -285,12 +245,13 @@ class Memory:
         include_archived: bool = False,
         pure: bool = False,
         include_superseded: bool = False,
+        **equals: Unpack[FieldFilters],
     ) -> list[Hit]:
         """The memories most relevant to ``query``, best first, searching every row."""
         return self._services.recall.recall(
             query, namespace=namespace, limit=limit, kinds=kinds, tags=tags, since=since,
             until=until, as_of=as_of, include_archived=include_archived, pure=pure,
-            include_superseded=include_superseded,
+            include_superseded=include_superseded, **equals,
         )
 
     # -- export and import -------------------------------------------------------------

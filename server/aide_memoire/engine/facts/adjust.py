@@ -15,14 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..recall.recaller import RecallRequest
 from ..storage.protocol import Connection
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the prompt hook's keyword path runs supersession without the recaller
+    from ..recall.recaller import RecallRequest
     from ..storage.repositories import MemoryRows
 
 # (connection, request, fused scores by rowid) -> adjusted scores; see Recaller.adjusters.
-Adjuster = Callable[[Connection, RecallRequest, dict[int, float]], dict[int, float]]
+Adjuster = Callable[[Connection, "RecallRequest", dict[int, float]], dict[int, float]]
 
 __all__ = ["BridgeTuning", "bridges", "supersession"]
 

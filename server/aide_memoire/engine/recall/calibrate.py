@@ -19,11 +19,19 @@ import math
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from ..storage.repositories import MemoryRows
+__all__ = ["FTS5_IDF_FLOOR", "Counts", "DocumentCounts", "ideal_score"]
 
-__all__ = ["FTS5_IDF_FLOOR", "DocumentCounts", "ideal_score"]
+
+class Counts(Protocol):
+    """What the reference score reads: the store, or the prompt hook's read-only lookup
+    (engine/storage/sqlite/lookup.py), which imports neither the store nor numpy."""
+
+    def size_hint(self, conn: Any) -> int: ...
+
+    def document_counts(self, conn: Any, terms: Sequence[str], cap: int) -> dict[str, int]: ...
+
 
 # FTS5 clamps an idf at or below zero (a word in over half the rows) to this.
 FTS5_IDF_FLOOR = 1e-6
@@ -46,7 +54,7 @@ class DocumentCounts:
         self._seen: dict[str, tuple[float, int]] = {}
         self._lock = threading.Lock()
 
-    def ideal(self, conn: Any, store: MemoryRows, terms: Sequence[str]) -> float:
+    def ideal(self, conn: Any, store: Counts, terms: Sequence[str]) -> float:
         """The reference score of ``terms`` over the whole keyword index."""
         total = store.size_hint(conn)
         # Past half the rows the idf is floored: counting further changes nothing.

@@ -20,7 +20,6 @@ from ..core.models import Hit, MemoryRecord
 from ..core.text import (
     addresses_someone,
     feedback_terms,
-    fts_query,
     names_something,
     query_shape,
     query_terms,
@@ -31,6 +30,8 @@ from ..storage.store import RowFilter
 from .calibrate import DocumentCounts
 from .embed import Embedder
 from .fusion import KEYWORD_WEIGHTS, Candidates, RecallTuning, fuse, prefer_timed
+from .keyword_query import keyword_match
+from .keyword_query import keyword_terms as searched_terms
 from .mirror import VectorMirror
 from .rerank import Reranker, floor_for
 from .stages import RowFact, lift_addressed, lift_sessions, prefer_named, prefer_recent
@@ -60,25 +61,8 @@ Adjuster = Callable[[Any, RecallRequest, dict[int, float]], dict[int, float]]
 def to_hit(
     record: MemoryRecord, score: float, scores: dict[str, float], ranks: dict[str, int]
 ) -> Hit:
-    return Hit(
-        id=record.id,
-        namespace=record.namespace,
-        content=record.content,
-        kind=record.kind,
-        score=score,
-        scores=scores,
-        ranks=ranks,
-        tags=record.tags,
-        metadata=record.metadata,
-        source=record.source,
-        observed_at=record.observed_at,
-        created_at=record.created_at,
-        status=record.status,
-        superseded_by=record.superseded_by,
-        session_id=record.session_id,
-        speaker=record.speaker,
-        position=record.position,
-    )
+    """The hit carries every field declared recalled (core/fields.py; Hit.of is generated)."""
+    return Hit.of(record, score, scores, ranks)
 
 
 class Recaller:
@@ -173,10 +157,7 @@ class Recaller:
         depth = max(tuning.depth, request.limit)
         terms = query_terms(request.query)
         names = self.names.lookup(conn, self.store, request.where.namespaces)
-        named = {names[t] for t in terms if t in names}
-        keyword_terms = terms
-        if not tuning.names_in_keyword_query and named:
-            keyword_terms = [t for t in terms if t not in names] or terms
+        keyword_terms, named = searched_terms(terms, names, tuning)
         match = self._keyword_match(conn, keyword_terms)
         keyword: dict[int, float] = {}
         if match is not None:
@@ -308,30 +289,11 @@ class Recaller:
         return out, read
 
     def _keyword_match(self, conn: Any, terms: list[str]) -> str | None:
-        """The FTS5 query: an OR of the words; in a big store, the very common ones only
-        together.
-
-        FTS5 computes bm25 for every row that matches, so a word found in thousands of
-        rows costs as much as the store is large, while such a word alone says little.
-        In a store of more than ``prune_above`` rows, words in more than the common
-        threshold of rows leave the OR; when two or more of them are asked, they come
-        back as one alternative that needs them all ("(a AND b)": cheap to evaluate, and
-        the rows it finds score on every word). A query of common words only keeps them
-        all that way, or its one word.
-        """
-        tuning = self.tuning
-        size = self.store.size_hint(conn)
-        # Rounded so that cached answers survive a few writes.
-        threshold = max(tuning.common_floor, int(tuning.common_share * size) // 1000 * 1000)
-        if len(terms) < 2 or size <= tuning.prune_above:
-            return fts_query(terms)
-        common = self.common.check(conn, self.store, terms, threshold)
-        rare = [t for t in terms if t not in common]
-        often = [t for t in terms if t in common]
-        if len(often) == 1:
-            # One common word beside rarer ones adds little; alone, it is the query.
-            return fts_query(rare or often)
-        return fts_query(rare, all_of=often)
+        """The FTS5 query for ``terms`` (see keyword_query.keyword_match)."""
+        return keyword_match(
+            terms, self.store.size_hint(conn), self.tuning,
+            lambda words, threshold: self.common.check(conn, self.store, words, threshold),
+        )
 
 
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
-from ..core import domain
+from ..core import domain, fields
 from ..core import validate as v
 from ..core.errors import InvalidInput
 from ..storage.store import RowFilter
 
-__all__ = ["LIMIT_MAX", "check_limit", "namespaces", "row_filter"]
+__all__ = ["LIMIT_MAX", "check_equals", "check_limit", "namespaces", "row_filter"]
 
 LIMIT_MAX = domain.RESULTS_MAX
 
@@ -28,6 +29,21 @@ def check_limit(limit: object, *, maximum: int = LIMIT_MAX) -> int:
     return limit
 
 
+def check_equals(given: Mapping[str, object]) -> dict[str, Any]:
+    """The exact-match filters a caller gave, each a declared filterable field, checked
+    as its value is on a write; None means no filter."""
+    allowed = {f.name: f for f in fields.filterable()}
+    out: dict[str, Any] = {}
+    for name, value in given.items():
+        declared = allowed.get(name)
+        if declared is None:
+            raise InvalidInput(f"no filter {name!r}; the exact-match filters are "
+                               f"{', '.join(sorted(allowed)) or 'none'}")
+        if value is not None:
+            out[name] = v.check_value(declared, value, max_bytes=domain.CONTENT_MAX_BYTES)
+    return out
+
+
 def row_filter(
     namespace: str | Sequence[str],
     tags: Sequence[str] | None,
@@ -39,9 +55,11 @@ def row_filter(
     *,
     include_archived: bool = False,
     include_superseded: bool = False,
+    equals: Mapping[str, object] | None = None,
 ) -> RowFilter:
     moment = v.parse_time(as_of, field="as_of")
     return RowFilter(
+        equals=check_equals(equals or {}),
         namespaces=namespaces(namespace),
         kinds=[v.validate_kind(k) for k in kinds] if kinds else None,
         tags=v.validate_tags(tags) or None,

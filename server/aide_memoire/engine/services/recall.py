@@ -5,11 +5,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from ..core import parts
 from ..core.errors import InvalidInput
-from ..core.models import Hit, Stage
+from ..core.models import FieldFilters, Hit, Stage
 from ..recall.recaller import RecallRequest
 from .query import check_limit, row_filter
 
@@ -48,6 +48,7 @@ class RecallService:
         include_archived: bool = False,
         pure: bool = False,
         include_superseded: bool = False,
+        **equals: Unpack[FieldFilters],
     ) -> list[Hit]:
         """The memories most relevant to ``query``, best first, searching every row.
 
@@ -55,13 +56,14 @@ class RecallService:
         if they were current then; later ones left out). ``include_archived`` adds the
         cold tier; ``pure`` ranks by relevance alone (no lifecycle scoring: benchmarks).
         ``include_superseded`` adds replaced memories (history); each ranks just below
-        what replaced it and names it in ``superseded_by``.
+        what replaced it and names it in ``superseded_by``. ``equals``: the exact matches
+        of the fields declared filterable (core/fields.py).
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query is empty; say what to recall")
         where = row_filter(namespace, tags, kinds, None, since, until, as_of,
                            include_archived=include_archived,
-                           include_superseded=include_superseded)
+                           include_superseded=include_superseded, equals=equals)
         request = RecallRequest(query=query, where=where, limit=check_limit(limit), pure=pure)
         with self.db.read() as conn:
             hits = self.recaller.recall(conn, request)

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from ...logs import get_logger
 from ..core import clock
+from ..core import fields as core_fields
 from ..core import validate as v
-from ..core.domain import IMPORTANCE_DEFAULT
 from ..core.errors import InvalidInput, NotFound
-from ..core.models import MemoryRecord
+from ..core.models import FieldFilters, MemoryRecord, StoreFields, UpdateFields
 from ..facts.supersede import supersede_memory
 from ..runtime.conversation import Turn, plan_turns
 from ..runtime.pipeline import SecretsPolicy, WriteResult, check_policy
@@ -49,57 +49,29 @@ class RecordsService:
     def actor(self) -> str:
         return self.ctx.actor
 
-    def _new_row(
-        self,
-        content: object,
-        *,
-        namespace: str,
-        kind: str,
-        tags: Iterable[str] | str | None,
-        importance: object,
-        metadata: Mapping[str, Any] | None,
-        observed_at: datetime | str | None,
-        source: str | None,
-    ) -> NewRow:
-        return NewRow(
-            namespace=v.validate_namespace(namespace),
-            kind=v.validate_kind(kind),
-            content=v.validate_content(content, max_bytes=self.settings.max_content_bytes),
-            tags=v.validate_tags(tags),
-            importance=v.validate_importance(importance),
-            source=source,
-            metadata=v.validate_metadata(metadata),
-            observed_at=v.parse_time(observed_at, field="observed_at"),
-        )
+    def _new_row(self, namespace: str, given: Mapping[str, Any], *, what: str) -> NewRow:
+        """A new row from what a caller gave: each declared field checked (core/fields.py)."""
+        values = v.validate_fields(given, max_bytes=self.settings.max_content_bytes, what=what)
+        if "content" not in values:
+            raise InvalidInput(f"{what} needs 'content', the memory's text")
+        return NewRow(namespace=v.validate_namespace(namespace), **values)
 
     def store(
         self,
         content: str,
         *,
         namespace: str = "default",
-        kind: str = "note",
-        tags: Iterable[str] | str = (),
-        importance: float = IMPORTANCE_DEFAULT,
-        metadata: Mapping[str, Any] | None = None,
-        observed_at: datetime | str | None = None,
-        source: str | None = None,
         supersedes: str | None = None,
+        **fields: Unpack[StoreFields],
     ) -> str:
         """Store one memory and return its id; the same text again returns the first id.
 
-        ``supersedes`` names a memory this one replaces: it is closed (valid until this
-        one's observed time, status superseded) in the same transaction.
+        The fields (``kind``, ``tags``, ``importance``, ``metadata``, ``observed_at``,
+        ``source`` ...) are those core/fields.py declares settable. ``supersedes`` names a
+        memory this one replaces: it is closed (valid until this one's observed time,
+        status superseded) in the same transaction.
         """
-        row = self._new_row(
-            content,
-            namespace=namespace,
-            kind=kind,
-            tags=tags,
-            importance=importance,
-            metadata=metadata,
-            observed_at=observed_at,
-            source=source,
-        )
+        row = self._new_row(namespace, {"content": content, **fields}, what="store")
         then = None
         if supersedes is not None:
             if not isinstance(supersedes, str) or not supersedes.strip():
@@ -128,26 +100,16 @@ class RecordsService:
         """:meth:`store_many` with its report: ids, how many were new, secrets removed."""
         check_policy(secrets)
         rows: list[NewRow] = []
-        allowed = {"content", "namespace", "kind", "tags", "importance", "metadata",
-                   "observed_at", "source"}
+        allowed = {"namespace", *(f.name for f in core_fields.FIELDS if f.settable)}
         for number, item in enumerate(items, start=1):
             if not isinstance(item, Mapping) or "content" not in item:
                 raise InvalidInput(f"item {number} must be a mapping with 'content'")
             unknown = set(item) - allowed
             if unknown:
                 raise InvalidInput(f"item {number} has unknown fields: {sorted(unknown)}")
-            rows.append(
-                self._new_row(
-                    item["content"],
-                    namespace=item.get("namespace", namespace),
-                    kind=item.get("kind", "note"),
-                    tags=item.get("tags", ()),
-                    importance=item.get("importance", 0.5),
-                    metadata=item.get("metadata"),
-                    observed_at=item.get("observed_at"),
-                    source=item.get("source"),
-                )
-            )
+            given = {k: val for k, val in item.items() if k != "namespace"}
+            rows.append(self._new_row(item.get("namespace", namespace), given,
+                                      what=f"item {number}"))
         result = self.pipeline.write(rows, secrets=secrets)
         _log_redactions(result)
         return result
@@ -233,39 +195,16 @@ class RecordsService:
         return self.pipeline.write(rows, then=then, secrets=secrets).ids
 
     def update(
-        self,
-        memory_id: str,
-        *,
-        namespace: str,
-        content: str | None = None,
-        kind: str | None = None,
-        tags: Iterable[str] | str | None = None,
-        importance: float | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        observed_at: datetime | str | None = None,
-        source: str | None = None,
+        self, memory_id: str, *, namespace: str, **changes: Unpack[UpdateFields]
     ) -> MemoryRecord:
-        """Change the given fields of a memory; its indexes follow in the same transaction."""
+        """Change the given fields of a memory (None leaves one as it is); its indexes
+        follow in the same transaction."""
         namespace = v.validate_namespace(namespace)
-        fields: dict[str, Any] = {}
-        if content is not None:
-            fields["content"] = v.validate_content(
-                content, max_bytes=self.settings.max_content_bytes
-            )
-        if kind is not None:
-            fields["kind"] = v.validate_kind(kind)
-        if tags is not None:
-            fields["tags"] = v.validate_tags(tags)
-        if importance is not None:
-            fields["importance"] = v.validate_importance(importance)
-        if metadata is not None:
-            fields["metadata"] = v.validate_metadata(metadata)
-        if observed_at is not None:
-            fields["observed_at"] = v.parse_time(observed_at, field="observed_at")
-        if source is not None:
-            fields["source"] = source
-        if not fields:
+        given = {name: value for name, value in changes.items() if value is not None}
+        if not given:
             raise InvalidInput("nothing to update: give at least one field to change")
+        fields = v.validate_fields(given, max_bytes=self.settings.max_content_bytes,
+                                   what="update")
         return self.pipeline.update(memory_id, namespace, fields)
 
     def get(self, memory_id: str, *, namespace: str) -> MemoryRecord:
@@ -289,14 +228,16 @@ class RecordsService:
         include_archived: bool = False,
         as_of: datetime | str | None = None,
         include_superseded: bool = False,
+        **equals: Unpack[FieldFilters],
     ) -> list[MemoryRecord]:
         """List memories matching every filter, newest first (no query text).
 
-        ``as_of`` lists what was valid then; ``include_superseded`` adds replaced memories.
+        ``as_of`` lists what was valid then; ``include_superseded`` adds replaced memories;
+        ``equals`` holds the exact matches of the fields declared filterable.
         """
         where = row_filter(namespace, tags, kinds, min_importance, since, until, as_of,
                            include_archived=include_archived,
-                           include_superseded=include_superseded)
+                           include_superseded=include_superseded, equals=equals)
         with self.db.read() as conn:
             return self._rows.list(conn, where, check_limit(limit))
 

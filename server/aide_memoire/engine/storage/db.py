@@ -26,6 +26,7 @@ from ..core.errors import (
     StoreError,
     StoreFull,
 )
+from .columns import add_column_statements
 from .driver import Driver, load_driver, translate_error
 from .migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from .protocol import Connection, Dialect, StoreInfo, VectorSupport
@@ -389,6 +390,7 @@ class SqliteDatabase:
         conn = self.conn()
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version == SCHEMA_VERSION:
+            self._add_declared_columns()
             return
         with self.write() as tx:
             version = tx.execute("PRAGMA user_version").fetchone()[0]
@@ -409,8 +411,22 @@ class SqliteDatabase:
                     (step.version, step.name, clock.format_time(clock.now())),
                 )
                 tx.execute(f"PRAGMA user_version = {step.version}")
+        self._add_declared_columns()
         if version == 0:
             self._compact_new()
+
+    def _add_declared_columns(self) -> None:
+        """Columns of fields declared after the store was made (storage/columns.py)."""
+        def missing(conn: Any) -> list[str]:
+            present = [str(row[1]) for row in conn.execute("PRAGMA table_info(memories)")]
+            return add_column_statements(present, "sqlite")
+
+        if not missing(self.conn()):
+            return
+        with self.write() as tx:
+            for statement in missing(tx):  # again under the lock: another process may have
+                log.info("add_column", statement=statement, path=str(self.path))
+                tx.execute(statement)
 
     def _compact_new(self) -> None:
         """A new store ran every step, some of which later steps undo (migration 10 drops

@@ -7,8 +7,9 @@ in storage/sqlite/filters.py) can both import it without importing each other.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 __all__ = ["RowFilter"]
 
@@ -25,3 +26,5 @@ class RowFilter:
     until: datetime | None = None
     statuses: Sequence[str] = ("active",)
     as_of: datetime | None = None
+    # Exact matches on the fields core/fields.py declares filter="equals", by column.
+    equals: dict[str, Any] = field(default_factory=dict)

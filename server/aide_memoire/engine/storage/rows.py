@@ -1,8 +1,9 @@
 """The memory row as the data layer reads and writes it: shared by every backend.
 
 A backend's repositories take and return these types, so the features above them never
-see a cursor's tuples or a dialect's JSON. The column list is the ``memories`` table's
-(migration 1 and later), in its stored order.
+see a cursor's tuples or a dialect's JSON. The column list, the codec and
+the INSERT's values derive from the one declaration of a memory's fields
+(``core/fields.py``), in its stored order.
 """
 
 from __future__ import annotations
@@ -10,31 +11,30 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..core import clock, domain
+from ..core import clock, fields
 from ..core.compose import IndexedTurn
 from ..core.errors import StoreError
-from ..core.models import MemoryRecord
+from ..core.models import MemoryRecord, NewRow
 from .filter import RowFilter
 from .protocol import Connection, Cursor
 
 __all__ = [
-    "COLUMNS", "TIME_FIELDS", "NewRow", "RowFilter", "StoredTurn", "WriteHook", "Written",
-    "content_hash", "indexed", "inserted_rowid", "record_from_row",
+    "COLUMNS", "FIXED", "JSON_FIELDS", "TIME_FIELDS", "NewRow", "RowFilter", "StoredTurn",
+    "WriteHook", "Written", "content_hash", "encode", "indexed", "insert_values",
+    "inserted_rowid", "record_from_row", "record_values",
 ]
 
-COLUMNS = (
-    "id", "namespace", "kind", "content", "content_hash", "tags", "importance", "source",
-    "metadata", "created_at", "updated_at", "observed_at", "valid_from", "valid_to",
-    "superseded_by", "status", "access_count", "last_accessed_at", "utility", "session_id",
-    "speaker", "role", "position", "reply_to", "context",
-)
-TIME_FIELDS = (
-    "created_at", "updated_at", "observed_at", "valid_from", "valid_to", "last_accessed_at",
-)
+# Derived from the one declaration (core/fields.py), in the stored order.
+COLUMNS: tuple[str, ...] = tuple(f.name for f in fields.FIELDS)
+TIME_FIELDS: tuple[str, ...] = tuple(f.name for f in fields.FIELDS if f.value.codec == "time")
+JSON_FIELDS: tuple[str, ...] = tuple(f.name for f in fields.FIELDS if f.value.codec == "json")
+_WRITTEN = tuple(f.name for f in fields.written())
+# Columns an update may not set: the identity, and the hash that follows the text.
+FIXED = ("id", "namespace", "content_hash")
 
 
 def inserted_rowid(cursor: Cursor) -> int:
@@ -47,28 +47,6 @@ def inserted_rowid(cursor: Cursor) -> int:
 
 def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
-
-
-@dataclass
-class NewRow:
-    """What the write path hands the store for one new memory."""
-
-    namespace: str
-    kind: str
-    content: str
-    tags: list[str] = field(default_factory=list)
-    importance: float = domain.IMPORTANCE_DEFAULT
-    source: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    observed_at: datetime | None = None
-    session_id: str | None = None
-    speaker: str | None = None
-    role: str | None = None
-    position: int | None = None
-    reply_to: str | None = None
-    context: str | None = None
-    status: str = "active"
-    id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,11 +84,54 @@ def indexed(row: NewRow | MemoryRecord) -> IndexedTurn:
     )
 
 
+def encode(name: str, value: Any) -> Any:
+    """A field's value as its column stores it (JSON text, fixed-width UTC time)."""
+    if name in JSON_FIELDS:
+        return json.dumps(value, ensure_ascii=False)
+    if name in TIME_FIELDS:
+        return clock.format_time(value) if value is not None else None
+    return value
+
+
+def insert_values(row: NewRow, memory_id: str, stamp: datetime) -> list[Any]:
+    """The INSERT's values for a new row, in ``COLUMNS`` order: what the write path gave,
+    else what the declaration says the store writes (hash, stamps) or the default."""
+    observed = row.observed_at
+    given = {name: getattr(row, name) for name in _WRITTEN}
+    given["id"] = memory_id
+    computed: dict[str, Any] = {"hash": content_hash(row.content), "stamp": stamp,
+                                "observed_or_stamp": observed or stamp}
+    values: list[Any] = []
+    for f in fields.FIELDS:
+        if f.name in given:
+            value = given[f.name]
+        elif f.on_insert is not None:
+            value = computed[f.on_insert]
+        else:
+            value = _DEFAULTS.get(f.name)
+        values.append(encode(f.name, value))
+    return values
+
+
+def record_values(record: MemoryRecord) -> list[Any]:
+    """A whole record's values (an import), in ``COLUMNS`` order."""
+    return [content_hash(record.content) if name == "content_hash"
+            else encode(name, getattr(record, name)) for name in COLUMNS]
+
+
 def record_from_row(values: Sequence[Any]) -> MemoryRecord:
     data = dict(zip(COLUMNS, values, strict=True))
     data.pop("content_hash")
-    data["tags"] = json.loads(data["tags"])
-    data["metadata"] = json.loads(data["metadata"])
+    for key in JSON_FIELDS:
+        data[key] = json.loads(data[key])
     for key in TIME_FIELDS:
         data[key] = clock.parse_stored(data[key])
     return MemoryRecord(**data)
+
+
+# What a column holds when neither the caller nor the store sets it: the record model's
+# defaults (MemoryRecord's, generated from the same declaration).
+_DEFAULTS: dict[str, Any] = {
+    name: info.get_default(call_default_factory=True)
+    for name, info in MemoryRecord.model_fields.items() if not info.is_required()
+}

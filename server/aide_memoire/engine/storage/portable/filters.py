@@ -1,10 +1,11 @@
-"""The row-filter clauses every backend runs as written: importance and time."""
+"""The row-filter clauses every backend runs as written: importance, time and the exact
+matches of the fields declared filterable (core/fields.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...core import clock
+from ...core import clock, fields
 from ..filter import RowFilter
 
 __all__ = ["portable_clauses"]
@@ -32,4 +33,9 @@ def portable_clauses(where: RowFilter, a: str) -> tuple[list[str], list[Any]]:
     if where.until is not None:
         clauses.append(f"{when} <= ?")
         params.append(clock.format_time(where.until))
+    for name, value in where.equals.items():
+        # Only declared columns reach the SQL text (a name is never taken from a caller).
+        column = fields.field(name).name
+        clauses.append(f"{a}.{column} = ?")
+        params.append(value)
     return clauses, params

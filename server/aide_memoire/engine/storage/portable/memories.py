@@ -12,7 +12,6 @@ always change together. ``rowid`` is the row's integer key: the indexes are keye
 from __future__ import annotations
 
 import builtins
-import json
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -24,20 +23,24 @@ from ..protocol import Connection
 from ..repositories import KeywordIndex, VectorIndex
 from ..rows import (
     COLUMNS,
-    TIME_FIELDS,
+    FIXED,
     NewRow,
     RowFilter,
     StoredTurn,
     content_hash,
+    encode,
     indexed,
+    insert_values,
     inserted_rowid,
     record_from_row,
+    record_values,
 )
 from .memory_queries import MemoryQueries
 
 __all__ = ["PortableMemoryRows"]
 
 _SELECT = ", ".join(COLUMNS)
+_MARKS = ",".join("?" * len(COLUMNS))
 
 # A RowFilter rendered as a WHERE fragment (without WHERE) and its parameters.
 Render = Callable[[RowFilter, str], tuple[str, builtins.list[Any]]]
@@ -56,38 +59,10 @@ class PortableMemoryRows(MemoryQueries):
         self, tx: Connection, row: NewRow, *, at: datetime | None = None, index: bool = True
     ) -> tuple[int, str]:
         """Insert a row (and, unless the caller re-indexes its session, its keyword doc)."""
-        stamp = clock.format_time(at or clock.now())
         memory_id = row.id or clock.new_id()
-        observed = clock.format_time(row.observed_at) if row.observed_at else None
         cursor = tx.execute(
-            f"INSERT INTO memories ({_SELECT}) VALUES ({','.join('?' * len(COLUMNS))})",
-            (
-                memory_id,
-                row.namespace,
-                row.kind,
-                row.content,
-                content_hash(row.content),
-                json.dumps(row.tags, ensure_ascii=False),
-                row.importance,
-                row.source,
-                json.dumps(row.metadata, ensure_ascii=False),
-                stamp,
-                stamp,
-                observed,
-                observed or stamp,
-                None,
-                None,
-                row.status,
-                0,
-                None,
-                0.0,
-                row.session_id,
-                row.speaker,
-                row.role,
-                row.position,
-                row.reply_to,
-                row.context,
-            ),
+            f"INSERT INTO memories ({_SELECT}) VALUES ({_MARKS})",
+            insert_values(row, memory_id, at or clock.now()),
         )
         rowid = inserted_rowid(cursor)
         if index:
@@ -98,19 +73,8 @@ class PortableMemoryRows(MemoryQueries):
         """Insert an exported record as it was (import). False if its id already exists."""
         if tx.execute("SELECT 1 FROM memories WHERE id = ?", (record.id,)).fetchone():
             return False
-        data = record.model_dump()
-        values: list[Any] = []
-        for column in COLUMNS:
-            if column == "content_hash":
-                values.append(content_hash(record.content))
-            elif column in ("tags", "metadata"):
-                values.append(json.dumps(data[column], ensure_ascii=False))
-            elif column in TIME_FIELDS:
-                values.append(clock.format_time(data[column]) if data[column] else None)
-            else:
-                values.append(data[column])
         cursor = tx.execute(
-            f"INSERT INTO memories ({_SELECT}) VALUES ({','.join('?' * len(COLUMNS))})", values
+            f"INSERT INTO memories ({_SELECT}) VALUES ({_MARKS})", record_values(record)
         )
         rowid = inserted_rowid(cursor)
         if record.session_id is not None and record.position is not None:
@@ -282,31 +246,13 @@ class PortableMemoryRows(MemoryQueries):
         """Memories holding each term, counted up to ``cap`` (see the keyword index)."""
         return self.keywords.document_counts(conn, terms, cap)
 
-    def size_hint(self, conn: Connection) -> int:
-        """An upper bound on the number of memories, in O(1)."""
-        return int(conn.execute("SELECT COALESCE(max(rowid), 0) FROM memories").fetchone()[0])
-
-    def speaker_names(self, conn: Connection, namespace: str) -> list[str]:
-        """Distinct speakers of a namespace's turns."""
-        return [
-            str(s)
-            for (s,) in conn.execute(
-                "SELECT DISTINCT speaker FROM memories WHERE namespace = ? AND speaker IS NOT NULL",
-                (namespace,),
-            )
-        ]
-
     def update_fields(self, tx: Connection, rowid: int, fields: dict[str, Any]) -> None:
         """Set columns by name; the keyword index follows in the same transaction."""
         encoded: dict[str, Any] = {}
         for key, value in fields.items():
-            if key not in COLUMNS or key in ("id", "namespace", "content_hash"):
+            if key not in COLUMNS or key in FIXED:
                 raise ValueError(f"cannot update column {key!r}")
-            if key in ("tags", "metadata"):
-                value = json.dumps(value, ensure_ascii=False)
-            elif key in TIME_FIELDS and value is not None:
-                value = clock.format_time(value)
-            encoded[key] = value
+            encoded[key] = encode(key, value)
         if "content" in encoded:
             encoded["content_hash"] = content_hash(encoded["content"])
         encoded["updated_at"] = clock.format_time(clock.now())

@@ -20,6 +20,20 @@ __all__ = ["MemoryQueries"]
 class MemoryQueries:
     """Lookups on ``memories`` by id, rowid or namespace; no index is touched here."""
 
+    def size_hint(self, conn: Connection) -> int:
+        """An upper bound on the number of memories, in O(1)."""
+        return int(conn.execute("SELECT COALESCE(max(rowid), 0) FROM memories").fetchone()[0])
+
+    def speaker_names(self, conn: Connection, namespace: str) -> builtins.list[str]:
+        """Distinct speakers of a namespace's turns."""
+        return [
+            str(s)
+            for (s,) in conn.execute(
+                "SELECT DISTINCT speaker FROM memories WHERE namespace = ? AND speaker IS NOT NULL",
+                (namespace,),
+            )
+        ]
+
     def exact_duplicate_rows(
         self, conn: Connection, namespace: str
     ) -> builtins.list[tuple[str, str, str, str, builtins.list[str]]]:

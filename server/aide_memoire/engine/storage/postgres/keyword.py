@@ -102,6 +102,41 @@ def _phrase_rows(
     return sql, params
 
 
+def _group_rows(
+    group: Sequence[Sequence[str]], keys: Sequence[int], weights: str, alt: int
+) -> tuple[str, list[object]]:
+    """SELECT of (alt, key, rowid, f) per phrase of an AND group of one-token phrases, for
+    the namespaces' rows holding every one of them.
+
+    The rows are found first from the postings' primary key alone (term, namespace,
+    rowid: index-only, the planner starting from the rarest term), and only then are
+    the frequencies of those few rows read. A union of each word's postings counted per
+    row, or a join reading whole postings, would fetch one heap page per posting of
+    every word (a document's postings are written together, a word's are scattered).
+    """
+    params: list[object] = []
+    inner = outer = ""
+    for k, tokens in enumerate(group[1:], start=1):
+        inner += (f" JOIN keyword_postings q{k} ON q{k}.term = ? AND q{k}.namespace = "
+                  f"q0.namespace AND q{k}.rowid = q0.rowid")
+        params.append(tokens[0])
+    params.append(group[0][0])
+    for k, tokens in enumerate(group):
+        outer += (f" JOIN keyword_postings r{k} ON r{k}.term = ? AND r{k}.namespace = "
+                  f"g.namespace AND r{k}.rowid = g.rowid")
+        params.append(tokens[0])
+    columns = range(1, len(FTS_COLUMNS) + 1)
+    values = ", ".join(
+        f"({key}, " + " + ".join(f"r{k}.freqs[{c}] * {weights}[{c}]" for c in columns) + ")"
+        for k, key in enumerate(keys)
+    )
+    # OFFSET 0 keeps the row search a subquery of its own, on key columns only.
+    sql = (f"SELECT {alt} AS alt, x.key, g.rowid, x.f FROM (SELECT q0.namespace, q0.rowid "
+           f"FROM keyword_postings q0{inner} WHERE q0.term = ? AND q0.namespace = ANY(?) "
+           f"OFFSET 0) AS g{outer} CROSS JOIN LATERAL (VALUES {values}) AS x(key, f)")
+    return sql, params
+
+
 def phrase_count(conn: Connection, phrase: str, cap: int) -> int:
     """Rows of the whole index holding ``phrase`` (tokenised as FTS5 does), up to ``cap``."""
     tokens = phrase_tokens(phrase)
@@ -163,6 +198,14 @@ def ranked_search(
         args += rows_params
     hits = []
     for alt, group in enumerate(groups):
+        if len(group) > 1 and all(len(tokens) == 1 for tokens in group):
+            rows, rows_params = _group_rows(
+                group, [keys[tuple(tokens)] for tokens in group], weight_sql, alt)
+            hits.append(rows)
+            # The namespaces follow the row search's terms, before the frequency joins'.
+            cut = len(group)
+            args += [*rows_params[:cut], list(namespaces), *rows_params[cut:]]
+            continue
         for tokens in group:
             rows, rows_params = _phrase_rows(tokens, weight_sql, namespaced=True)
             hits.append(f"SELECT {alt} AS alt, {keys[tuple(tokens)]} AS key, p0.rowid, "

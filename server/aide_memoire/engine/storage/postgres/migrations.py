@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ...core import clock
 from ...core.errors import ForeignDatabase, NewerSchema, StoreError
+from ..columns import add_column_statements
 from ..migrations import MIGRATIONS
 from . import security
 from .connection import PgConnection
@@ -77,6 +78,11 @@ def migrate(tx: PgConnection, schema: str) -> list[int]:
             (step, _NAMES[step], clock.format_time(clock.now())),
         )
         applied.append(step)
+    present = [str(name) for (name,) in tx.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = ? "
+        "AND table_name = 'memories'", (schema,))]
+    for statement in add_column_statements(present, "postgres"):
+        tx.execute(statement)  # a field declared since (storage/columns.py)
     if applied or not security.installed(tx):
         security.install(tx, schema)
     return applied

@@ -1,27 +1,22 @@
-"""The SQLite implementations of the data layer's repositories (FTS5, sqlite-vec)."""
+"""The SQLite implementations of the data layer's repositories (FTS5, sqlite-vec).
+
+``sqlite_repositories`` loads on first use (PEP 562): the prompt hook's keyword lookup
+(``lookup.py``) lives in this package and must not pay for the repositories' imports.
+"""
 
 from __future__ import annotations
 
-from ..portable.links import PortableLinks
-from ..repositories import Repositories
-from .entities import SqliteEntityGraph
-from .memory_rows import SqliteMemoryRows
-from .review import SqliteReviewLookups
-from .vectors import SqliteVectorIndex
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .bundle import sqlite_repositories
 
 __all__ = ["sqlite_repositories"]
 
 
-def sqlite_repositories(
-    vectors: SqliteVectorIndex, rows: SqliteMemoryRows | None = None
-) -> Repositories:
-    """The SQLite backend's repositories; typing them as the Protocols makes mypy check
-    that each implementation has every method a feature may call. ``rows`` is the
-    memories repository to hand out (the engine's ``store``; built over ``vectors`` if
-    not given)."""
-    rows = rows or SqliteMemoryRows(vectors)
-    return Repositories(
-        dialect="sqlite", rows=rows, keywords=rows.keywords, vectors=vectors,
-        links=PortableLinks(), review=SqliteReviewLookups(),
-        entities=SqliteEntityGraph(),
-    )
+def __getattr__(name: str) -> Any:
+    if name != "sqlite_repositories":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .bundle import sqlite_repositories
+
+    return sqlite_repositories

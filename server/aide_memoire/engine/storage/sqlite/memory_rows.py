@@ -15,33 +15,11 @@ from collections.abc import Iterable
 from ..portable.memories import PortableMemoryRows
 from ..protocol import Connection
 from ..rows import RowFilter, content_hash
-from .filters import where_sql
+from .filters import passing, where_sql
 from .keyword import SqliteKeywordIndex
 from .vectors import SqliteVectorIndex
 
 __all__ = ["SqliteMemoryRows", "passing"]
-
-
-def passing(conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
-    """The rowids among ``rowids`` that pass ``where``, looked up 500 at a time.
-
-    NOT INDEXED: with a namespace in the filter, the planner would otherwise walk the
-    namespace's index (every row of it) instead of looking the rowids up.
-    """
-    clause, params = where_sql(where, "m")
-    ids = list(rowids)
-    found: set[int] = set()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        found.update(
-            int(r)
-            for (r,) in conn.execute(
-                f"SELECT m.rowid FROM memories m NOT INDEXED WHERE m.rowid IN "
-                f"({','.join('?' * len(chunk))}) AND {clause}",
-                [*chunk, *params],
-            )
-        )
-    return found
 
 
 class SqliteMemoryRows(PortableMemoryRows):
