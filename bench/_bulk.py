@@ -66,7 +66,7 @@ class Composer:
     def _encode(self, texts: Sequence[str]) -> None:
         todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if todo:
-            for text, vector in zip(todo, self.memory.embedder.encode(todo), strict=True):
+            for text, vector in zip(todo, self.memory.internals.embedder.encode(todo), strict=True):
                 self._vectors[text] = np.asarray(vector, np.float32)
 
     def vectors(self, items: Sequence[dict[str, Any]]) -> np.ndarray:
@@ -90,7 +90,7 @@ class Composer:
     def fidelity(self, items: Sequence[dict[str, Any]]) -> dict[str, float]:
         """Cosine of composed vs really encoded vectors of the same texts, and of really
         encoded vectors of two different texts of the sample (the scale to read it on)."""
-        real = np.asarray(self.memory.embedder.encode([it["content"] for it in items]),
+        real = np.asarray(self.memory.internals.embedder.encode([it["content"] for it in items]),
                           np.float32)
         composed = self.vectors(items)
         same = (real * composed).sum(axis=1)
@@ -107,21 +107,21 @@ def bulk_write(memory: Memory, items: Sequence[dict[str, Any]], namespaces: Sequ
     rows = [NewRow(namespace=ns, kind="note", content=it["content"], tags=list(it["tags"]))
             for it, ns in zip(items, namespaces, strict=True)]
     if pipeline:
-        result = memory.context.pipeline.write(
+        result = memory.internals.context.pipeline.write(
             rows, secrets="redact", given_vectors=dict(enumerate(vectors)),
             skip_hooks=tuple(skip_hooks))
         return result.ids
-    space = memory.embedder.space
+    space = memory.internals.embedder.space
     assert space is not None, "bulk loading needs the embedding model"
     ids: list[str] = []
-    with memory.db.write() as tx:
+    with memory.internals.db.write() as tx:
         stamp = clock.format_time(clock.now())
         pending = []
         for row, vector in zip(rows, vectors, strict=True):
-            rowid, memory_id = memory.store_.insert(tx, row)
+            rowid, memory_id = memory.internals.store.insert(tx, row)
             ids.append(memory_id)
             pending.append((rowid, row.namespace, vector))
-        memory.vector_tables.insert(tx, space, pending, stamp)
+        memory.internals.tables.insert(tx, space, pending, stamp)
     return ids
 
 

@@ -335,8 +335,8 @@ def serve_child(home: Path, model: str, facts: bool | None, targets_path: Path) 
     started = time.perf_counter()
     with Memory(settings=_settings(home, model, facts)) as memory:
         opened = time.perf_counter() - started
-        memory.embedder.wait()
-        memory.embedder.encode(["warm the encoder"])
+        memory.internals.embedder.wait()
+        memory.internals.embedder.encode(["warm the encoder"])
         ready = time.perf_counter()
         memory.recall(data["first"], namespace=data["namespace"], limit=10)
         first = time.perf_counter() - ready
@@ -438,7 +438,7 @@ def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
                 if size != sizes[-1]:
                     memory = stack.enter_context(
                         Memory(settings=_settings(home, args.model, facts)))
-                    memory.embedder.wait()
+                    memory.internals.embedder.wait()
                     composer.memory = memory
         if args.forget_share > 0:
             targets = _targets(seed, sizes[-1], ids, 1)

@@ -150,8 +150,8 @@ def test_a_mirror_that_followed_the_store_scores_as_one_just_opened(memory: Memo
     """The same store gets the same scores, to the bit, from the mirror that followed
     every write (appends, a session's turns re-smoothing older neighbours, a forget
     that reloads) and from one that reads it all at once."""
-    running = memory.mirror
-    query = memory.embedder.encode(["who moved the garden item to shelf 4"])[0]
+    running = memory.internals.mirror
+    query = memory.internals.embedder.encode(["who moved the garden item to shelf 4"])[0]
     first = _fill_ids(memory, "p", 30)
     space, table = _table(memory)
     memory.store_conversation([{"speaker": "Ana", "content": "I moved the garden tools."},
@@ -168,7 +168,7 @@ def test_a_mirror_that_followed_the_store_scores_as_one_just_opened(memory: Memo
                                   namespace="p", session_id="s1")
         _fill_ids(memory, "p", 7)
         memory.recall("garden", namespace="p")  # appends only: the turn before re-smoothed
-    conn = memory.db.conn()
+    conn = memory.internals.db.conn()
     fresh = VectorMirror()
     loads: list[bool] = []
     cold = fresh._cold
@@ -189,7 +189,7 @@ def test_a_mirror_that_followed_the_store_scores_as_one_just_opened(memory: Memo
 
 
 def _fill_ids(memory: Memory, namespace: str, count: int) -> list[str]:
-    start = sum(s.view.size for s in memory.mirror._slices.values())
+    start = sum(s.view.size for s in memory.internals.mirror._slices.values())
     return memory.store_many(
         [{"content": f"Note {n} about {TOPICS[n % len(TOPICS)]}: item {n * 7919 % 1000} "
                      f"was moved to shelf {n % 13}"} for n in range(start, start + count)],
