@@ -7,6 +7,7 @@ retriever's score and rank so a user can see why it came back.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -20,9 +21,11 @@ from ..core.models import Hit, MemoryRecord
 from ..core.text import (
     addresses_someone,
     feedback_terms,
+    named_words,
     names_something,
     query_shape,
     query_terms,
+    states_change,
 )
 from ..storage.migrations import FTS_COLUMNS
 from ..storage.repositories import MemoryRows, VectorIndex
@@ -34,7 +37,14 @@ from .keyword_query import keyword_match
 from .keyword_query import keyword_terms as searched_terms
 from .mirror import VectorMirror
 from .rerank import Reranker, floor_for
-from .stages import RowFact, lift_addressed, lift_sessions, prefer_named, prefer_recent
+from .stages import (
+    RowFact,
+    lift_addressed,
+    lift_sessions,
+    prefer_named,
+    prefer_recent,
+    prefer_restated,
+)
 
 __all__ = ["KEYWORD_WEIGHTS", "Adjuster", "Recaller", "RecallRequest", "RecallTuning"]
 
@@ -117,7 +127,7 @@ class Recaller:
         )
 
     def _dense(
-        self, conn: Any, request: RecallRequest, must: dict[int, float]
+        self, conn: Any, request: RecallRequest, must: dict[int, float], query: str
     ) -> tuple[np.ndarray, np.ndarray, float, float] | None:
         """Dense cosines (rowids ascending) with the namespace's low and high, or None.
 
@@ -135,7 +145,7 @@ class Recaller:
         found = self.tables.table_of(conn, space) if self.tables else None
         if not found:
             return None
-        query_vector = self.embedder.encode([request.query])[0]
+        query_vector = self.embedder.encode([query])[0]
         tuning = self.tuning
         rowids, scores, low, high = self.cache.scores(
             conn,
@@ -169,7 +179,10 @@ class Recaller:
         found = Candidates(keyword=keyword, dense={}, shape=query_shape(request.query))
         if keyword and tuning.keyword_scale != "minmax":
             found.keyword_ideal = self.counts.ideal(conn, self.store, keyword_terms)
-        dense_all = self._dense(conn, request, keyword)
+        dense_query = request.query
+        if not tuning.names_in_dense_query and named:
+            dense_query = without_names(request.query, {t for t in terms if t in names})
+        dense_all = self._dense(conn, request, keyword, dense_query)
         if dense_all is not None:
             rowids, scores, low, high = dense_all
             top = np.argpartition(-scores, min(depth, len(scores)) - 1)[:depth]
@@ -217,6 +230,7 @@ class Recaller:
         fused = lift_addressed(fused, found.speaker_rows, facts, tuning)
         fused = prefer_named(fused, found.shape, facts, tuning)
         fused = prefer_recent(fused, found.shape, facts, tuning)
+        fused = prefer_restated(fused, found.shape, found.speaker_rows, facts, tuning)
         reranked: dict[int, float] = {}
         if self.reranker is not None and self.reranker.live():
             fused, reranked = self._rerank(conn, request, fused)
@@ -368,7 +382,24 @@ def _fact(record: MemoryRecord) -> RowFact:
     session = f"{record.namespace}\x00{record.session_id}" if record.session_id else None
     return RowFact(session=session, at=at.timestamp() if at else None,
                    named=names_something(record.content), speaker=record.speaker,
-                   addresses=addresses_someone(record.content))
+                   addresses=addresses_someone(record.content),
+                   changes=states_change(record.content), names=named_words(record.content))
+
+
+def without_names(query: str, names: set[str]) -> str:
+    """The query without the words of ``names`` (case-folded tokens) and their "'s";
+    the query itself when nothing else would be left."""
+    text = _NAME_WORD.sub(
+        lambda m: "" if _fold_name(m.group(1)) in names else m.group(0), query)
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if query_terms(text) else query
+
+
+_NAME_WORD = re.compile(r"\b([^\W\d_][\w-]*)(?:['’]s\b)?")
+
+
+def _fold_name(word: str) -> str:
+    return word.casefold()
 
 
 def _ranks(scores: dict[int, float]) -> dict[int, int]:
