@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
+from aide_memoire.engine.recall.fusion import RecallTuning  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "facts" / "conversational_updates.json"
 
@@ -44,34 +45,41 @@ def store(memory: Memory, item: dict[str, Any], namespace: str) -> list[list[str
 
 def parse_tunings(text: str) -> list[dict[str, float]]:
     """'recency_weight=0.2,named_weight=0.1;recency_weight=0' -> one dict per tuning
-    ('default': the engine's own, an empty dict)."""
+    ('default': the engine's own, an empty dict); a whole number is an int (a depth)."""
     out: list[dict[str, float]] = []
     for part in text.split(";"):
         part = part.strip()
         out.append({} if part in ("", "default") else
-                   {k.strip(): float(v) for k, v in (x.split("=") for x in part.split(","))})
+                   {k.strip(): _number(v) for k, v in (x.split("=") for x in part.split(","))})
     return out
+
+
+def _number(text: str) -> float:
+    text = text.strip()
+    return int(text) if text.lstrip("-").isdigit() else float(text)
 
 
 def run(path: Path, home: Path, *, weights: list[dict[str, float]], mode: str
         ) -> list[dict[str, Any]]:
-    """Every scenario stored once, then recalled under each tuning (changes to the
-    engine's defaults); one summary per tuning."""
+    """Every scenario stored afresh for each tuning (changes to the engine's defaults),
+    then recalled; one summary per tuning. A fresh store each time: a recall records
+    access, and lifecycle scoring would carry one tuning's hits into the next."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    settings = Settings(home=home, embedding_model="none" if mode == "bm25"
-                        else Settings().embedding_model)
     rows: list[list[dict[str, Any]]] = [[] for _ in weights]
-    with Memory(settings=settings) as memory:
-        memory.internals.embedder.wait()
-        default = memory.internals.recaller.tuning
-        stored = []
-        for number, item in enumerate(data["scenarios"] + data["controls"]):
-            namespace = f"convupd:{number}"
-            ids = store(memory, item, namespace)
-            stored.append((item, namespace, ids[item["old_turn"][0]][item["old_turn"][1]],
-                           ids[item["new_turn"][0]][item["new_turn"][1]]))
-        for out, weight in zip(rows, weights, strict=True):
+    default = RecallTuning()
+    for number, (out, weight) in enumerate(zip(rows, weights, strict=True)):
+        settings = Settings(home=home / str(number), embedding_model="none"
+                            if mode == "bm25" else Settings().embedding_model)
+        with Memory(settings=settings) as memory:
+            memory.internals.embedder.wait()
+            default = memory.internals.recaller.tuning
             memory.internals.recaller.tuning = replace(default, **weight)  # type: ignore[arg-type]
+            stored = []
+            for index, item in enumerate(data["scenarios"] + data["controls"]):
+                namespace = f"convupd:{index}"
+                ids = store(memory, item, namespace)
+                stored.append((item, namespace, ids[item["old_turn"][0]][item["old_turn"][1]],
+                               ids[item["new_turn"][0]][item["new_turn"][1]]))
             for item, namespace, old, new in stored:
                 now = memory.recall(item["query"], namespace=namespace, limit=5)
                 then = memory.recall(item["query"], namespace=namespace, limit=5,
@@ -86,9 +94,8 @@ def run(path: Path, home: Path, *, weights: list[dict[str, float]], mode: str
                     "both_top2": {old, new} <= {h.id for h in now[:2]},
                     "linked": linked,
                 })
-        memory.internals.recaller.tuning = default
     stages = ("recency_weight", "named_weight", "addressed_weight", "session_weight",
-              "adaptive_keyword")
+              "adaptive_keyword", "restated_depth", "names_in_dense_query")
     return [summarise(r, {k: getattr(replace(default, **w), k) for k in stages}, mode)  # type: ignore[arg-type]
             for r, w in zip(rows, weights, strict=True)]
 

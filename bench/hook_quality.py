@@ -59,7 +59,7 @@ from aide_memoire.engine.core.projects import project_for  # noqa: E402
 from aide_memoire.hooks.briefing import CHARS_PER_TOKEN  # noqa: E402
 from aide_memoire.hooks.gate import GateTuning, Signals, decide, score  # noqa: E402
 from aide_memoire.hooks.prompt import (  # noqa: E402
-    RECALL_LIMIT,
+    candidates,
     hit_signals,
     prompt_stems,
 )
@@ -114,8 +114,9 @@ def locomo_distractor_turns(samples: list[dict[str, Any]], count: int) -> list[s
 
 
 def observe(memory: Memory, namespace: str, prompt: str) -> list[Signals]:
-    hits = memory.recall(prompt, namespace=namespace, limit=RECALL_LIMIT)
-    return hit_signals(hits, prompt_stems(prompt))
+    """The gate's signals for ``prompt``: the candidates and signals prompt_context reads."""
+    hits, profile = candidates(memory, namespace, prompt)
+    return hit_signals(hits, prompt_stems(prompt), profile)
 
 
 def corpus_prompts(memory: Memory, namespace: str, corpus: gate_corpus.Corpus,
@@ -303,11 +304,14 @@ def cross_validate(prompts: list[Prompt], false_target: float, max_memories: int
 def through_handle(memory: Memory, prompts: list[Prompt]) -> dict[str, Any]:
     """Each prompt through service.handle, a fresh session each; shares and tokens."""
     tokens: list[float] = []
+    costs: list[float] = []
     useful = false = related = unrelated = 0
     by_class: dict[str, list[int]] = {}
     for n, p in enumerate(prompts):
+        started = time.perf_counter()
         answer = handle(memory, {"op": "prompt", "namespace": p["ns"], "prompt": p["text"],
                                  "session_id": f"bench-{n}"})
+        costs.append((time.perf_counter() - started) * 1000)
         p["answer"] = answer
         ids = set(answer["ids"])
         if answer["text"]:
@@ -326,6 +330,8 @@ def through_handle(memory: Memory, prompts: list[Prompt]) -> dict[str, Any]:
             "useful": round(useful / max(related, 1), 3),
             "false": round(false / max(unrelated, 1), 3),
             "tokens_p50": percentile(tokens, 50), "tokens_p95": percentile(tokens, 95),
+            "ms_p50": round(percentile(costs, 50), 1), "ms_p95": round(percentile(costs, 95), 1),
+            "load": [round(x, 1) for x in os.getloadavg()],
             "by_class": {k: f"{v[0]}/{v[1]}" for k, v in sorted(by_class.items())}}
 
 
@@ -432,9 +438,11 @@ def main() -> None:
         for name in ("held_out", "tune_corpus", "locomo_dev"):
             m = r[name]
             rows.append([r["mode"], name, m["related"], m["useful"], m["unrelated"], m["false"],
-                         m["tokens_p50"], m["tokens_p95"]])
+                         m["tokens_p50"], m["tokens_p95"], m["ms_p50"], m["ms_p95"],
+                         m["load"][0]])
     print(table(["gate", "material", "related", "needed injected", "unrelated",
-                 "received anything", "tokens p50", "tokens p95"], rows))
+                 "received anything", "tokens p50", "tokens p95", "handle ms p50",
+                 "handle ms p95", "load"], rows))
     for r in results:
         print(f"\n{r['mode']}: cross-validated on the tuning material (5 folds)")
         print(table(list(r["cv"][0]), [list(row.values()) for row in r["cv"]]))

@@ -78,8 +78,9 @@ def turn_text(turn: dict[str, Any]) -> str:
     return f"{turn['text']} [shares a photo of {caption}]" if caption else turn["text"]
 
 
-def ingest(memory: Memory, sample: dict[str, Any]) -> tuple[str, int, dict[str, str]]:
-    namespace = f"locomo:{sample['sample_id']}"
+def ingest(memory: Memory, sample: dict[str, Any],
+           namespace: str | None = None) -> tuple[str, int, dict[str, str]]:
+    namespace = namespace or f"locomo:{sample['sample_id']}"
     count = 0
     by_id: dict[str, str] = {}
     for number, date, turns in sessions(sample["conversation"]):

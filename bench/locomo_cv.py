@@ -34,7 +34,10 @@ from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
 from aide_memoire.engine.core.text import (  # noqa: E402
     QueryShape,
+    addresses_someone,
+    named_words,
     names_something,
+    states_change,
     states_time,
 )
 from aide_memoire.engine.recall.fusion import (  # noqa: E402
@@ -54,6 +57,7 @@ from aide_memoire.engine.recall.stages import (  # noqa: E402
     lift_sessions,
     prefer_named,
     prefer_recent,
+    prefer_restated,
 )
 from aide_memoire.engine.storage.store import RowFilter  # noqa: E402
 from locomo import CATEGORIES, ingest, parse_evidence  # noqa: E402
@@ -79,6 +83,7 @@ STAGES: dict[str, list[float]] = {
     "session_weight": [0.0, 0.05, 0.1],
     "recency_weight": [0.0, 0.1, 0.2],
     "named_weight": [0.0, 0.05, 0.1, 0.2],
+    "restated_depth": [0, 3, 5, 10],
 }
 # Retrieval variants (each needs its own pass of the retrievers): feedback rows, words.
 FEEDBACK: list[tuple[int, int]] = [(3, 8), (5, 8)]
@@ -216,6 +221,7 @@ def engine_rank(q: Question, tuning: RecallTuning, content: dict[int, str],
         fused = lift_sessions(fused, known, tuning)
         fused = prefer_named(fused, q.found.shape, known, tuning)
         fused = prefer_recent(fused, q.found.shape, known, tuning)
+        fused = prefer_restated(fused, q.found.shape, q.found.speaker_rows, known, tuning)
     order = sorted(fused, key=lambda r: (-fused[r], r))
     wanted = {int(q.rowids[j]) for j in q.evidence}
     return next((i for i, r in enumerate(order, 1) if r in wanted), NOT_FOUND)
@@ -267,7 +273,7 @@ def collect(
                 at = record.observed_at or record.created_at
                 facts[rowid] = RowFact(
                     session=f"{namespace}\x00{record.session_id}" if record.session_id
-                    else None, at=at.timestamp())
+                    else None, at=at.timestamp(), speaker=record.speaker)
             for qa in sample["qa"]:
                 category = qa.get("category")
                 if category not in CATEGORIES:
@@ -348,6 +354,18 @@ def stage_report(questions: list[Question], fusion: RecallTuning, content: dict[
             "all_data_best": weights(grid[cv["all_data_best"]])}
 
 
+def _knob_values(pairs: list[str]) -> dict[str, Any]:
+    """'names_in_dense_query=false', 'restated_depth=5' -> typed values for RecallTuning."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, _, text = pair.partition("=")
+        current = getattr(RecallTuning(), key.strip())
+        value = text.strip()
+        out[key.strip()] = (value.lower() in ("1", "true", "yes") if isinstance(current, bool)
+                            else type(current)(value))
+    return out
+
+
 def report(title: str, figures: dict[str, dict[str, float]]) -> str:
     cols = ["hit@1", "hit@10", "hit@50", "mrr"]
     rows = [[name, f["n"], *(f[c] for c in cols)] for name, f in figures.items()]
@@ -387,7 +405,10 @@ def dump_cache(path: Path, sets: list[list[Question]], content: dict[int, str],
                    "evidence": q.rowids[q.evidence].tolist(), "found": found(q.found)}
                   for q in questions] for questions in sets],
         "content": [[r, text] for r, text in sorted(content.items())],
-        "facts": [[r, asdict(f)] for r, f in sorted(facts.items())],
+        # What the stages read of a row's text (names, change words) is read again on
+        # load: only what the text cannot tell is kept.
+        "facts": [[r, {"session": f.session, "at": f.at, "speaker": f.speaker}]
+                  for r, f in sorted(facts.items())],
     }, default=_plain), encoding="utf-8")
 
 
@@ -428,18 +449,24 @@ def main() -> None:
     parser.add_argument("--without-feedback", action="store_true",
                         help="score no keyword-feedback variant (the engine's default: off)")
     parser.add_argument("--cache", type=Path, default=None,
-                        help="keep the retrieved candidates in this file and reuse them")
+                        help="keep the retrieved candidates in this file and reuse them "
+                        "(one file per --set: the candidates depend on it)")
     parser.add_argument("--weights-only", action="store_true",
                         help="score only keyword weight x query-adaptive weight (the other "
                         "knobs at the defaults) and skip the stages after fusion")
+    parser.add_argument("--with-stages", action="store_true",
+                        help="score the stages after fusion even with --weights-only")
+    parser.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
+                        help="change one of the engine's defaults for the whole run "
+                        "(retrieval included), e.g. names_in_dense_query=false")
     args = parser.parse_args()
-    defaults = RecallTuning()
+    defaults = replace(RecallTuning(), **_knob_values(args.set))
     knobs = at_defaults(defaults) if args.weights_only else GRID
     feedback = [] if args.without_feedback else FEEDBACK
     # Retrieved with a calibrated scale so that the ideal keyword score is computed
     # (the candidates themselves do not depend on the scale).
     collect_as = replace(defaults, keyword_scale="ideal", session_weight=0.0,
-                         recency_weight=0.0, named_weight=0.0)
+                         recency_weight=0.0, named_weight=0.0, restated_depth=0)
     variants: list[RecallTuning] = [replace(collect_as, feedback_docs=0)] + [
         replace(collect_as, feedback_docs=docs, feedback_terms=terms)
         for docs, terms in feedback
@@ -455,8 +482,11 @@ def main() -> None:
         if args.cache is not None:
             dump_cache(args.cache, sets, content, facts)
     # What a row names is read from its text here, so a cache need not hold it.
-    facts = {r: replace(f, named=names_something(content.get(r, ""))) for r, f in facts.items()}
-    base = replace(defaults, session_weight=0.0, recency_weight=0.0, named_weight=0.0)
+    facts = {r: replace(f, named=names_something(text), addresses=addresses_someone(text),
+                        changes=states_change(text), names=named_words(text))
+             for r, f in facts.items() if (text := content.get(r, "")) is not None}
+    base = replace(defaults, session_weight=0.0, recency_weight=0.0, named_weight=0.0,
+                   restated_depth=0)
     before = replace(defaults, keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
                      feedback_docs=0, feedback_weight=0.0, agreement_bonus=0.0,
                      keyword_scale="minmax", dense_scale="namespace",
@@ -526,7 +556,8 @@ def main() -> None:
         engine = np.array([engine_rank(q, grid[index], content) for q in sets[owner[index]]])
         if not np.array_equal(np.minimum(engine, NOT_FOUND), ranks[index]):
             raise SystemExit(f"grid and engine disagree for {_knobs(grid[index])}")
-    stages = ({"figures": {}, "chosen_per_fold": []} if args.weights_only else
+    stages = ({"figures": {}, "chosen_per_fold": []}
+              if args.weights_only and not args.with_stages else
               stage_report(questions, replace(defaults, feedback_docs=0), content, facts))
     out = {
         "questions": len(questions),
@@ -535,6 +566,7 @@ def main() -> None:
         "present_questions": sum(q.found.shape.present for q in questions),
         "tunings": len(grid),
         "defaults": _knobs(base),
+        "set": args.set,
         "in_sample_defaults": by_category(ranks[default], questions),
         "in_sample_before": by_category(ranks[earlier], questions),
         "cv_old_knobs": by_category(old_cv["cv"], questions),

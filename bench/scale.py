@@ -11,6 +11,19 @@ each is distinct but they share vocabulary, as real notes do.
     .venv/bin/python bench/scale.py --model none --sizes 1000,10000,100000
     .venv/bin/python bench/scale.py --backend postgres --facts off --sizes 1000,100000
 
+``--bulk`` reaches a million here: the memories up to each size but ``--probe`` are
+written through the write pipeline with composed vectors instead of encoded ones
+(bench/_bulk.py says how, and measures how close they are), the last ``--probe`` by
+``store_many`` with the model (its rate at each size is the write-cost figure). With
+``--locomo PATH`` one real LOCOMO dev conversation is hidden in the namespace: its
+questions' hit@10 at each size against the same conversation alone. After the last
+size a fresh process opens the store and times its first dense recall (and its peak
+RSS while serving the queries), then ``--forget-share`` of the bulk memories are
+forgotten and timed:
+
+    nice .venv/bin/python bench/scale.py --bulk --layouts one --sizes 1000,100000,1000000 \
+        --locomo /work/shared/data/locomo/locomo-dev.json --json bench/results/scale_1m.json
+
 ``--backend postgres`` runs the same sizes, layouts and queries on PostgreSQL + pgvector:
 a server started from the pgserver wheel in a temporary data directory, or the server of
 ``--database-url`` (a fresh database is made there for each layout and dropped after).
@@ -21,8 +34,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
+import os
 import random
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +49,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _pg  # noqa: E402
+from _bulk import Composer, bulk_write, item_rng  # noqa: E402
 from _common import machine, percentile, table, write_json  # noqa: E402
 from aide_memoire import Memory  # noqa: E402
 from aide_memoire.engine.core.settings import Settings  # noqa: E402
@@ -260,6 +277,193 @@ def _run_layout(layout: str, sizes: list[int], model: str, queries: int, batch: 
     return rows
 
 
+def _locomo_hits(memory: Memory, sample: dict[str, Any], by_id: dict[str, str],
+                 namespace: str) -> float:
+    """hit@10 of a LOCOMO conversation's questions (categories 1-4 with evidence)."""
+    from locomo import CATEGORIES, parse_evidence
+
+    known, hits, asked = set(by_id.values()), 0, 0
+    for qa in sample["qa"]:
+        evidence = {e for e in parse_evidence(qa.get("evidence", [])) if e in known}
+        if qa.get("category") not in CATEGORIES or not evidence:
+            continue
+        ranked = [by_id.get(h.id, "") for h in memory.recall(qa["question"],
+                                                             namespace=namespace, limit=10)]
+        hits += any(r in evidence for r in ranked)
+        asked += 1
+    return hits / asked if asked else float("nan")
+
+
+def _targets(seed: int, size: int, ids: list[str], queries: int
+             ) -> list[tuple[str, dict[str, Any], str]]:
+    """(id, item, query) for ``queries`` memories drawn among the first ``size``."""
+    qrng = random.Random(seed + size)
+    out = []
+    for _ in range(queries):
+        number = qrng.randrange(size)
+        item = make_item(item_rng(seed, number), number)
+        out.append((ids[number], item, make_query(qrng, item)))
+    return out
+
+
+def _time_queries(memory: Memory, namespace: str,
+                  targets: list[tuple[str, dict[str, Any], str]]) -> dict[str, float]:
+    times, hits, rr = [], 0, 0.0
+    for memory_id, _item, query in targets:
+        t0 = time.perf_counter()
+        found = memory.recall(query, namespace=namespace, limit=10)
+        times.append((time.perf_counter() - t0) * 1000)
+        ranked = [h.id for h in found]
+        if memory_id in ranked:
+            hits += 1
+            rr += 1 / (ranked.index(memory_id) + 1)
+    return {"recall_p50_ms": percentile(times, 50), "recall_p95_ms": percentile(times, 95),
+            "recall_p99_ms": percentile(times, 99), "hit_at_10": hits / len(targets),
+            "mrr": rr / len(targets)}
+
+
+def _settings(home: Path, model: str, facts: bool | None) -> Settings:
+    if facts is None:
+        return Settings(home=home, embedding_model=model)
+    return Settings(home=home, embedding_model=model, extract_facts=facts)
+
+
+def serve_child(home: Path, model: str, facts: bool | None, targets_path: Path) -> None:
+    """A fresh process on an existing store: first dense recall after open, then the
+    targeted queries; peak RSS of this process (model, mirror, SQLite) on stdout."""
+    data = json.loads(targets_path.read_text())
+    started = time.perf_counter()
+    with Memory(settings=_settings(home, model, facts)) as memory:
+        opened = time.perf_counter() - started
+        memory.internals.embedder.wait()
+        memory.internals.embedder.encode(["warm the encoder"])
+        ready = time.perf_counter()
+        memory.recall(data["first"], namespace=data["namespace"], limit=10)
+        first = time.perf_counter() - ready
+        figures = _time_queries(memory, data["namespace"],
+                                [(t[0], {}, t[1]) for t in data["targets"]])
+    print(json.dumps({"open_s": opened, "model_ready_s": ready - started,
+                      "first_dense_recall_s": first, **figures, "peak_rss_mb": rss_mb()}))
+
+
+def _reopened(args: argparse.Namespace, home: Path, tmp: Path,
+              targets: list[tuple[str, dict[str, Any], str]]) -> dict[str, Any]:
+    """A fresh process on the closed store: what a user opening it pays, and its RSS."""
+    spec = tmp / "targets.json"
+    spec.write_text(json.dumps({"namespace": "bench-0", "first": targets[0][2],
+                                "targets": [[t[0], t[2]] for t in targets[1:]]}))
+    child = subprocess.run(
+        [sys.executable, __file__, "--serve-child", str(home), "--model", args.model,
+         "--targets", str(spec), *(["--facts", args.facts] if args.facts else [])],
+        check=True, capture_output=True, text=True)
+    out: dict[str, Any] = json.loads(child.stdout.strip().splitlines()[-1])
+    out["load"] = os.getloadavg()[0]
+    return out
+
+
+def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
+             ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The ``--bulk`` run (one namespace): rows per size, then the whole-store figures."""
+    namespace, seed = "bench-0", args.seed
+    rows: list[dict[str, Any]] = []
+    extra: dict[str, Any] = {}
+    sample = None
+    if args.locomo is not None:
+        from locomo import ingest
+
+        samples = json.loads(Path(args.locomo).read_text(encoding="utf-8"))
+        sample = next(s for s in samples if s["sample_id"] == args.locomo_sample)
+        with tempfile.TemporaryDirectory(prefix="aide-scale-alone-") as tmp, Memory(
+            settings=_settings(Path(tmp) / "home", args.model, facts)
+        ) as alone:
+            _, turns, alone_ids = ingest(alone, sample, namespace)
+            extra["locomo_alone_hit_at_10"] = _locomo_hits(alone, sample, alone_ids, namespace)
+            extra["locomo_turns"] = turns
+    with tempfile.TemporaryDirectory(prefix="aide-scale-", dir=args.tmp) as tmp:
+        home = Path(tmp) / "home"
+        ids: list[str] = []
+        with contextlib.ExitStack() as stack:
+            memory = stack.enter_context(Memory(settings=_settings(home, args.model, facts)))
+            memory.recall("warm up the model", namespace=namespace)
+            composer = Composer(memory, TEMPLATES, seed)
+            extra["fidelity"] = composer.fidelity(
+                [make_item(item_rng(seed + 1, n), n) for n in range(300)])
+            by_id: dict[str, str] = {}
+            if sample is not None:
+                from locomo import ingest
+
+                _, _, by_id = ingest(memory, sample, namespace)
+            for size in sizes:
+                started = time.perf_counter()
+                bulk_to = max(len(ids), size - args.probe)
+                while len(ids) < bulk_to:
+                    count = min(args.bulk_batch, bulk_to - len(ids))
+                    items = [make_item(item_rng(seed, n), n)
+                             for n in range(len(ids), len(ids) + count)]
+                    ids += bulk_write(memory, items, [namespace] * count,
+                                      composer.vectors(items), pipeline=args.bulk_pipeline,
+                                      skip_hooks=args.bulk_skip)
+                bulk_s = time.perf_counter() - started
+                rates = []
+                while len(ids) < size:
+                    count = min(args.batch, size - len(ids))
+                    items = [make_item(item_rng(seed, n), n)
+                             for n in range(len(ids), len(ids) + count)]
+                    t0 = time.perf_counter()
+                    ids += memory.store_many([{"content": it["content"], "tags": it["tags"]}
+                                              for it in items], namespace=namespace)
+                    rates.append(count / (time.perf_counter() - t0))
+                targets = _targets(seed, size, ids, args.queries)
+                for _memory_id, _item, query in targets[:3]:  # warm the caches for this size
+                    memory.recall(query, namespace=namespace)
+                row: dict[str, Any] = {
+                    "backend": "sqlite", "layout": "one", "namespaces": 1, "size": size,
+                    "bulk_per_s": (bulk_to - (rows[-1]["size"] if rows else 0)) / bulk_s
+                    if bulk_s else 0.0,
+                    "store_many_per_s": percentile(rates, 50) if rates else float("nan"),
+                    **_time_queries(memory, namespace, targets)}
+                if sample is not None:
+                    row["locomo_hit_at_10"] = _locomo_hits(memory, sample, by_id, namespace)
+                wal_peak = store_bytes(home, None)[1]
+                checkpoint(memory, None)
+                db_bytes = store_bytes(home, None)[0]
+                row.update({"db_mb": db_bytes / 1e6, "mb_per_1k": db_bytes / 1e6 / (size / 1000),
+                            "wal_mb": wal_peak / 1e6, "peak_rss_mb": rss_mb(),
+                            "load": os.getloadavg()[0]})
+                rows.append(row)
+                print(table(list(row), [list(row.values())]), file=sys.stderr, flush=True)
+                memory.close()  # the store as a user would find it: closed, then opened
+                row["reopened"] = _reopened(args, home, Path(tmp), targets)
+                print(json.dumps(row["reopened"]), file=sys.stderr, flush=True)
+                if size != sizes[-1]:
+                    memory = stack.enter_context(
+                        Memory(settings=_settings(home, args.model, facts)))
+                    memory.internals.embedder.wait()
+                    composer.memory = memory
+        if args.forget_share > 0:
+            targets = _targets(seed, sizes[-1], ids, 1)
+            with Memory(settings=_settings(home, args.model, facts)) as memory:
+                frng = random.Random(seed - 1)
+                share = int(args.forget_share * sizes[-1])
+                # Past --forget-max the cost is timed on that many and scaled to the share
+                # (each forget is its own transaction: the cost per forget is the figure).
+                doomed = frng.sample(range(sizes[-1]), min(share, args.forget_max))
+                t0 = time.perf_counter()
+                for number in doomed:
+                    memory.forget(ids[number], namespace=namespace)
+                forget_s = time.perf_counter() - t0
+                t0 = time.perf_counter()
+                memory.recall(targets[0][2], namespace=namespace, limit=10)
+                extra["forget"] = {"count": len(doomed), "seconds": forget_s, "share": share,
+                                   "share_seconds_projected": forget_s * share / len(doomed),
+                                   "per_forget_ms": 1000 * forget_s / len(doomed),
+                                   "first_recall_after_s": time.perf_counter() - t0,
+                                   "db_mb_after": store_bytes(home, None)[0] / 1e6,
+                                   "load": os.getloadavg()[0]}
+                print(json.dumps(extra["forget"]), file=sys.stderr, flush=True)
+    return rows, extra
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
@@ -281,12 +485,49 @@ def main() -> None:
                         help="time every query twice, interleaved on the same store: with "
                         "every recall stage of issue #31 and query-adaptive fusion on (the "
                         "figures reported as recall) and with all of them off")
+    parser.add_argument("--bulk", action="store_true",
+                        help="reach big sizes with composed vectors (see the docstring)")
+    parser.add_argument("--probe", type=int, default=500,
+                        help="bulk: memories per size stored by store_many with the model")
+    parser.add_argument("--bulk-batch", type=int, default=5000)
+    parser.add_argument("--bulk-pipeline", action="store_true",
+                        help="bulk: write the composed rows through the whole write "
+                        "pipeline (screen, audit, hooks) instead of the storage layer")
+    parser.add_argument("--bulk-skip", default="",
+                        help="bulk pipeline: comma-separated after-write hooks to skip for "
+                        "the composed rows (e.g. facts,near_duplicates)")
+    parser.add_argument("--locomo", default=None, help="bulk: path of locomo-dev.json")
+    parser.add_argument("--locomo-sample", default="conv-26")
+    parser.add_argument("--forget-share", type=float, default=0.1)
+    parser.add_argument("--forget-max", type=int, default=3000)
+    parser.add_argument("--tmp", default=None, help="folder for the temporary store")
+    parser.add_argument("--serve-child", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--targets", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--json", type=Path, default=None, dest="json_path")
     args = parser.parse_args()
+    facts = None if args.facts is None else args.facts == "on"
+    if args.serve_child is not None:
+        serve_child(args.serve_child, args.model, facts, args.targets)
+        return
+    if args.bulk:
+        args.bulk_skip = [h for h in args.bulk_skip.split(",") if h]
+        sizes = sorted(int(s) for s in args.sizes.split(","))
+        bulk_rows, extra = run_bulk(args, sizes, facts)
+        print(table(["size", "bulk/s", "store_many/s", "p50 ms", "p95 ms", "p99 ms", "hit@10",
+                     "MRR", "LOCOMO hit@10", "MB/1k", "peak RSS MB", "load"],
+                    [[r["size"], r["bulk_per_s"], r["store_many_per_s"], r["recall_p50_ms"],
+                      r["recall_p95_ms"], r["recall_p99_ms"], r["hit_at_10"], r["mrr"],
+                      r.get("locomo_hit_at_10", float("nan")), r["mb_per_1k"],
+                      r["peak_rss_mb"], r["load"]] for r in bulk_rows]))
+        print(json.dumps(extra, indent=1))
+        write_json(args.json_path, {"benchmark": "scale", "mode": "bulk", "model": args.model,
+                                    "facts": args.facts, "sizes": sizes,
+                                    "queries": args.queries, "machine": machine(),
+                                    "results": bulk_rows, **extra})
+        return
     if args.database_url is not None and args.backend != "postgres":
         parser.error("--database-url needs --backend postgres")
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    facts = None if args.facts is None else args.facts == "on"
     results: list[dict[str, Any]] = []
     with contextlib.ExitStack() as stack:
         admin = (stack.enter_context(_pg.server_url(args.database_url))

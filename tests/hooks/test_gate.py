@@ -17,7 +17,7 @@ from aide_memoire.hooks.gate import (
     decide,
     signals,
 )
-from aide_memoire.hooks.prompt import HEADER, prompt_context
+from aide_memoire.hooks.prompt import HEADER, candidates, hit_signals, prompt_context, prompt_stems
 from aide_memoire.hooks.service import handle
 
 from .gate_corpus import distractors, load, split
@@ -126,3 +126,10 @@ def test_handle_returns_the_reasons_as_json_values(store: Memory) -> None:
     (reason,) = answer["reasons"]
     assert reason["id"] == wanted and reason["decision"] == "injected"
     assert set(reason) >= {"dense", "calibrated", "overlap", "rank", "margin", "kind", "score"}
+
+
+def test_keyword_only_candidates_have_no_dense_profile(store: Memory) -> None:
+    hits, profile = candidates(store, NS, "the tenant provisioning script after DNS changes")
+    assert profile is None and hits
+    assert all(s.dense is None and s.z is None
+               for s in hit_signals(hits, prompt_stems("tenant provisioning dns")))

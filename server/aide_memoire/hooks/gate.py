@@ -2,8 +2,8 @@
 
 A recall always returns its best hits, related or not, and its fused scores are min-max
 scaled within the call, so they cannot say "unrelated". The gate reads signals that keep
-their meaning across calls, all of which recall has already computed (no second
-encoding of the prompt):
+their meaning across calls, all of which recall and its dense profile have computed from
+the one encoding of the prompt (prompt.py builds the candidates):
 
 - the raw dense cosine of prompt and memory (``Hit.scores["dense"]``), put on an
   absolute scale for this model: ``calibrated`` is the probability that a pair at this
@@ -12,7 +12,10 @@ encoding of the prompt):
 - the fused rank (1 = recall's best) and the margin of the hit's cosine over the best
   cosine of the other hits, which says "this one stands out" where a flat list of
   near-equal cosines says "nothing here is about this";
-- the kind (a session turn is a weaker memory than a stored learning).
+- the kind (a session turn is a weaker memory than a stored learning);
+- ``z``, the cosine in standard deviations above the prompt's cosine to the whole
+  namespace: recorded, not weighed (under CV it did not separate related prompts from
+  unrelated ones on this model; docs/hooks.md).
 
 They add up on the cosine's own scale, ``cosine + w_overlap * overlap + w_margin *
 max(margin, 0)``, and a hit passes when that reaches ``threshold``. A weighted sum with
@@ -88,12 +91,12 @@ class GateTuning:
 
     # Platt scaling of the raw MiniLM cosine, P(related | cosine): the calibrated value
     # the injection log shows beside the cosine.
-    cosine_slope: float = 6.169
-    cosine_offset: float = -2.732
+    cosine_slope: float = 5.48
+    cosine_offset: float = -2.388
     # The gate's value: cosine + w_overlap * overlap + w_margin * max(margin, 0).
-    w_overlap: float = 0.3
+    w_overlap: float = 0.2
     w_margin: float = 1.0
-    threshold: float = 0.69
+    threshold: float = 0.65
     # Keyword-only: the overlap a memory must reach.
     lexical_floor: float = 0.65
     # How many memories at most go in before one prompt.
@@ -110,6 +113,9 @@ class Signals:
     overlap: float
     rank: int
     margin: float
+    # The cosine in standard deviations above the prompt's cosine to every row of the
+    # namespace (None without the model's dense profile): shown, not thresholded.
+    z: float | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +132,7 @@ class GateReason:
     margin: float
     score: float
     decision: Decision
+    z: float | None = None
 
 
 def _sigmoid(x: float) -> float:
@@ -185,4 +192,5 @@ def decide(s: Signals, tuning: GateTuning) -> GateReason:
     return GateReason(s.id, s.kind, "dense", round(s.dense, 4),
                       round(calibrated(s.dense, tuning), 4), s.overlap, s.rank,
                       round(s.margin, 4), round(value, 4),
-                      "injected" if passed else "below_gate")
+                      "injected" if passed else "below_gate",
+                      None if s.z is None else round(s.z, 3))

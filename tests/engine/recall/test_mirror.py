@@ -4,6 +4,7 @@ scored with no lock held (real model, real SQLite, real sqlite-vec)."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +96,13 @@ def test_a_slice_keeps_one_copy_and_scores_a_big_one_through_its_shortlist() -> 
     bits = sign_bits(query[None, :], 6)[0]
     rowids, scores, _, high = piece.search(query, bits, np.zeros(0, np.int64), None)
     assert np.array_equal(rowids, np.arange(1, len(raw) + 1))
-    assert np.allclose(scores, raw @ query, atol=1e-5) and abs(high - 1.0) < 1e-5
+    # Each row is kept as int8 at its own scale (largest component = 127): the score is
+    # that row's cosine, within 0.003 of the float32 one.
+    scale = np.abs(raw).max(axis=1) / 127
+    kept = np.rint(raw / scale[:, None]).astype(np.int8).astype(np.float32) * scale[:, None]
+    assert np.allclose(scores, kept @ query, atol=1e-5)
+    assert np.abs(scores - raw @ query).max() < 0.003 and abs(high - 1.0) < 0.003
+    assert piece.nbytes < 0.3 * len(raw) * 4 * 384  # under a third of a float32 copy
     shortlisted, _, _, _ = piece.search(query, bits, np.array([20_123]), 300)
     assert {8, 20_123} <= set(shortlisted.tolist())  # the row itself, and a must-score row
 
@@ -137,3 +144,53 @@ def test_four_dense_recalls_are_inside_scoring_at_once(memory: Memory) -> None:
     assert not errors, f"the four recalls were not scoring at the same time: {errors!r}"
     assert sorted(inside) == sorted(t.name for t in threads)
     assert results == expected  # and scoring together changed no result
+
+
+def test_a_mirror_that_followed_the_store_scores_as_one_just_opened(memory: Memory) -> None:
+    """The same store gets the same scores, to the bit, from the mirror that followed
+    every write (appends, a session's turns re-smoothing older neighbours, a forget
+    that reloads) and from one that reads it all at once."""
+    running = memory.internals.mirror
+    query = memory.internals.embedder.encode(["who moved the garden item to shelf 4"])[0]
+    first = _fill_ids(memory, "p", 30)
+    space, table = _table(memory)
+    memory.store_conversation([{"speaker": "Ana", "content": "I moved the garden tools."},
+                               {"speaker": "Ben", "content": "To which shelf?"}],
+                              namespace="p", session_id="s1")
+    memory.recall("garden", namespace="p")  # the running mirror loads what is there
+    memory.forget(first[3], namespace="p")
+    # A new text for an early row: its vector leaves vec0's insertion order (rowid order),
+    # so a cold load meets a row out of order and reads the partition again, sorted.
+    memory.update(first[5], namespace="p", content="The garden rake now hangs on shelf 9.")
+    memory.recall("garden", namespace="p")
+    for n in range(3):
+        memory.store_conversation([{"speaker": "Ana", "content": f"Shelf {n + 4}, by the door."}],
+                                  namespace="p", session_id="s1")
+        _fill_ids(memory, "p", 7)
+        memory.recall("garden", namespace="p")  # appends only: the turn before re-smoothed
+    conn = memory.internals.db.conn()
+    fresh = VectorMirror()
+    loads: list[bool] = []
+    cold = fresh._cold
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        loads.append(kwargs["ordered"])
+        return cold(*args, **kwargs)
+
+    fresh._cold = counted  # type: ignore[method-assign]
+    for exact_up_to, shortlist in ((None, 3000), (10, 12)):
+        got = running.scores(conn, space, table, ["p"], query,  # type: ignore[arg-type]
+                             exact_up_to=exact_up_to, shortlist=shortlist)
+        want = fresh.scores(conn, space, table, ["p"], query,  # type: ignore[arg-type]
+                            exact_up_to=exact_up_to, shortlist=shortlist)
+        assert len(got[0]) >= 12 and np.array_equal(got[0], want[0])
+        assert np.array_equal(got[1], want[1]) and got[2:] == want[2:]
+    assert loads == [False, True]  # out of order once, then sorted: the same scores
+
+
+def _fill_ids(memory: Memory, namespace: str, count: int) -> list[str]:
+    start = sum(s.view.size for s in memory.internals.mirror._slices.values())
+    return memory.store_many(
+        [{"content": f"Note {n} about {TOPICS[n % len(TOPICS)]}: item {n * 7919 % 1000} "
+                     f"was moved to shelf {n % 13}"} for n in range(start, start + count)],
+        namespace=namespace)

@@ -133,10 +133,10 @@ class Settings(BaseSettings):
     vector_mirror_mb: int = Field(
         default=512, ge=16,
         description="Memory budget of the in-process vector mirror that dense recall and "
-        "near-duplicate checks score against (one float32 copy: about 1.6 MB per 1,000 "
-        "memories at 384-d). Least "
+        "near-duplicate checks score against (one int8 copy with sign bits: about 0.45 MB "
+        "per 1,000 memories at 384-d, so the default holds a million). Least "
         "recently used namespaces leave it first; a namespace bigger than the whole budget "
-        "is scored by streaming its vectors from the store (slower, exact).",
+        "is scored by streaming its vectors from the store (slower, same scores).",
     )
     code_dense: bool = Field(
         default=False,

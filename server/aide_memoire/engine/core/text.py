@@ -13,8 +13,10 @@ __all__ = [
     "date_words",
     "feedback_terms",
     "fts_query",
+    "named_words",
     "query_shape",
     "query_terms",
+    "states_change",
     "states_time",
     "tokens",
 ]
@@ -316,6 +318,30 @@ def addresses_someone(text: str) -> bool:
 def names_something(text: str) -> bool:
     """Whether a text names something: a capitalised word inside a sentence, a number."""
     return bool(_NAMED.search(text.strip()))
+
+
+def named_words(text: str) -> frozenset[str]:
+    """The names a text holds (capitalised words inside a sentence), case-folded."""
+    return frozenset(_fold(m.group(0)) for m in _NAMED.finditer(text.strip())
+                     if not m.group(0)[0].isdigit())
+
+
+# A statement that something changed or holds now rather than before: words of change of
+# state ("switched", "moved", "no longer"), of the present against the past ("these days",
+# "anymore"), leaving one thing for another ("instead of", "gave up"). A class of English
+# phrasing, not of any one attribute: jobs, homes, tools, roles, habits, partners alike.
+_CHANGE = re.compile(
+    r"\b(?:now|nowadays|these\s+days|any\s?more|no\s+longer|not\s+anymore|instead|"
+    r"switch(?:ed|ing)|swap(?:ped|ping)|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|"
+    r"left|leaving|quit|gave\s+up|giving\s+up|dropped|replaced|promot(?:ed|ion)|"
+    r"again)\b",
+    re.IGNORECASE,
+)
+
+
+def states_change(text: str) -> bool:
+    """Whether a text says that something changed, or holds now as against before."""
+    return bool(_CHANGE.search(text))
 
 
 # A wh-question in the present tense...

@@ -77,6 +77,13 @@ class RecallTuning:
     # A speaker's name matches nearly every turn of their conversation (and, store-wide,
     # only that conversation): the boost above handles it, BM25 gets the other words.
     names_in_keyword_query: bool = False
+    # The same for the dense side: a turn is encoded with its speaker's name, so a query
+    # naming a speaker is nearest to whatever that speaker said, small talk included.
+    # False (the default): the names the speaker boost handles leave the query the model
+    # encodes. Chosen by leave-one-conversation-out CV in every fold of both conversation
+    # benchmarks: LOCOMO hit@10 0.892 -> 0.898, MRR 0.623 -> 0.635; personas hit@10
+    # 0.775 -> 0.963, MRR 0.624 -> 0.785 (docs/benchmarks.md, issue 31).
+    names_in_dense_query: bool = False
     # In a store of more than prune_above rows, a word found in more than this share of
     # it (and at least common_floor rows) adds little to BM25 but makes FTS5 rank every
     # row holding it: such words only count together (see Recaller._keyword_match).
@@ -136,6 +143,13 @@ class RecallTuning:
     # 0: off: 0.1-0.3 added one "now" of 31 on the conversational updates' tune half.
     addressed_weight: float = 0.0
     addressed_depth: int = 50
+    # The restatement stage (engine/recall/stages.py, weightless): for a present-tense
+    # attribute question, the newest of the leading restated_depth turns about the subject
+    # that restates an earlier one (a shared name, or words of change) goes first. 0: off:
+    # it takes held-out conversational updates "now" 18 -> 34 of 41 at 10 (the tune half's
+    # choice), but costs hit@1 on LOCOMO (0.492 -> 0.459) and the personas (0.696 ->
+    # 0.667), and no fold of either chose it (docs/benchmarks.md, issue 31).
+    restated_depth: int = 0
 
 
 @dataclass

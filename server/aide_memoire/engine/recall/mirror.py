@@ -3,13 +3,18 @@ recall and near-duplicate checks.
 
 Per (space, namespace) a slice holds each row's vector once (a turn's already smoothed
 with its session neighbours, see NEIGHBOUR_WEIGHTS; any other row's as stored), its sign
-bits and its kind, as float32: one copy (154 MB at 100k 384-d rows) where there were
-three. float16 halves that, but numpy converts it back without SIMD: the exact scoring
-of a 3,000-row shortlist took 2.6x as long at 100k rows (bench/mirror_memory.py), so the
-budget, not the precision, bounds the memory. It follows the vec0 table
-through ``vector_state``: appends load only the new rows, any other change reloads. The
-slices together stay under a memory budget (least recently used leave first); a
-namespace bigger than the whole budget is scored by streaming from the table instead.
+bits and its kind. The vector is kept as int8 with one float32 scale per row (the
+largest component maps to 127): 445 bytes a 384-d row with its bits, rowid and kind, so
+a million rows fit in the default 512 MB budget where float32 needed 1.6 GB. A row's
+score is the cosine of the query (float32) with that int8 vector times its scale: off
+the float32 cosine by at most about 0.002 (a 1/127 step per component, errors that
+average out over 384 of them), a fixed function of the stored vectors, so a mirror
+loaded a minute ago and one that has followed the store for days give the same scores
+to the bit, and a namespace streamed from the table scores alike (docs/benchmarks.md,
+"A million memories"). It follows the vec0 table through ``vector_state``: appends
+load only the new rows, any other change reloads. The slices together stay under a
+memory budget (``vector_mirror_mb``, least recently used leave first); a namespace
+bigger than the whole budget is scored by streaming from the table instead.
 
 Concurrency: only loading takes the lock. A slice publishes what readers may use as one
 tuple (``view``), so scoring runs with no lock held, from any number of threads. A
@@ -29,13 +34,13 @@ import numpy as np
 from ..core.validate import KINDS
 from .embed import EmbeddingSpace
 
-__all__ = ["NEIGHBOUR_WEIGHTS", "VectorMirror", "sign_bits"]
+__all__ = ["NEIGHBOUR_WEIGHTS", "VectorMirror", "quantise", "sign_bits"]
 
 # Free dense context for a turn: its vector plus a little of the turns around it in the
 # session (no extra encoding). Measured on LOCOMO: docs/benchmarks.md.
 NEIGHBOUR_WEIGHTS = {-1: 0.3, 1: 0.15}
 
-_LOW_SAMPLE = 1024  # rows whose exact cosine sets a big slice's low end for min-max scaling
+_LOW_SAMPLE = 1024  # rows whose cosine sets a big slice's low end for min-max scaling
 _CHUNK = 16_384  # rows converted to float32 at a time: bounds the scoring temporaries
 _BLOCK = _CHUNK  # rows per block of a slice's vectors (Blocks)
 _SIMILAR_CELLS = 2**22  # cosines computed at once by a near-duplicate check (16 MB)
@@ -62,6 +67,23 @@ def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     return out
 
 
+def quantise(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row as int8 (its largest component at +-127) and the float32 scale that
+    turns it back into the row; a zero row gets scale 0."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    peak = np.abs(vectors).max(axis=1) if vectors.size else np.zeros(len(vectors), np.float32)
+    scale = (peak / 127).astype(np.float32)
+    safe = np.where(scale > 0, scale, 1).astype(np.float32)
+    q = np.rint(vectors / safe[:, None]).clip(-127, 127).astype(np.int8)
+    return q, scale
+
+
+def _scored(q: np.ndarray, scale: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Cosines of int8 rows (with their scales) to a float32 query."""
+    out: np.ndarray = _dot(q.astype(np.float32), query) * scale
+    return out
+
+
 def sign_bits(vectors: np.ndarray, words: int) -> np.ndarray:
     """Each row's signs packed into ``words`` uint64 (1 = positive)."""
     packed = np.packbits(vectors > 0, axis=1)
@@ -71,7 +93,7 @@ def sign_bits(vectors: np.ndarray, words: int) -> np.ndarray:
 
 
 class Blocks(NamedTuple):
-    """A slice's vectors: full blocks of ``_BLOCK`` rows, then one that grows by half.
+    """A slice's int8 vectors: full blocks of ``_BLOCK`` rows, then one that grows by half.
 
     Growing adds a block and copies at most the last one: one contiguous array grown by
     half held the old and the new copy at once, 2x the vectors at the peak (most of the
@@ -97,16 +119,17 @@ class Blocks(NamedTuple):
                                               min(stop - b * _BLOCK, _BLOCK)]
                                for b in range(first, last + 1)])
 
-    def dots_at(self, index: np.ndarray, query: np.ndarray) -> np.ndarray:
+    def dots_at(self, index: np.ndarray, scale: np.ndarray, query: np.ndarray) -> np.ndarray:
         """The rows at ``index`` (ascending) dotted with ``query``, block by block."""
         if len(self.blocks) == 1:
-            return _dot(self.blocks[0][index], query)
+            return _scored(self.blocks[0][index], scale[index], query)
         cuts = np.searchsorted(index, np.arange(1, len(self.blocks)) * _BLOCK).tolist()
         parts: list[np.ndarray] = []
         lo = 0
         for b, hi in enumerate([*cuts, len(index)]):
             if hi > lo:
-                parts.append(_dot(self.blocks[b][index[lo:hi] - b * _BLOCK], query))
+                at = index[lo:hi]
+                parts.append(_scored(self.blocks[b][at - b * _BLOCK], scale[at], query))
             lo = hi
         return np.concatenate(parts) if parts else np.zeros(0, np.float32)
 
@@ -119,9 +142,10 @@ class Blocks(NamedTuple):
             self.blocks[b][offset : offset + count] = values[done : done + count]
             done += count
 
-    def dots(self, size: int, query: np.ndarray) -> np.ndarray:
+    def dots(self, size: int, scale: np.ndarray, query: np.ndarray) -> np.ndarray:
         """Rows [0, size) dotted with ``query``."""
-        parts = [_dot(self.blocks[b][: min(_BLOCK, size - b * _BLOCK)], query)
+        parts = [_scored(self.blocks[b][: min(_BLOCK, size - b * _BLOCK)],
+                         scale[b * _BLOCK : min(size, (b + 1) * _BLOCK)], query)
                  for b in range((size + _BLOCK - 1) // _BLOCK)]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
@@ -132,12 +156,12 @@ class Blocks(NamedTuple):
             last = blocks[-1] if blocks else None
             if last is not None and len(last) < _BLOCK:  # the growing one: by half
                 size = min(_BLOCK, max(need - room + len(last), len(last) + len(last) // 2))
-                bigger = np.zeros((size, dim), np.float32)
+                bigger = np.zeros((size, dim), np.int8)
                 bigger[: len(last)] = last
                 blocks[-1] = bigger
             else:
                 blocks.append(np.zeros((min(_BLOCK, max(need - room, _MIN_ROWS)), dim),
-                                       np.float32))
+                                       np.int8))
         return Blocks(tuple(blocks))
 
 
@@ -147,6 +171,7 @@ class View(NamedTuple):
     size: int
     rowids: np.ndarray
     vectors: Blocks
+    scales: np.ndarray
     bits: np.ndarray
     kinds: np.ndarray
 
@@ -158,7 +183,7 @@ class _Slice:
         self.max_rowid = 0
         self.words = (dim + 63) // 64
         # Column-major sign bits: a big slice's first pass runs over long rows.
-        self.view = View(0, np.zeros(0, np.int64), Blocks(()),
+        self.view = View(0, np.zeros(0, np.int64), Blocks(()), np.zeros(0, np.float32),
                          np.zeros((self.words, 0), np.uint64), np.zeros(0, np.uint8))
         self.slot: dict[tuple[str, int], int] = {}  # (session, position) -> row index
         self.key_of: dict[int, tuple[str, int]] = {}
@@ -166,11 +191,12 @@ class _Slice:
     @property
     def nbytes(self) -> int:
         v = self.view
-        return v.rowids.nbytes + v.vectors.nbytes + v.bits.nbytes + v.kinds.nbytes
+        return (v.rowids.nbytes + v.vectors.nbytes + v.scales.nbytes + v.bits.nbytes
+                + v.kinds.nbytes)
 
     @staticmethod
     def bytes_per_row(dim: int) -> int:
-        return 8 + 4 * dim + 8 * ((dim + 63) // 64) + 1
+        return 8 + dim + 4 + 8 * ((dim + 63) // 64) + 1
 
     def _grown(self, extra: int) -> View:
         v = self.view
@@ -181,11 +207,13 @@ class _Slice:
         capacity = max(need, len(v.rowids) + len(v.rowids) // 2, _MIN_ROWS)
         rowids = np.zeros(capacity, np.int64)
         rowids[: v.size] = v.rowids[: v.size]
+        scales = np.zeros(capacity, np.float32)
+        scales[: v.size] = v.scales[: v.size]
         bits = np.zeros((self.words, capacity), np.uint64)
         bits[:, : v.size] = v.bits[:, : v.size]
         kinds = np.zeros(capacity, np.uint8)
         kinds[: v.size] = v.kinds[: v.size]
-        return View(v.size, rowids, vectors, bits, kinds)
+        return View(v.size, rowids, vectors, scales, bits, kinds)
 
     def append(self, rows: Sequence[tuple[Any, ...]], raw_of: Any) -> None:
         """Add (rowid, blob, session_id, position, kind) rows, rowid ascending.
@@ -194,7 +222,9 @@ class _Slice:
         start, end = v.size, v.size + len(rows)
         raw = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1)
         v.rowids[start:end] = [r[0] for r in rows]
-        v.vectors.put(start, raw)
+        q, scale = quantise(raw)
+        v.vectors.put(start, q)
+        v.scales[start:end] = scale
         v.kinds[start:end] = [_TURN if r[2] is not None and r[3] is not None
                               else _KIND_CODE.get(str(r[4]), _TURN) for r in rows]
         raws = {int(r[0]): raw[i] for i, r in enumerate(rows)}
@@ -212,11 +242,12 @@ class _Slice:
                     touched.add(near)
         if touched:
             self._smooth(v, touched, raws, raw_of)
+        # The bits come from the int8 rows, so they too follow from what is kept.
         v.bits[:, start:end] = sign_bits(v.vectors.rows(start, end), self.words).T
         for index in touched:
             if index < start:
                 v.bits[:, index] = sign_bits(v.vectors.rows(index, index + 1), self.words)[0]
-        self.view = View(end, v.rowids, v.vectors, v.bits, v.kinds)
+        self.view = View(end, v.rowids, v.vectors, v.scales, v.bits, v.kinds)
 
     def _smooth(self, v: View, touched: set[int], raws: dict[int, Any], raw_of: Any) -> None:
         plans: dict[int, list[tuple[float, int]]] = {}
@@ -234,23 +265,25 @@ class _Slice:
         for index, terms in plans.items():
             vector = sum(weight * raws[rowid] for weight, rowid in terms)
             norm = float(np.linalg.norm(vector))
-            v.vectors.put(index, (vector / norm if norm else vector)[None, :])
+            q, scale = quantise((vector / norm if norm else vector)[None, :])
+            v.vectors.put(index, q)
+            v.scales[index] = scale[0]
 
     def search(
         self, query: np.ndarray, qbits: np.ndarray, must: np.ndarray, shortlist: int | None
     ) -> tuple[np.ndarray, np.ndarray, float, float]:
-        """(rowids, exact cosines, low, high) for this slice's rows.
+        """(rowids, cosines, low, high) for this slice's rows (int8 rows: see the module).
 
-        Small slice, or ``shortlist`` None: every row, exactly. Big slice: every row is
+        Small slice, or ``shortlist`` None: every row. Big slice: every row is
         ranked by the Hamming distance of its sign bits to the query's (4.8 MB at 100k
         rows instead of the vectors), and the best ``shortlist`` of them plus the
-        ``must`` rowids are scored exactly. ``low`` then comes from a fixed sample of
+        ``must`` rowids are scored. ``low`` then comes from a fixed sample of
         rows, ``high`` from the shortlist (the best row is in it).
         """
         v = self.view  # one read: a concurrent append publishes a new view
         n = v.size
         if shortlist is None or n <= shortlist:
-            scores = v.vectors.dots(n, query)
+            scores = v.vectors.dots(n, v.scales, query)
             if not n:
                 return v.rowids[:0], scores, 0.0, 0.0
             return v.rowids[:n], scores, float(scores.min()), float(scores.max())
@@ -263,8 +296,8 @@ class _Slice:
             picked = np.union1d(picked, at[v.rowids[at] == must])
         else:
             picked.sort()
-        scores = v.vectors.dots_at(picked, query)
-        sample = v.vectors.dots_at(np.arange(0, n, max(1, n // _LOW_SAMPLE)), query)
+        scores = v.vectors.dots_at(picked, v.scales, query)
+        sample = v.vectors.dots_at(np.arange(0, n, max(1, n // _LOW_SAMPLE)), v.scales, query)
         low = float(min(sample.min(), scores.min()))
         return v.rowids[picked], scores, low, float(scores.max())
 
@@ -286,7 +319,10 @@ class _Slice:
             if not len(keep):
                 continue
             rows_of = v.vectors.rows(start, stop)
-            block = (rows_of if len(keep) == stop - start else rows_of[keep]) @ queries.T
+            scale = v.scales[start:stop]
+            if len(keep) != stop - start:
+                rows_of, scale = rows_of[keep], scale[keep]
+            block = (rows_of.astype(np.float32) @ queries.T) * scale[:, None]
             rows, cols = np.nonzero(block >= threshold)
             out.extend((int(c), int(v.rowids[start + keep[r]]), float(block[r, c]))
                        for r, c in zip(rows.tolist(), cols.tolist(), strict=True))
@@ -353,14 +389,23 @@ class VectorMirror:
                 self._slices.pop(key, None)
                 return None
             cached = _Slice(space.dim, epoch=epoch)
-        cursor = conn.execute(
-            f"SELECT v.rowid, v.embedding, m.session_id, m.position, m.kind FROM {table} v "
-            "JOIN memories m ON m.rowid = v.rowid "
-            "WHERE v.namespace = ? AND v.rowid > ? ORDER BY v.rowid",
-            (namespace, cached.max_rowid),
-        )
-        while batch := cursor.fetchmany(_CHUNK):  # a cold load never holds every blob
-            cached.append(batch, lambda ids: _raw(conn, table, ids))
+        if cached.view.size:
+            # Appends: walk the rows written since (a rowid range of the rows table; the
+            # namespace only filters) and look their vectors up. vec0 does not narrow a
+            # scan by rowid: the same query driven from it read the whole partition for
+            # every refresh (1.8 s for 100 new rows at 30k, loaded machine).
+            cursor = conn.execute(
+                f"SELECT m.rowid, v.embedding, m.session_id, m.position, m.kind FROM memories m "
+                f"JOIN {table} v ON v.rowid = m.rowid "
+                "WHERE m.rowid > ? AND +m.namespace = ? ORDER BY m.rowid",
+                (cached.max_rowid, namespace),
+            )
+            while batch := cursor.fetchmany(_CHUNK):
+                cached.append(batch, lambda ids: _raw(conn, table, ids))
+        else:
+            cached = self._cold(conn, table, namespace, cached, ordered=False) or self._cold(
+                conn, table, namespace, _Slice(space.dim, epoch=epoch), ordered=True)
+            assert cached is not None
         cached.max_rowid = max(max_rowid, cached.max_rowid)
         size = cached.view.size
         if size * _Slice.bytes_per_row(space.dim) > self.budget_bytes:
@@ -370,6 +415,33 @@ class VectorMirror:
         self._slices.move_to_end(key)
         self._evict(keep=key)
         return cached
+
+    @staticmethod
+    def _cold(
+        conn: Any, table: str, namespace: str, fresh: _Slice, *, ordered: bool
+    ) -> _Slice | None:
+        """Load a whole partition into ``fresh``, a chunk at a time (never every blob).
+
+        Unordered first: an ORDER BY made SQLite sort every blob in a temporary b-tree
+        in memory (+460 MB RSS at 300k rows, and slower: 73 s against 48 s, loaded
+        machine), while vec0 returns a partition in insertion order, which is rowid
+        order unless a row's vector was replaced. A row out of order: None, and the
+        caller loads again ordered."""
+        cursor = conn.execute(
+            f"SELECT v.rowid, v.embedding, m.session_id, m.position, m.kind FROM {table} v "
+            "JOIN memories m ON m.rowid = v.rowid WHERE v.namespace = ?"
+            + (" ORDER BY v.rowid" if ordered else ""),
+            (namespace,),
+        )
+        last = 0
+        while batch := cursor.fetchmany(_CHUNK):
+            rowids = np.fromiter((r[0] for r in batch), np.int64, len(batch))
+            if rowids[0] <= last or (len(rowids) > 1 and bool((np.diff(rowids) <= 0).any())):
+                assert not ordered
+                return None
+            last = int(rowids[-1])
+            fresh.append(batch, lambda ids: _raw(conn, table, ids))
+        return fresh
 
     def _evict(self, keep: tuple[str, str]) -> None:
         while self.nbytes > self.budget_bytes and len(self._slices) > 1:
@@ -388,7 +460,7 @@ class VectorMirror:
         shortlist: int = 3000,
         exact_up_to: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray, float, float]:
-        """Rowids (ascending), their exact cosines to ``query``, and the low and high
+        """Rowids (ascending), their cosines to ``query``, and the low and high
         cosine over the namespaces: every row of a namespace up to ``exact_up_to`` rows
         (None: any size), else its ``shortlist`` plus ``must`` (see _Slice.search)."""
         must = np.zeros(0, dtype=np.int64) if must is None else np.sort(must)
@@ -432,8 +504,8 @@ def _raw(conn: Any, table: str, rowids: Sequence[int]) -> dict[int, np.ndarray]:
 def _streamed(
     conn: Any, table: str, namespace: str, query: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """Every row's exact cosine, read from the table a chunk at a time (over budget: no
-    mirror, no neighbour smoothing)."""
+    """Every row's cosine, read from the table a chunk at a time and quantised as the
+    mirror would (over budget: no mirror, no neighbour smoothing)."""
     ids: list[np.ndarray] = []
     scores: list[np.ndarray] = []
     cursor = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE namespace = ?",
@@ -441,7 +513,7 @@ def _streamed(
     while batch := cursor.fetchmany(_CHUNK):
         ids.append(np.fromiter((r[0] for r in batch), np.int64, len(batch)))
         matrix = np.frombuffer(b"".join(r[1] for r in batch), np.float32)
-        scores.append(np.einsum("ij,j->i", matrix.reshape(len(batch), -1), query))
+        scores.append(_scored(*quantise(matrix.reshape(len(batch), -1)), query))
     if not ids:
         return np.zeros(0, np.int64), np.zeros(0, np.float32), 0.0, 0.0
     rowids, values = np.concatenate(ids), np.concatenate(scores)

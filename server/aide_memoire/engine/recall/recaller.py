@@ -7,6 +7,7 @@ retriever's score and rank so a user can see why it came back.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -20,9 +21,11 @@ from ..core.models import Hit, MemoryRecord
 from ..core.text import (
     addresses_someone,
     feedback_terms,
+    named_words,
     names_something,
     query_shape,
     query_terms,
+    states_change,
 )
 from ..storage.migrations import FTS_COLUMNS
 from ..storage.repositories import MemoryRows, VectorIndex
@@ -34,9 +37,17 @@ from .keyword_query import keyword_match
 from .keyword_query import keyword_terms as searched_terms
 from .mirror import VectorMirror
 from .rerank import Reranker, floor_for
-from .stages import RowFact, lift_addressed, lift_sessions, prefer_named, prefer_recent
+from .stages import (
+    RowFact,
+    lift_addressed,
+    lift_sessions,
+    prefer_named,
+    prefer_recent,
+    prefer_restated,
+)
 
-__all__ = ["KEYWORD_WEIGHTS", "Adjuster", "Recaller", "RecallRequest", "RecallTuning"]
+__all__ = ["KEYWORD_WEIGHTS", "Adjuster", "DenseProfile", "Recaller", "RecallRequest",
+           "RecallTuning"]
 
 log = get_logger(__name__)
 
@@ -56,6 +67,18 @@ class RecallRequest:
 # A stage after fusion: (conn, request, fused scores by rowid) -> the scores to rank by.
 # It may change scores and add candidates (a rowid it adds must pass request.where).
 Adjuster = Callable[[Any, RecallRequest, dict[int, float]], dict[int, float]]
+
+
+@dataclass(frozen=True)
+class DenseProfile:
+    """One query's cosines against every row of a filter's namespaces: the best rows
+    (passing the filter, best first) and the bulk's mean and spread, which say how close
+    the query is to everything (a generic query is close to many rows)."""
+
+    best: list[tuple[MemoryRecord, float]]
+    mean: float
+    std: float
+    rows: int
 
 
 def to_hit(
@@ -87,6 +110,8 @@ class Recaller:
         self.names = SpeakerNames()
         self.common = CommonTerms()
         self.counts = DocumentCounts()
+        self._queries: dict[tuple[str, str], np.ndarray] = {}
+        self._lock = threading.Lock()
         # Run in order after fusion unless the request is pure (see Adjuster).
         self.adjusters: list[tuple[str, Adjuster]] = []
 
@@ -117,7 +142,7 @@ class Recaller:
         )
 
     def _dense(
-        self, conn: Any, request: RecallRequest, must: dict[int, float]
+        self, conn: Any, request: RecallRequest, must: dict[int, float], query: str
     ) -> tuple[np.ndarray, np.ndarray, float, float] | None:
         """Dense cosines (rowids ascending) with the namespace's low and high, or None.
 
@@ -135,7 +160,7 @@ class Recaller:
         found = self.tables.table_of(conn, space) if self.tables else None
         if not found:
             return None
-        query_vector = self.embedder.encode([request.query])[0]
+        query_vector = self._query_vector(query)
         tuning = self.tuning
         rowids, scores, low, high = self.cache.scores(
             conn,
@@ -150,6 +175,61 @@ class Recaller:
         if not len(rowids):
             return None
         return rowids, scores, low, high
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        """The query's vector; the last few are kept (per embedding space), so that a
+        recall and a dense profile of the same prompt (the prompt hook's gate) encode
+        it once."""
+        assert self.embedder is not None
+        space = self.embedder.space
+        key = (space.key if space is not None else "", query)
+        with self._lock:
+            cached = self._queries.get(key)
+        if cached is not None:
+            return cached
+        vector: np.ndarray = self.embedder.encode([query])[0]
+        with self._lock:
+            if len(self._queries) >= 8:
+                self._queries.pop(next(iter(self._queries)))
+            self._queries[key] = vector
+        return vector
+
+    def dense_profile(
+        self, conn: Any, query: str, where: RowFilter, k: int
+    ) -> DenseProfile | None:
+        """The query's cosine against every row of ``where``'s namespaces, summarised:
+        the ``k`` best rows that pass ``where`` and the mean and spread of all. Every
+        row exactly, at any size (one matrix-vector product over the mirror: a few ms at
+        100k rows), so the mean and spread mean the same in every namespace. None when
+        the dense side is not live."""
+        if not self.dense_live():
+            return None
+        assert self.embedder is not None
+        if not self.embedder.wait() or self.embedder.space is None or self.tables is None:
+            return None
+        space = self.embedder.space
+        table = self.tables.table_of(conn, space)
+        if not table:
+            return None
+        rowids, scores, _, _ = self.cache.scores(
+            conn, space, table, where.namespaces, self._query_vector(query), exact_up_to=None
+        )
+        if not len(rowids):
+            return None
+        # Twice k looked at: a few of the best may be filtered out (quarantined, expired).
+        wide = min(2 * k, len(scores))
+        top = np.argpartition(-scores, wide - 1)[:wide]
+        order = top[np.argsort(-scores[top], kind="stable")]
+        picked = [int(rowids[i]) for i in order]
+        allowed = self.store.passing(conn, picked, where)
+        keep = [r for r in picked if r in allowed][:k]
+        records = self.store.records(conn, keep)
+        cosine = dict(zip(rowids[order].tolist(), scores[order].tolist(), strict=True))
+        values = scores.astype(np.float64)
+        return DenseProfile(
+            best=[(records[r], float(cosine[r])) for r in keep if r in records],
+            mean=float(values.mean()), std=float(values.std()), rows=len(values),
+        )
 
     def candidates(self, conn: Any, request: RecallRequest) -> Candidates:
         """Both retrievers' scores for the query, before fusion (see fusion.fuse)."""
@@ -169,7 +249,10 @@ class Recaller:
         found = Candidates(keyword=keyword, dense={}, shape=query_shape(request.query))
         if keyword and tuning.keyword_scale != "minmax":
             found.keyword_ideal = self.counts.ideal(conn, self.store, keyword_terms)
-        dense_all = self._dense(conn, request, keyword)
+        dense_query = request.query
+        if not tuning.names_in_dense_query and named:
+            dense_query = without_names(request.query, {t for t in terms if t in names})
+        dense_all = self._dense(conn, request, keyword, dense_query)
         if dense_all is not None:
             rowids, scores, low, high = dense_all
             top = np.argpartition(-scores, min(depth, len(scores)) - 1)[:depth]
@@ -217,6 +300,7 @@ class Recaller:
         fused = lift_addressed(fused, found.speaker_rows, facts, tuning)
         fused = prefer_named(fused, found.shape, facts, tuning)
         fused = prefer_recent(fused, found.shape, facts, tuning)
+        fused = prefer_restated(fused, found.shape, found.speaker_rows, facts, tuning)
         reranked: dict[int, float] = {}
         if self.reranker is not None and self.reranker.live():
             fused, reranked = self._rerank(conn, request, fused)
@@ -368,7 +452,24 @@ def _fact(record: MemoryRecord) -> RowFact:
     session = f"{record.namespace}\x00{record.session_id}" if record.session_id else None
     return RowFact(session=session, at=at.timestamp() if at else None,
                    named=names_something(record.content), speaker=record.speaker,
-                   addresses=addresses_someone(record.content))
+                   addresses=addresses_someone(record.content),
+                   changes=states_change(record.content), names=named_words(record.content))
+
+
+def without_names(query: str, names: set[str]) -> str:
+    """The query without the words of ``names`` (case-folded tokens) and their "'s";
+    the query itself when nothing else would be left."""
+    text = _NAME_WORD.sub(
+        lambda m: "" if _fold_name(m.group(1)) in names else m.group(0), query)
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if query_terms(text) else query
+
+
+_NAME_WORD = re.compile(r"\b([^\W\d_][\w-]*)(?:['’]s\b)?")
+
+
+def _fold_name(word: str) -> str:
+    return word.casefold()
 
 
 def _ranks(scores: dict[int, float]) -> dict[int, int]:

@@ -16,10 +16,16 @@ weight is 0 in ``RecallTuning``; which are on, and why, is in docs/benchmarks.md
 - ``lift_addressed``: when a question names one speaker, what the others say *to* them
   ("how is the new job at Brightleaf treating you?") is about them too: such turns gain
   a share of what the named speaker's own turns gain.
+- ``prefer_restated``: for a present-tense attribute question, a later turn about the
+  subject that restates an earlier one (the two share a name, or the later says that
+  something changed: "since we migrated from Linear to Jira", "not anymore, I'm team
+  lead") goes first: weightless, a reordering of the leading candidates, never a score
+  added to rows that state nothing new.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -30,7 +36,7 @@ if TYPE_CHECKING:
     from .fusion import RecallTuning
 
 __all__ = ["RowFact", "RowFacts", "lift_addressed", "lift_sessions", "prefer_named",
-           "prefer_recent"]
+           "prefer_recent", "prefer_restated"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,8 @@ class RowFact:
     named: bool = False  # the text names something (text.names_something)
     speaker: str | None = None
     addresses: bool = False  # the text speaks to someone ("you", "your")
+    changes: bool = False  # the text says something changed (text.states_change)
+    names: frozenset[str] = frozenset()  # the names it holds (text.named_words)
 
 
 RowFacts = Callable[[Iterable[int]], Mapping[int, RowFact]]
@@ -132,4 +140,47 @@ def lift_addressed(
         fact = known.get(rowid)
         if fact is not None and fact.speaker is not None and fact.addresses:
             out[rowid] += tuning.addressed_weight
+    return out
+
+
+def _about(rowid: int, fact: RowFact, speaker_rows: set[int]) -> bool:
+    """A turn is about the one speaker a query names when they said it or it speaks to
+    someone (in a chat, to them); with no speaker named, every turn is."""
+    return not speaker_rows or rowid in speaker_rows or fact.addresses
+
+
+def prefer_restated(
+    fused: dict[int, float], shape: QueryShape, speaker_rows: set[int], facts: RowFacts,
+    tuning: RecallTuning,
+) -> dict[int, float]:
+    """For a present-tense attribute question, among the leading ``restated_depth``
+    candidates about the subject, the newest turn that restates an earlier one of another
+    session (it shares a name with it, or says that something changed) is put first.
+
+    Scale-free: the turn takes the best leading score (plus the least step that keeps
+    the order strict), whatever the scores are; nothing moves without such a pair, so a
+    series that only adds ("we adopted a cat as well") is asked by a question that is
+    not present-tense, and two unrelated turns do not pair.
+    """
+    if tuning.restated_depth <= 0 or not shape.present or not fused:
+        return fused
+    best = _best(fused, tuning.restated_depth)
+    known = facts(best)
+    about = [(r, f) for r in best if (f := known.get(r)) is not None and f.at is not None
+             and f.session is not None and _about(r, f, speaker_rows)]
+    newest: tuple[float, int] | None = None
+    for rowid, fact in about:
+        assert fact.at is not None
+        restates = any(
+            other.session != fact.session and other.at is not None and other.at < fact.at
+            and (fact.changes or bool(fact.names & other.names))
+            for _, other in about
+        )
+        if restates and (newest is None or fact.at > newest[0]):
+            newest = (fact.at, rowid)
+    if newest is None:
+        return fused
+    out = dict(fused)
+    top = fused[best[0]]
+    out[newest[1]] = max(fused[newest[1]], math.nextafter(top, math.inf))
     return out

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Unpack
 from ..core import parts
 from ..core.errors import InvalidInput
 from ..core.models import FieldFilters, Hit, Stage
-from ..recall.recaller import RecallRequest
+from ..recall.recaller import DenseProfile, RecallRequest
 from .query import check_limit, row_filter
 
 if TYPE_CHECKING:
@@ -71,6 +71,18 @@ class RecallService:
         if self.ctx.access.due():
             self.ctx.flush_access()
         return hits
+
+    def dense_profile(
+        self, query: str, *, namespace: str | Sequence[str] = "default", k: int = 50
+    ) -> DenseProfile | None:
+        """The query's cosines against every active row of the namespace: its ``k`` best
+        rows and the mean and spread of all (None without the model). The prompt hook's
+        gate reads it to tell a prompt about one memory from one close to everything."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query is empty; say what to recall")
+        where = row_filter(namespace, None, None, None, None, None)
+        with self.db.read() as conn:
+            return self.recaller.dense_profile(conn, query, where, check_limit(k))
 
     def rerank_stage(self) -> Stage:
         reranker = self.reranker
