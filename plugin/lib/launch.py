@@ -182,6 +182,20 @@ def run(command: str, args: list[str]) -> int:
     return subprocess.call([command, *args])
 
 
+def _fit_pipe(fd: int, size: int) -> None:
+    """Grow the pipe to hold ``size`` bytes where the OS allows it (Linux), so the write
+    returns before the child reads: a child slow to start must not hold the launcher.
+    Elsewhere, or past the system's limit, the write waits until the child reads."""
+    try:
+        import fcntl
+
+        setsize = getattr(fcntl, "F_SETPIPE_SZ", None)
+        if setsize is not None and size > 65536:
+            fcntl.fcntl(fd, setsize, size)
+    except (ImportError, OSError):
+        pass
+
+
 def detach(command: str, args: list[str], payload: bytes) -> None:
     """Start ``command args`` in its own session with ``payload`` on its stdin, and return
     without waiting: neither Claude Code's exit nor a closed terminal ends it."""
@@ -195,7 +209,8 @@ def detach(command: str, args: list[str], payload: bytes) -> None:
                              start_new_session=not WINDOWS, creationflags=flags,
                              close_fds=True)
     assert child.stdin is not None
-    try:  # a pipe, not a file: nothing is left behind; the write ends once the child reads
+    try:  # a pipe, not a file: nothing is left behind
+        _fit_pipe(child.stdin.fileno(), len(payload))
         child.stdin.write(payload)
         child.stdin.close()
     except OSError:

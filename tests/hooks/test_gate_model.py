@@ -127,9 +127,10 @@ def test_the_dense_profile_scores_every_row_and_keeps_the_best_that_pass(
     vectors = memory.internals.embedder.encode(texts)
     query = memory.internals.embedder.encode([prompt])[0]
     exact = sorted((float(v @ query) for v in vectors), reverse=True)
-    assert [round(c, 4) for _, c in profile.best] == [round(c, 4) for c in exact[:3]]
+    # The mirror scores int8 vectors: within 0.002 of the float cosine (engine/recall/mirror.py).
+    assert all(abs(c - e) <= 2e-3 for (_, c), e in zip(profile.best, exact[:3], strict=True))
     assert profile.best[0][0].id == ids[0]
-    assert abs(profile.mean - sum(exact) / len(exact)) < 1e-4 and profile.std > 0
+    assert abs(profile.mean - sum(exact) / len(exact)) < 2e-3 and profile.std > 0
     # A forgotten memory is never a candidate again; the others still are.
     memory.forget(ids[0], namespace=ns)
     after = memory.internals.services.recall.dense_profile(prompt, namespace=ns, k=3)

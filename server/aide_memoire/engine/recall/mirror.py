@@ -393,11 +393,12 @@ class VectorMirror:
             # Appends: walk the rows written since (a rowid range of the rows table; the
             # namespace only filters) and look their vectors up. vec0 does not narrow a
             # scan by rowid: the same query driven from it read the whole partition for
-            # every refresh (1.8 s for 100 new rows at 30k, loaded machine).
+            # every refresh (1.8 s for 100 new rows at 30k, loaded machine). `|| ''` keeps
+            # SQLite off the namespace index (the rowid range drives) and runs on PostgreSQL.
             cursor = conn.execute(
                 f"SELECT m.rowid, v.embedding, m.session_id, m.position, m.kind FROM memories m "
                 f"JOIN {table} v ON v.rowid = m.rowid "
-                "WHERE m.rowid > ? AND +m.namespace = ? ORDER BY m.rowid",
+                "WHERE m.rowid > ? AND m.namespace || '' = ? ORDER BY m.rowid",
                 (cached.max_rowid, namespace),
             )
             while batch := cursor.fetchmany(_CHUNK):
