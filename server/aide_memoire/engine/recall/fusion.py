@@ -84,6 +84,10 @@ class RecallTuning:
     # benchmarks: LOCOMO hit@10 0.892 -> 0.898, MRR 0.623 -> 0.635; personas hit@10
     # 0.775 -> 0.963, MRR 0.624 -> 0.785 (docs/benchmarks.md, issue 31).
     names_in_dense_query: bool = False
+    # The form of the query the model encodes: "asked", as typed; "statement", without its
+    # interrogative opening ("why did", "would", "what kind of": recall/query_form.py), so
+    # the query sits nearer to the statement that answers it (issue 31: docs/benchmarks.md).
+    dense_query_form: str = "asked"
     # In a store of more than prune_above rows, a word found in more than this share of
     # it (and at least common_floor rows) adds little to BM25 but makes FTS5 rank every
     # row holding it: such words only count together (see Recaller._keyword_match).
@@ -150,6 +154,15 @@ class RecallTuning:
     # choice), but costs hit@1 on LOCOMO (0.492 -> 0.459) and the personas (0.696 ->
     # 0.667), and no fold of either chose it (docs/benchmarks.md, issue 31).
     restated_depth: int = 0
+    # The time stage (engine/recall/stages.py): when the question names a time ("in May",
+    # "last week"), the leading dated_depth candidates said within it gain dated_weight.
+    dated_weight: float = 0.0
+    dated_depth: int = 50
+    # The name bridge (engine/recall/stages.py): the names the best bridge_from candidates
+    # hold lift the other leading bridge_depth candidates holding them by bridge_weight.
+    bridge_weight: float = 0.0
+    bridge_from: int = 3
+    bridge_depth: int = 50
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...logs import get_logger
+from ..core.errors import InvalidInput
 from ..core.models import Hit, MemoryRecord
 from ..core.text import (
     addresses_someone,
@@ -36,11 +37,14 @@ from .fusion import KEYWORD_WEIGHTS, Candidates, RecallTuning, fuse, prefer_time
 from .keyword_query import keyword_match
 from .keyword_query import keyword_terms as searched_terms
 from .mirror import VectorMirror
+from .query_form import as_statement
 from .rerank import Reranker, floor_for
 from .stages import (
     RowFact,
+    bridge_names,
     lift_addressed,
     lift_sessions,
+    prefer_dated,
     prefer_named,
     prefer_recent,
     prefer_restated,
@@ -252,6 +256,11 @@ class Recaller:
         dense_query = request.query
         if not tuning.names_in_dense_query and named:
             dense_query = without_names(request.query, {t for t in terms if t in names})
+        if tuning.dense_query_form == "statement":
+            dense_query = as_statement(dense_query)
+        elif tuning.dense_query_form != "asked":
+            raise InvalidInput(f"unknown dense query form {tuning.dense_query_form!r}: "
+                               "expected 'asked' or 'statement'")
         dense_all = self._dense(conn, request, keyword, dense_query)
         if dense_all is not None:
             rowids, scores, low, high = dense_all
@@ -297,6 +306,8 @@ class Recaller:
         tuning = self.tuning
         fused = prefer_timed(fuse(found, tuning), found.shape, tuning, contents)
         fused = lift_sessions(fused, facts, tuning)
+        fused = prefer_dated(fused, request.query, facts, tuning)
+        fused = bridge_names(fused, set(query_terms(request.query)), facts, tuning)
         fused = lift_addressed(fused, found.speaker_rows, facts, tuning)
         fused = prefer_named(fused, found.shape, facts, tuning)
         fused = prefer_recent(fused, found.shape, facts, tuning)

@@ -21,6 +21,12 @@ weight is 0 in ``RecallTuning``; which are on, and why, is in docs/benchmarks.md
   something changed: "since we migrated from Linear to Jira", "not anymore, I'm team
   lead") goes first: weightless, a reordering of the leading candidates, never a score
   added to rows that state nothing new.
+- ``prefer_dated``: a question that names a time ("in May", "last week", "two years
+  ago": recall/question_time.py) lifts the leading candidates said within it.
+- ``bridge_names``: a second hop: the names the best few candidates hold (not the
+  question's own words, not the speakers) lift the leading candidates that hold them
+  too, so a question about "her sister's trip" reaches the turn naming the trip after the
+  turn naming the sister.
 """
 
 from __future__ import annotations
@@ -31,12 +37,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.text import QueryShape
+from .question_time import question_window
 
 if TYPE_CHECKING:
     from .fusion import RecallTuning
 
-__all__ = ["RowFact", "RowFacts", "lift_addressed", "lift_sessions", "prefer_named",
-           "prefer_recent", "prefer_restated"]
+__all__ = ["RowFact", "RowFacts", "bridge_names", "lift_addressed", "lift_sessions",
+           "prefer_dated", "prefer_named", "prefer_recent", "prefer_restated"]
 
 
 @dataclass(frozen=True)
@@ -183,4 +190,54 @@ def prefer_restated(
     out = dict(fused)
     top = fused[best[0]]
     out[newest[1]] = max(fused[newest[1]], math.nextafter(top, math.inf))
+    return out
+
+
+def prefer_dated(
+    fused: dict[int, float], query: str, facts: RowFacts, tuning: RecallTuning
+) -> dict[int, float]:
+    """When the question names a time, the leading ``dated_depth`` candidates said within
+    it gain ``dated_weight`` (the window read against the newest of them)."""
+    if tuning.dated_weight <= 0 or not fused:
+        return fused
+    best = _best(fused, tuning.dated_depth)
+    known = facts(best)
+    times = {r: f.at for r in best if (f := known.get(r)) is not None and f.at is not None}
+    if not times:
+        return fused
+    window = question_window(query, max(times.values()))
+    if window is None:
+        return fused
+    start, end = window
+    out = dict(fused)
+    for rowid, at in times.items():
+        if start <= at < end:
+            out[rowid] += tuning.dated_weight
+    return out
+
+
+def bridge_names(
+    fused: dict[int, float], asked: set[str], facts: RowFacts, tuning: RecallTuning
+) -> dict[int, float]:
+    """The names held by the best ``bridge_from`` candidates, less ``asked`` (the
+    question's words, case-folded) and the speakers' names, lift each other leading
+    ``bridge_depth`` candidate holding one of them by ``bridge_weight``."""
+    if tuning.bridge_weight <= 0 or not fused:
+        return fused
+    best = _best(fused, tuning.bridge_depth)
+    known = facts(best)
+    speakers = {w for f in known.values() if f.speaker for w in f.speaker.casefold().split()}
+    seeds = best[: tuning.bridge_from]
+    names: set[str] = set()
+    for rowid in seeds:
+        if (fact := known.get(rowid)) is not None:
+            names |= fact.names
+    names -= asked | speakers
+    if not names:
+        return fused
+    out = dict(fused)
+    for rowid in best[tuning.bridge_from:]:
+        fact = known.get(rowid)
+        if fact is not None and fact.names & names:
+            out[rowid] += tuning.bridge_weight
     return out

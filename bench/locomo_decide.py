@@ -1,0 +1,250 @@
+"""Decide each of issue 31's defaults by the written rule, on one conversation benchmark.
+
+    python bench/locomo_decide.py PATH/locomo-dev.json [--cache FILE] [--json FILE]
+    python bench/locomo_decide.py bench/data/personas.json --cache FILE
+
+For every change (the query-adaptive keyword weight, the dense query as a statement, each
+stage after fusion), leave-one-conversation-out CV gives every question a held-out rank
+with the change (each fold choosing the change's values, and the keyword weight, on the
+other conversations) and without it (the same grid, the change off); the two are compared
+by the paired tests of bench/_paired.py (docs/benchmarks.md, issue 31 third round). The
+retrieval variants (a different dense query) are retrieved in the same ingest. Prints,
+per change: turn-level hit@1/10/50 and MRR and session-level s-hit@1/3/5 per category,
+in sample (at the value all conversations choose) and CV, before and after, and the
+verdict. Ranks come from the engine's own fuse, prefer_timed and stages
+(locomo_cv.engine_rank), so what is decided is the code recall runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import machine, table, write_json  # noqa: E402
+from _paired import paired  # noqa: E402
+from aide_memoire.engine.core.text import (  # noqa: E402
+    addresses_someone,
+    named_words,
+    names_something,
+    query_terms,
+    states_change,
+)
+from aide_memoire.engine.recall.fusion import RecallTuning, fuse, prefer_timed  # noqa: E402
+from aide_memoire.engine.recall.stages import (  # noqa: E402
+    RowFact,
+    bridge_names,
+    lift_sessions,
+    prefer_dated,
+    prefer_named,
+    prefer_recent,
+    prefer_restated,
+)
+from locomo import CATEGORIES  # noqa: E402
+from locomo_cv import (  # noqa: E402
+    NOT_FOUND,
+    Question,
+    collect,
+    dump_cache,
+    load_cache,
+)
+
+# Retrieval variants: each needs its own pass of the retrievers (index 0: the defaults).
+VARIANTS: dict[str, dict[str, Any]] = {
+    "asked": {},
+    "statement": {"dense_query_form": "statement"},
+}
+# The keyword weight every fold also chooses (the fusion constant the changes interact with).
+WEIGHTS = [0.45, 0.55, 0.65]
+# Each change: (retrieval variant, the knob values it is tried at; the first is "off").
+CHANGES: dict[str, tuple[str, str, list[Any]]] = {
+    "query-adaptive keyword weight": ("asked", "adaptive_keyword", [0.0, 0.5, 1.0]),
+    "dense query as a statement": ("statement", "", [None]),
+    "session stage": ("asked", "session_weight", [0.0, 0.05, 0.1, 0.2]),
+    "time in the question": ("asked", "dated_weight", [0.0, 0.05, 0.1, 0.2]),
+    "name bridge": ("asked", "bridge_weight", [0.0, 0.05, 0.1, 0.2]),
+    "name stage": ("asked", "named_weight", [0.0, 0.05, 0.1, 0.2]),
+    "recency stage": ("asked", "recency_weight", [0.0, 0.1, 0.2]),
+}
+SESSION_KS = (1, 3, 5)
+
+
+def ordering(q: Question, tuning: RecallTuning, content: dict[int, str],
+             facts: dict[int, RowFact], query: str) -> list[int]:
+    """The candidates in the order recall gives them (fusion, then every stage)."""
+    def known(rows: Any) -> dict[int, RowFact]:
+        return {r: facts[r] for r in rows if r in facts}
+
+    fused = prefer_timed(fuse(q.found, tuning), q.found.shape, tuning,
+                         lambda rows: {r: content.get(r, "") for r in rows})
+    fused = lift_sessions(fused, known, tuning)
+    fused = prefer_dated(fused, query, known, tuning)
+    fused = bridge_names(fused, set(query_terms(query)), known, tuning)
+    fused = prefer_named(fused, q.found.shape, known, tuning)
+    fused = prefer_recent(fused, q.found.shape, known, tuning)
+    fused = prefer_restated(fused, q.found.shape, q.found.speaker_rows, known, tuning)
+    return sorted(fused, key=lambda r: (-fused[r], r))
+
+
+def ranks_of(q: Question, order: list[int], facts: dict[int, RowFact]) -> tuple[int, int]:
+    """(rank of the first evidence turn, rank of the first evidence session among the
+    sessions in the order of their first turn recalled), NOT_FOUND past 50 turns."""
+    wanted = {int(q.rowids[j]) for j in q.evidence}
+    sessions = {facts[r].session for r in wanted if r in facts}
+    turn = next((i for i, r in enumerate(order[:50], 1) if r in wanted), NOT_FOUND)
+    seen: list[str | None] = []
+    for r in order[:50]:
+        s = facts[r].session if r in facts else None
+        if s not in seen:
+            seen.append(s)
+    session = next((i for i, s in enumerate(seen, 1) if s in sessions), NOT_FOUND)
+    return turn, session
+
+
+def figures(turn: np.ndarray, session: np.ndarray) -> dict[str, float]:
+    return {"n": int(len(turn)), "hit@1": float(np.mean(turn <= 1)),
+            "hit@10": float(np.mean(turn <= 10)), "hit@50": float(np.mean(turn <= 50)),
+            "mrr": float(np.mean(np.where(turn <= 50, 1.0 / turn, 0.0))),
+            **{f"s-hit@{k}": float(np.mean(session <= k)) for k in SESSION_KS}}
+
+
+def per_category(turn: np.ndarray, session: np.ndarray, cats: np.ndarray
+                 ) -> dict[str, dict[str, float]]:
+    out = {"overall": figures(turn, session)}
+    for number, name in CATEGORIES.items():
+        if np.any(cats == number):
+            out[name] = figures(turn[cats == number], session[cats == number])
+    return out
+
+
+def cv(ranks: np.ndarray, sranks: np.ndarray, conv: np.ndarray) -> tuple[np.ndarray,
+                                                                       np.ndarray, list[int]]:
+    """Held-out turn and session ranks: each fold takes the tuning (row) with the best
+    hit@10 + MRR on the other conversations (the first best: grid order)."""
+    objective = (ranks <= 10) + np.where(ranks <= 50, 1.0 / ranks, 0.0)
+    held, sheld, chosen = np.zeros(ranks.shape[1], np.int64), np.zeros(ranks.shape[1],
+                                                                         np.int64), []
+    for fold in sorted(set(conv.tolist())):
+        train = conv != fold
+        best = int(np.argmax(objective[:, train].mean(axis=1)))
+        held[~train], sheld[~train] = ranks[best, ~train], sranks[best, ~train]
+        chosen.append(best)
+    return held, sheld, chosen
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path", type=Path, help="a LOCOMO-format JSON file")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="keep the retrieved candidates here (one file per data file)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the result here")
+    args = parser.parse_args()
+    base = RecallTuning()
+    off = replace(base, session_weight=0.0, recency_weight=0.0, named_weight=0.0,
+                  restated_depth=0, dated_weight=0.0, bridge_weight=0.0)
+    collect_as = replace(off, keyword_scale="ideal")
+    variants = [replace(collect_as, **knobs) for knobs in VARIANTS.values()]
+    cached = load_cache(args.cache, len(variants)) if args.cache and args.cache.exists() else None
+    if cached is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            cached = collect(args.path, Path(tmp), variants)
+        if args.cache is not None:
+            dump_cache(args.cache, *cached)
+    sets, content, facts = cached
+    facts = {r: replace(f, named=names_something(t), addresses=addresses_someone(t),
+                        changes=states_change(t), names=named_words(t))
+             for r, f in facts.items() if (t := content.get(r, "")) is not None}
+    queries = json.loads(args.path.read_text(encoding="utf-8"))
+    asked = _questions(queries)
+    by_variant = dict(zip(VARIANTS, sets, strict=True))
+    cats = np.array([q.category for q in sets[0]])
+    conv = np.array([q.conversation for q in sets[0]])
+    if len(asked) != len(sets[0]):
+        raise SystemExit(f"{len(asked)} questions in the file, {len(sets[0])} in the cache")
+
+    def grid_ranks(variant: str, tunings: list[RecallTuning]) -> tuple[np.ndarray, np.ndarray]:
+        rows = [[ranks_of(q, ordering(q, t, content, facts, text), facts)
+                 for q, text in zip(by_variant[variant], asked, strict=True)] for t in tunings]
+        arr = np.array(rows, dtype=np.int64)
+        return arr[:, :, 0], arr[:, :, 1]
+
+    # "Before": the defaults as they stand, only the keyword weight chosen per fold.
+    plain = [replace(off, keyword_weight=w) for w in WEIGHTS]
+    before_t, before_s = grid_ranks("asked", plain)
+    before_cv, before_scv, _ = cv(before_t, before_s, conv)
+    at = WEIGHTS.index(base.keyword_weight)
+    out: dict[str, Any] = {
+        "questions": len(asked),
+        "before": {"in_sample": per_category(before_t[at], before_s[at], cats),
+                   "cv": per_category(before_cv, before_scv, cats)},
+        "changes": {},
+    }
+    show(f"before (the defaults; keyword weight {base.keyword_weight} in sample)",
+         out["before"])
+    for name, (variant, knob, values) in CHANGES.items():
+        tunings = [replace(t, **({knob: v} if knob else {})) for v in values for t in plain]
+        turn, session = grid_ranks(variant, tunings)
+        held, sheld, chosen = cv(turn, session, conv)
+        objective = ((turn <= 10) + np.where(turn <= 50, 1.0 / turn, 0.0)).mean(axis=1)
+        everywhere = int(np.argmax(objective))
+        verdict = paired(before_cv, held)
+        result = {
+            "in_sample": per_category(turn[everywhere], session[everywhere], cats),
+            "cv": per_category(held, sheld, cats),
+            "chosen_per_fold": [_knob(tunings[i], knob) for i in chosen],
+            "chosen_on_all": _knob(tunings[everywhere], knob),
+            "paired_cv": verdict,
+        }
+        out["changes"][name] = result
+        show(f"{name}: {verdict['verdict']} (dMRR {verdict['mrr_delta']:+.4f} p "
+             f"{verdict['p_mrr']:.3f}; hit@10 +{verdict['hit10_gained']} "
+             f"-{verdict['hit10_lost']} p {verdict['p_hit10']:.3f}); chosen on all "
+             f"{result['chosen_on_all']}, per fold {result['chosen_per_fold']}", result)
+    out["machine"] = machine()
+    print(json.dumps({k: v for k, v in out.items() if k != "machine"}))
+    write_json(args.json, out)
+
+
+def _knob(t: RecallTuning, knob: str) -> dict[str, Any]:
+    return {"keyword_weight": t.keyword_weight, **({knob: getattr(t, knob)} if knob else {})}
+
+
+def _questions(samples: list[dict[str, Any]]) -> list[str]:
+    """The question texts in the order locomo_cv.collect keeps them."""
+    from locomo import parse_evidence
+
+    out = []
+    for sample in samples:
+        dia = {t["dia_id"] for turns in sample["conversation"].values()
+               if isinstance(turns, list) for t in turns}
+        for qa in sample["qa"]:
+            if qa.get("category") not in CATEGORIES:
+                continue
+            if any(e in dia for e in parse_evidence(qa.get("evidence", []))):
+                out.append(qa["question"])
+    return out
+
+
+COLUMNS = ["hit@1", "hit@10", "hit@50", "mrr", "s-hit@1", "s-hit@3", "s-hit@5"]
+
+
+def show(title: str, result: dict[str, Any], emit: Callable[[str], None] = print) -> None:
+    emit(title)
+    for part in ("in_sample", "cv"):
+        rows = [[f"{part} {name}", f["n"], *(f[c] for c in COLUMNS)]
+                for name, f in result[part].items()]
+        emit(table(["split", "n", *COLUMNS], rows))
+
+
+if __name__ == "__main__":
+    main()
