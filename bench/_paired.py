@@ -11,12 +11,13 @@ over per-question ranks, before and after a change, on one benchmark.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ALPHA", "combine", "paired", "reciprocal"]
+__all__ = ["ALPHA", "combine", "paired", "reciprocal", "temporal_anywhere"]
 
 ALPHA = 0.05
 FLIPS = 10_000
@@ -64,3 +65,17 @@ def paired(before: np.ndarray, after: np.ndarray) -> dict[str, Any]:
 def combine(verdicts: Sequence[str]) -> bool:
     """On by default: hurts on no benchmark and helps on at least one."""
     return "hurts" not in verdicts and "helps" in verdicts
+
+
+# The engine's rule for a question about time before issue 31's third round (time words
+# anywhere in it), kept to score "before"; core/text.py holds the rule of now (they open
+# the question).
+_TEMPORAL_ANYWHERE = re.compile(
+    r"\b(?:when|since\s+when|how\s+long|how\s+many\s+(?:days|weeks|months|years)|"
+    r"what\s+(?:year|month|date|day|time|week|weekend)|which\s+(?:year|month|day|week))\b",
+    re.IGNORECASE,
+)
+
+
+def temporal_anywhere(question: str) -> bool:
+    return bool(_TEMPORAL_ANYWHERE.search(question))

@@ -24,28 +24,35 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
+from _paired import paired, temporal_anywhere  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
-from aide_memoire.engine.recall.fusion import RecallTuning, fuse  # noqa: E402
+from aide_memoire.engine.recall.fusion import RecallTuning, fuse, prefer_timed  # noqa: E402
 from aide_memoire.engine.recall.recaller import RecallRequest  # noqa: E402
 from aide_memoire.engine.storage.store import RowFilter  # noqa: E402
 
 # The fusion constants before the cross-validated ones (recall at commit c712472).
+NOT_FOUND = 10**6
 BEFORE = RecallTuning(keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
                       agreement_bonus=0.0, feedback_docs=0, feedback_weight=0.0,
-                      keyword_scale="minmax")
+                      keyword_scale="minmax", adaptive_keyword=0.0)
 # The calibrated keyword scales (engine/recall/calibrate.py, off by default), at the keyword
 # weight cross-validation chose for them on LOCOMO.
-SCALED = RecallTuning(keyword_weight=0.55, keyword_scale="scaled")
-IDEAL = RecallTuning(keyword_weight=0.55, keyword_scale="ideal")
+SCALED = RecallTuning(keyword_weight=0.55, keyword_scale="scaled", adaptive_keyword=0.0)
+IDEAL = RecallTuning(keyword_weight=0.55, keyword_scale="ideal", adaptive_keyword=0.0)
 # Query-adaptive fusion (issue #31): the keyword weight times the best keyword row's share
 # of the ideal bm25, on and off at the engine's other defaults.
 ADAPTIVE = replace(RecallTuning(), adaptive_keyword=1.0, session_weight=0.0,
                    recency_weight=0.0, named_weight=0.0, addressed_weight=0.0)
 HALF = replace(ADAPTIVE, adaptive_keyword=0.5)
 FIXED = replace(ADAPTIVE, adaptive_keyword=0.0)
+# The defaults before issue 31's third round: a fixed keyword weight, and time words
+# anywhere in a question making it a question about time (bench/_paired.py).
+PREVIOUS = replace(RecallTuning(), adaptive_keyword=0.0, named_weight=0.0)
 
 # (class, learning as stored, the question asked later)
 LEARNINGS: list[tuple[str, str, str]] = [
@@ -204,12 +211,15 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
         seconds = time.perf_counter() - started
         conn = memory.internals.db.conn()
         rowid = {i: memory.internals.store.rowid_of(conn, i, namespace) for i in ids}
+        text = {int(r): str(c) for r, c in conn.execute(
+            "SELECT rowid, content FROM memories WHERE namespace = ?", (namespace,))}
         sides: dict[str, list[int | None]] = {
             "bm25": [], "dense": [], "fused, constants before": [],
             "fused": [], "fused, keyword 'scaled' (0.55)": [],
             "fused, keyword 'ideal' (0.55)": [],
             "fused, fixed keyword weight": [], "fused, query-adaptive keyword weight": [],
             "fused, query-adaptive, full at half the ideal": [],
+            "fused, the previous defaults": [],
         }
         for memory_id, (_cls, _fact, question) in zip(ids, LEARNINGS, strict=True):
             target = rowid[memory_id]
@@ -223,6 +233,10 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
             with memory.internals.db.read() as read:
                 found = memory.internals.recaller.candidates(read, request)
             memory.internals.recaller.tuning = defaults
+            earlier = replace(found, shape=replace(
+                found.shape, temporal=temporal_anywhere(question)))
+            previous = prefer_timed(fuse(earlier, PREVIOUS), earlier.shape, PREVIOUS,
+                                    lambda rows: {r: text[r] for r in rows})
             for side, scores in (("bm25", found.keyword), ("dense", found.dense),
                                  ("fused, constants before", fuse(found, BEFORE)),
                                  ("fused, keyword 'scaled' (0.55)", fuse(found, SCALED)),
@@ -231,13 +245,19 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
                                  ("fused, query-adaptive keyword weight",
                                   fuse(found, ADAPTIVE)),
                                  ("fused, query-adaptive, full at half the ideal",
-                                  fuse(found, HALF))):
+                                  fuse(found, HALF)),
+                                 ("fused, the previous defaults", previous)):
                 sides[side].append(_rank(sorted(scores, key=lambda r: (-scores[r], r)), target))
-            hits = memory.recall(question, namespace=namespace, limit=10, pure=True)
+            hits = memory.recall(question, namespace=namespace, limit=50, pure=True)
             sides["fused"].append(next((i for i, h in enumerate(hits, 1) if h.id == memory_id),
                                        None))
+    ranks = {side: np.array([r or NOT_FOUND for r in found]) for side, found in sides.items()}
     return {
         "learnings": len(LEARNINGS),
+        # The rule of docs/benchmarks.md (issue 31, third round), on these 48 questions.
+        "paired": {"defaults against the previous defaults": paired(
+                       ranks["fused, the previous defaults"], ranks["fused"]),
+                   "defaults against dense alone": paired(ranks["dense"], ranks["fused"])},
         "distractors": count,
         "seed": seed,
         "ingest_per_s": (count + len(LEARNINGS)) / seconds,
@@ -259,6 +279,9 @@ def main() -> None:
           "distractors")
     print(table(["side", "hit@1", "hit@10", "MRR"],
                 [[s, f["hit@1"], f["hit@10"], f["mrr"]] for s, f in result["sides"].items()]))
+    for name, test in result["paired"].items():
+        print(f"{name}: {test['verdict']} (dMRR {test['mrr_delta']:+.3f} p {test['p_mrr']:.3f}; "
+              f"hit@10 +{test['hit10_gained']} -{test['hit10_lost']} p {test['p_hit10']:.3f})")
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}))
     write_json(args.json, result)
 

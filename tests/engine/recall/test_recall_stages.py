@@ -153,11 +153,14 @@ def test_recency_stage_in_a_real_store(tmp_path: Path) -> None:
 
 
 def test_prefer_named_lifts_turns_that_name_something_for_name_questions() -> None:
-    fused = {1: 0.70, 2: 0.65}  # 1: small talk, 2: names a company
-    facts = _facts({1: RowFact("s1", 1.0, named=False), 2: RowFact("s1", 2.0, named=True)})
+    fused = {1: 0.70, 2: 0.65, 3: 0.60}  # 1: small talk, 2: names a company, 3: a note
+    facts = _facts({1: RowFact("s1", 1.0, named=False, speaker="Odile"),
+                    2: RowFact("s1", 2.0, named=True, speaker="Odile"),
+                    3: RowFact(None, 3.0, named=True)})
     tuning = RecallTuning(named_weight=0.1)
     out = prefer_named(fused, query_shape("Which company is Odile at?"), facts, tuning)
     assert out[2] > out[1]
+    assert out[3] == fused[3]  # notes are not told apart from small talk: unchanged
     assert prefer_named(fused, query_shape("What is Odile's mood?"), facts, tuning) == fused
 
 

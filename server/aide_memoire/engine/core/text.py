@@ -250,11 +250,17 @@ def date_words(value: datetime | None, *, weekday: bool = True) -> str:
     return f"{words} {_DAYS[value.weekday()]}" if weekday else words
 
 
-# What a question about time looks like: asked with "when", "how long (ago)", "since
-# when", "what year / month / date / day", "how many days / weeks ... ago".
+# What a question about time looks like: it opens with "when", "how long (ago)", "since
+# when", "what year / month / date / day", "how many days / weeks ..." (after a
+# preposition at most: "in what year"), or asks "since when" / "what year" anywhere.
+# Inside a sentence "when" and "how long" join a clause ("which team is paged when the
+# proxy fails", "limit how long a query may run"): no time is asked (issue 31, chosen by
+# the rule in docs/benchmarks.md).
 _TEMPORAL_Q = re.compile(
-    r"\b(?:when|since\s+when|how\s+long|how\s+many\s+(?:days|weeks|months|years)|"
-    r"what\s+(?:year|month|date|day|time|week|weekend)|which\s+(?:year|month|day|week))\b",
+    r"^\W*(?:(?:in|on|at|during|by|around|and|so|but|then)\s+)?(?:when|since\s+when|"
+    r"how\s+long|how\s+many\s+(?:days|weeks|months|years)|"
+    r"what\s+(?:year|month|date|day|time|week|weekend)|which\s+(?:year|month|day|week))\b"
+    r"|\bsince\s+when\b|\b(?:what|which)\s+(?:year|month|date)\b",
     re.IGNORECASE,
 )
 # What a statement of time looks like: a relative reference ("yesterday", "last week",

@@ -115,14 +115,16 @@ class RecallTuning:
     # cosine itself (fixed bounds 0 and 1, below 0 counts 0).
     dense_scale: str = "namespace"
     # Query-adaptive fusion: the keyword weight scaled by the share of the ideal bm25 the
-    # best keyword row reaches (how much of the query's weight in words any row holds),
-    # up to full weight at a share of adaptive_keyword: a paraphrase, whose words no row
-    # holds, is ranked by meaning; a query whose words a row holds keeps its weight.
-    # 0.0: off; 1.0: the weight times the share itself (issue #31). Off: on the paraphrase
-    # set it makes fused hit@1 equal dense alone's (0.417 -> 0.542) and the personas' CV
-    # MRR gains 0.002, but LOCOMO's CV loses 0.003 hit@10 and 0.004 MRR, and a stage is on
-    # only when both conversation benchmarks say it helps (docs/benchmarks.md, issue 31).
-    adaptive_keyword: float = 0.0
+    # best keyword row reaches (how much of the query's idf mass any row holds), up to
+    # full weight at a share of adaptive_keyword: a paraphrase, whose words no row holds,
+    # is ranked by meaning; a query whose words a row holds keeps its weight. 0.0: off;
+    # 1.0 (the default, parameter-free): the weight times the share itself. On by the rule
+    # of docs/benchmarks.md (issue 31, third round), together with time questions known
+    # by their opening (core/text.py): under leave-one-conversation-out CV it helps the
+    # personas (MRR +0.015, p 0.02) and is tied on LOCOMO (MRR +0.003, p 0.22; hit@10 +2
+    # -3); on the paraphrase set fused hit@1 0.396 -> 0.542, equal to dense alone. LOCOMO's
+    # folds chose 0.5, the personas' 1.0; the paraphrase set ties them: 1.0 has no constant.
+    adaptive_keyword: float = 1.0
     # The session stage (engine/recall/stages.py): a turn gains session_weight times its
     # session's share of the best session (the sum of a session's session_top best turns
     # among the leading session_depth). 0: off: under CV it adds 0.004 hit@10 on LOCOMO
@@ -138,9 +140,11 @@ class RecallTuning:
     recency_weight: float = 0.0
     recency_depth: int = 10
     # The name stage (engine/recall/stages.py): for a question answered by a name, the leading
-    # named_depth candidates that name something gain named_weight. 0: off: CV chose 0 in
-    # every fold of both conversation benchmarks.
-    named_weight: float = 0.0
+    # named_depth candidates that name something gain named_weight. On (0.2, chosen in
+    # every fold of both conversation benchmarks from 0 / 0.05 / 0.1 / 0.2) by the rule of
+    # docs/benchmarks.md: with the speaker's name out of the dense query it helps LOCOMO
+    # (hit@10 +8 -0 held out, p 0.008) and the personas (MRR +0.024, p 0.001).
+    named_weight: float = 0.2
     named_depth: int = 50
     # The addressed stage (engine/recall/stages.py): when the query names one speaker, the
     # leading addressed_depth turns others said to someone ("you") gain addressed_weight.

@@ -12,7 +12,7 @@ weight is 0 in ``RecallTuning``; which are on, and why, is in docs/benchmarks.md
   spring and another in autumn, what holds now is the later. Questions asking for a
   series ("what pets", "who are her friends") and about the past are left alone.
 - ``prefer_named``: a question answered by a name ("which company", "where", "who")
-  prefers the leading candidates that name something over small talk.
+  prefers the leading turns that name something over small talk.
 - ``lift_addressed``: when a question names one speaker, what the others say *to* them
   ("how is the new job at Brightleaf treating you?") is about them too: such turns gain
   a share of what the named speaker's own turns gain.
@@ -118,8 +118,10 @@ def prefer_recent(
 def prefer_named(
     fused: dict[int, float], shape: QueryShape, facts: RowFacts, tuning: RecallTuning
 ) -> dict[int, float]:
-    """For a question answered by a name, the leading ``named_depth`` candidates that
-    name something gain ``named_weight``."""
+    """For a question answered by a name, the leading ``named_depth`` conversation turns
+    that name something gain ``named_weight``. Turns only: small talk ("Love that!")
+    is what the stage tells apart, and only conversations chose it; among notes, which
+    nearly all name something, it lifted distractors (docs/benchmarks.md, issue 31)."""
     if tuning.named_weight <= 0 or not shape.asks_name or not fused:
         return fused
     best = _best(fused, tuning.named_depth)
@@ -127,7 +129,7 @@ def prefer_named(
     out = dict(fused)
     for rowid in best:
         fact = known.get(rowid)
-        if fact is not None and fact.named:
+        if fact is not None and fact.named and fact.speaker is not None:
             out[rowid] += tuning.named_weight
     return out
 
