@@ -54,6 +54,7 @@ from locomo import CATEGORIES  # noqa: E402
 from locomo_cv import (  # noqa: E402
     NOT_FOUND,
     Question,
+    _knob_values,
     collect,
     dump_cache,
     load_cache,
@@ -169,8 +170,12 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None,
                         help="keep the retrieved candidates here (one file per data file)")
     parser.add_argument("--json", type=Path, default=None, help="also write the result here")
+    parser.add_argument("--only-after", action="store_true",
+                        help="score before and the defaults now only (no change one by one)")
+    parser.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
+                        help="a default changed for 'after', e.g. adaptive_keyword=0.5")
     args = parser.parse_args()
-    base = RecallTuning()
+    base = replace(RecallTuning(), **_knob_values(args.set))
     # The defaults before issue 31's third round (with the "before" view's rule for time
     # questions): a fixed keyword weight, every stage off, the query encoded as asked.
     off = replace(base, session_weight=0.0, recency_weight=0.0, named_weight=0.0,
@@ -228,7 +233,7 @@ def main() -> None:
     }
     show(f"before (the defaults; keyword weight {base.keyword_weight} in sample)",
          out["before"])
-    for name, (variant, knob, values) in CHANGES.items():
+    for name, (variant, knob, values) in ({} if args.only_after else CHANGES).items():
         tunings = [replace(t, **({knob: v} if knob else {})) for v in values for t in plain]
         turn, session = grid_ranks(variant, tunings)
         held, sheld, chosen = cv(turn, session, conv)
