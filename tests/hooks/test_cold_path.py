@@ -152,10 +152,11 @@ def test_defaults_and_constants_match_the_engines() -> None:
     assert sqlite_lookup.APPLICATION_ID == migrations.APPLICATION_ID
     tuning = RecallTuning()
     assert list(tuning.keyword_weights) == list(migrations.FTS_COLUMNS)
-    # The stages the keyword path leaves out are off in the tuning recall runs with.
-    off = (tuning.session_weight, tuning.recency_weight, tuning.named_weight,
+    # The stages the keyword path leaves out are off in the tuning recall runs with (the
+    # name stage is on, but recall runs it only with the dense side: recaller.recall).
+    off = (tuning.session_weight, tuning.recency_weight,
            tuning.addressed_weight, tuning.feedback_docs, tuning.feedback_weight)
-    assert off == (0.0, 0.0, 0.0, 0.0, 0, 0.0)
+    assert off == (0.0, 0.0, 0.0, 0, 0.0)
     assert base.entity_bridges is False and base.reranker_model is None
 
 

@@ -118,13 +118,13 @@ class RecallTuning:
     # best keyword row reaches (how much of the query's idf mass any row holds), up to
     # full weight at a share of adaptive_keyword: a paraphrase, whose words no row holds,
     # is ranked by meaning; a query whose words a row holds keeps its weight. 0.0: off;
-    # 1.0 (the default, parameter-free): the weight times the share itself. On by the rule
-    # of docs/benchmarks.md (issue 31, third round), together with time questions known
-    # by their opening (core/text.py): under leave-one-conversation-out CV it helps the
-    # personas (MRR +0.015, p 0.02) and is tied on LOCOMO (MRR +0.003, p 0.22; hit@10 +2
-    # -3); on the paraphrase set fused hit@1 0.396 -> 0.542, equal to dense alone. LOCOMO's
-    # folds chose 0.5, the personas' 1.0; the paraphrase set ties them: 1.0 has no constant.
-    adaptive_keyword: float = 1.0
+    # 1.0: the weight times the share itself. On at 0.5 by the rule of docs/benchmarks.md
+    # (issue 31, third round), with time questions known by their opening (core/text.py):
+    # alone it helps the personas under leave-one-conversation-out CV (MRR +0.015, p 0.02)
+    # and ties LOCOMO (MRR +0.003, p 0.22), every LOCOMO fold choosing 0.5 (the personas'
+    # 1.0); with the name stage, 0.5 is better on both (LOCOMO MRR +0.008 against -0.006
+    # at 1.0). Paraphrase set: fused hit@1 0.396 -> 0.542, equal to dense alone, either way.
+    adaptive_keyword: float = 0.5
     # The session stage (engine/recall/stages.py): a turn gains session_weight times its
     # session's share of the best session (the sum of a session's session_top best turns
     # among the leading session_depth). 0: off: under CV it adds 0.004 hit@10 on LOCOMO

@@ -309,7 +309,10 @@ class Recaller:
         fused = prefer_dated(fused, request.query, facts, tuning)
         fused = bridge_names(fused, set(query_terms(request.query)), facts, tuning)
         fused = lift_addressed(fused, found.speaker_rows, facts, tuning)
-        fused = prefer_named(fused, found.shape, facts, tuning)
+        if found.dense_live:
+            # Chosen on hybrid recall only; keyword-only recall (and the prompt hook's
+            # keyword path, hooks/cold.py, which must rank as it does) is left as measured.
+            fused = prefer_named(fused, found.shape, facts, tuning)
         fused = prefer_recent(fused, found.shape, facts, tuning)
         fused = prefer_restated(fused, found.shape, found.speaker_rows, facts, tuning)
         reranked: dict[int, float] = {}
