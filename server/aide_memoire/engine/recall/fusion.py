@@ -87,6 +87,8 @@ class RecallTuning:
     # The form of the query the model encodes: "asked", as typed; "statement", without its
     # interrogative opening ("why did", "would", "what kind of": recall/query_form.py), so
     # the query sits nearer to the statement that answers it (issue 31: docs/benchmarks.md).
+    # "asked" by the rule: the statement form hurts LOCOMO under CV (MRR -0.014, p 0.002)
+    # and lowers dense alone on the paraphrase set (hit@1 26 -> 25 of 48).
     dense_query_form: str = "asked"
     # In a store of more than prune_above rows, a word found in more than this share of
     # it (and at least common_floor rows) adds little to BM25 but makes FTS5 rank every
@@ -160,10 +162,14 @@ class RecallTuning:
     restated_depth: int = 0
     # The time stage (engine/recall/stages.py): when the question names a time ("in May",
     # "last week"), the leading dated_depth candidates said within it gain dated_weight.
+    # 0: off by the rule (docs/benchmarks.md, issue 31): tied on LOCOMO under CV (hit@10
+    # +4 -0, p 0.13; MRR +0.002, p 0.23; every fold chose 0.1), and no persona question
+    # names a time.
     dated_weight: float = 0.0
     dated_depth: int = 50
     # The name bridge (engine/recall/stages.py): the names the best bridge_from candidates
     # hold lift the other leading bridge_depth candidates holding them by bridge_weight.
+    # 0: off: every fold of both conversation benchmarks chose 0 from 0-0.2.
     bridge_weight: float = 0.0
     bridge_from: int = 3
     bridge_depth: int = 50
