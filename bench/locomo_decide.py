@@ -44,6 +44,7 @@ from aide_memoire.engine.recall.fusion import RecallTuning, fuse, prefer_timed  
 from aide_memoire.engine.recall.stages import (  # noqa: E402
     RowFact,
     bridge_names,
+    lift_addressed,
     lift_sessions,
     prefer_dated,
     prefer_named,
@@ -97,7 +98,8 @@ def _fusion_key(t: RecallTuning) -> tuple[Any, ...]:
 
 def ordering(q: Question, tuning: RecallTuning, content: dict[int, str],
              facts: dict[int, RowFact], query: str) -> list[int]:
-    """The candidates in the order recall gives them (fusion, then every stage)."""
+    """The candidates in the order recall gives them (fusion, then every stage, in
+    recaller.recall's order)."""
     def known(rows: Any) -> dict[int, RowFact]:
         return {r: facts[r] for r in rows if r in facts}
 
@@ -111,7 +113,9 @@ def ordering(q: Question, tuning: RecallTuning, content: dict[int, str],
     fused = lift_sessions(fused, known, tuning)
     fused = prefer_dated(fused, query, known, tuning)
     fused = bridge_names(fused, set(query_terms(query)), known, tuning)
-    fused = prefer_named(fused, q.found.shape, known, tuning)
+    fused = lift_addressed(fused, q.found.speaker_rows, known, tuning)
+    if q.found.dense_live:  # as recaller.recall: the name stage only with the dense side
+        fused = prefer_named(fused, q.found.shape, known, tuning)
     fused = prefer_recent(fused, q.found.shape, known, tuning)
     fused = prefer_restated(fused, q.found.shape, q.found.speaker_rows, known, tuning)
     return sorted(fused, key=lambda r: (-fused[r], r))
