@@ -25,6 +25,7 @@ from ..core.settings import DEFAULT_SECRET_FILES
 from ..storage.db import SqliteDatabase
 from ..storage.protocol import Connection
 from ..storage.rows import inserted_rowid
+from ..storage.sqlite_steps import code_index_present, ensure_code_index
 from .bounds import check_root, redact_text, secret_file_spec
 from .chunk import Chunk, chunk_file
 from .dense import DenseCodeRanker
@@ -32,7 +33,6 @@ from .docs import DOC_LANGUAGES, DocPage, parse_page
 from .languages import detect, parser_for
 from .links import page_links
 from .models import CodeHit, CodeIndexReport, DocLink, SkippedFile, SymbolHit
-from .schema import ensure, present
 from .search import search_chunks, symbol_hits
 from .terms import index_text
 from .walk import MAX_FILE_BYTES, Candidate, Skip, walk
@@ -238,14 +238,14 @@ class CodeIndex:
 
     def _root_id(self, path: Path, *, create: bool = False) -> int | None:
         conn = self.db.conn()
-        # A store that never indexed has no code tables (schema.ensure makes them).
-        found = present(conn) and conn.execute(
+        # A store that never indexed has no code tables (ensure_code_index makes them).
+        found = code_index_present(conn) and conn.execute(
             "SELECT id FROM code_roots WHERE path = ?", (str(path),)
         ).fetchone()
-        if not create or (found and present(conn, "code_doc_pages")):
+        if not create or (found and code_index_present(conn, "code_doc_pages")):
             return int(found[0]) if found else None
         with self.db.write() as tx:  # also a store indexed before the doc tables existed
-            ensure(tx)
+            ensure_code_index(tx)
             tx.execute("INSERT OR IGNORE INTO code_roots (path) VALUES (?)", (str(path),))
             return int(
                 tx.execute("SELECT id FROM code_roots WHERE path = ?", (str(path),)).fetchone()[0]

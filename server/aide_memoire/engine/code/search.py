@@ -20,7 +20,7 @@ __all__ = ["KINDS", "LANGUAGES", "search_chunks", "symbol_hits"]
 LIMIT_MAX = domain.RESULTS_MAX
 SNIPPET_LINES = 8
 SNIPPET_WIDTH = 160
-# bm25() column weights: name, signature, doc, body, path (schema.FTS_COLUMNS).
+# bm25() column weights: name, signature, doc, body, path (CODE_FTS_COLUMNS).
 WEIGHTS = (10.0, 4.0, 2.0, 1.0, 2.0)
 POOL_FACTOR = 5
 # A chunk whose own name is a word of the query ("where is JSONDecoder defined") is

@@ -1,6 +1,6 @@
 """``EmbeddedCodeRanker``: ranks code chunks by meaning with the engine's embedding model.
 
-Vectors live in ``code_vectors`` (schema.VECTORS_SQL), one row per chunk, tagged with the
+Vectors live in ``code_vectors`` (CODE_VECTORS_SQL), one row per chunk, tagged with the
 embedding space that made them: a model change leaves old rows unused (searched never),
 and a re-index of the changed files writes vectors in the new space. Search is an exact
 cosine over the root's matrix with numpy; the matrix is cached per (root, space) and

@@ -18,7 +18,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ..recall.embed import Embedder, EmbeddingSpace
+from ..core.space import EmbeddingSpace
+from ..recall.embed import Embedder
 from ..storage.db import SqliteDatabase
 from ..storage.migrations import APPLICATION_ID, SCHEMA_VERSION
 from ..storage.protocol import Connection

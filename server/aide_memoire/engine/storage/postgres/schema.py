@@ -23,7 +23,7 @@ Append only: never edit a step that has shipped.
 
 from __future__ import annotations
 
-from ...trust.schema import PURGE_OWED_SQL  # one declaration for both backends
+from ..sqlite_steps import PURGE_OWED_SQL  # one declaration for both backends
 
 __all__ = ["STEPS"]
 
