@@ -58,9 +58,6 @@ _DIALECT_SQL = {
 # reasons true: the test fails when a listed module no longer has any.
 ALLOWED = {
     # SQLite-only by decision (docs/architecture.md, "Data access").
-    "engine/code/index.py": "code index: SQLite-only (FTS5 + vec0 tables of its own)",
-    "engine/code/search.py": "code index: SQLite-only (FTS5 MATCH, bm25)",
-    "engine/code/vectors.py": "code index: SQLite-only (vec0)",
     "engine/ops/snapshot.py": "snapshots are SQLite file backups (backup API, integrity_check)",
     "engine/ops/doctor.py": "doctor checks the SQLite file (integrity_check, FTS5/vec0 "
                             "consistency)",
