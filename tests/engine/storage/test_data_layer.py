@@ -57,10 +57,6 @@ _DIALECT_SQL = {
 # Modules outside engine/storage/ (the edges too) that may keep such SQL, and why. Keep
 # reasons true: the test fails when a listed module no longer has any.
 ALLOWED = {
-    # SQLite-only by decision (docs/architecture.md, "Data access").
-    "engine/ops/snapshot.py": "snapshots are SQLite file backups (backup API, integrity_check)",
-    "engine/ops/doctor.py": "doctor checks the SQLite file (integrity_check, FTS5/vec0 "
-                            "consistency)",
     "engine/recall/mirror.py": "the SQLite vector index's in-process reader (vec0 blobs, "
                                "vector_state)",
 }
