@@ -5,6 +5,10 @@ beside the Protocols rather than in sqlite/ because the trust layer calls it dir
 
 TEMP objects live in the connection that made them, so only the engine's own
 connections record touches; an edit made from any other connection records nothing.
+
+What a seal is (the sealed fields, their hash and hints, an event's detail) is here too:
+schema step 12 seals the memories already stored (storage/sqlite_steps.py), and storage
+imports no feature. When to seal and how a seal is verified stay in trust/seal.py.
 """
 
 from __future__ import annotations
