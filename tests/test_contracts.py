@@ -128,6 +128,27 @@ def test_the_cycle_check_sees_a_back_edge() -> None:
     assert cycles(graph) == [[f"{E}.storage", f"{E}.trust"]]
 
 
+# Modules of storage that import a layer above it, and why (only shrinks). The schema
+# steps, the seal and the audit chain's format are storage's: it imports no feature.
+STORAGE_UPWARD = {
+    f"{E}.storage.postgres.keyword": "bm25 column weights are recall's (fusion.py)",
+    f"{E}.storage.transfer.copy": "re-anchors and verifies a copied audit log (trust/)",
+}
+
+
+def _storage_upward() -> dict[str, list[str]]:
+    below = (f"{E}.storage", f"{E}.core", "aide_memoire.logs")
+    return {m: hits for m, hits in (
+        (m, sorted(o for o in others if not o.startswith(below)))
+        for m, others in GRAPH.items() if m.startswith(f"{E}.storage")) if hits}
+
+
+def test_storage_imports_only_the_core_but_the_listed() -> None:
+    found = _storage_upward()
+    assert {m: h for m, h in found.items() if m not in STORAGE_UPWARD} == {}
+    assert [m for m in STORAGE_UPWARD if m not in found] == [], "remove these entries"
+
+
 def test_the_core_imports_nothing_else_of_the_engine() -> None:
     core = f"{E}.core"
     found = sorted(f"{m} -> {o}" for m, others in GRAPH.items() if m.startswith(core)

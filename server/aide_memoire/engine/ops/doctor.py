@@ -20,7 +20,6 @@ from typing import Any
 
 from ..core.space import EmbeddingSpace
 from ..recall.embed import Embedder
-from ..storage import sqlite_file
 from ..storage.db import SqliteDatabase
 from ..storage.migrations import APPLICATION_ID, SCHEMA_VERSION
 from ..storage.repositories import MemoryRows, VectorIndex
@@ -74,7 +73,7 @@ class Checks:
         return DoctorCheck(name="sqlite", ok=ok, detail=detail)
 
     def schema(self) -> DoctorCheck:
-        app_id = sqlite_file.application_id(self.db.conn())
+        app_id = self.db.application_id()
         version = self.db.schema_version()
         ok = app_id == APPLICATION_ID and version == SCHEMA_VERSION
         return DoctorCheck(name="schema", ok=ok,
@@ -82,13 +81,13 @@ class Checks:
                            f"application_id {app_id:#x}")
 
     def integrity(self) -> DoctorCheck:
-        rows = sqlite_file.integrity(self.db.conn(), 20)
+        rows = self.db.integrity(20)
         return DoctorCheck(name="integrity", ok=not rows, detail="; ".join(rows)
                            + ". The rows themselves are damaged: restore a snapshot"
                            if rows else "ok")
 
     def keyword_index(self) -> DoctorCheck:
-        health = sqlite_file.keyword_health(self.db)
+        health = self.db.keyword_health()
         problems = [health.problem] if health.problem else []
         if health.missing:
             problems.append(f"{health.missing} rows have no keyword document")
@@ -108,7 +107,7 @@ class Checks:
                                detail="sqlite-vec is not loaded: vector tables cannot be read")
         parts, bad = [], 0
         for _, model, dim, table in spaces:
-            count = len(sqlite_file.vector_orphans(conn, table))
+            count = len(self.db.vector_orphans(conn, table))
             bad += count
             parts.append(f"{model} ({dim}-d): {count} orphans")
         return DoctorCheck(name="vector_orphans", ok=bad == 0, detail="; ".join(parts))
@@ -129,7 +128,7 @@ class Checks:
         space = self.embedder.space
         assert space is not None
         conn = self.db.conn()
-        rows = sqlite_file.memory_count(conn)
+        rows = self.db.memory_count(conn)
         missing = count_missing(conn, self.tables, space, None)
         detail = f"{missing} of {rows} rows lack a vector of {space.model}"
         if missing:
@@ -215,14 +214,14 @@ class Checks:
         removed = 0
         with self.db.write() as tx:
             for key, _, _, table in self.tables.spaces(tx):
-                removed += sqlite_file.delete_vector_orphans(tx, key, table)
+                removed += self.db.delete_vector_orphans(tx, key, table)
         return removed
 
 
 def rebuild_fts(db: SqliteDatabase, store: MemoryRows, batch: int = 500) -> int:
     """Rebuild the whole keyword index from the rows, in one transaction; returns rows indexed."""
     with db.write() as tx:
-        sqlite_file.clear_keyword_index(tx)
+        db.clear_keyword_index(tx)
         return store.index_all(tx, batch)
 
 

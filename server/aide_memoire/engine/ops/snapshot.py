@@ -24,7 +24,6 @@ from pathlib import Path
 from ..core import clock
 from ..core.errors import ForeignDatabase, InvalidInput, StoreError
 from ..core.settings import DB_FILENAME
-from ..storage import sqlite_file
 from ..storage.db import SqliteDatabase
 from ..storage.driver import Driver
 from ..trust import audit
@@ -86,7 +85,7 @@ def create(db: SqliteDatabase, home: Path, *, actor: str) -> SnapshotInfo:
     partial = folder / f".{path.name}.partial"
     os.close(os.open(partial, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600))
     try:
-        problem = sqlite_file.backup(db, partial)
+        problem = db.backup(partial)
         if problem:
             raise StoreError(f"the snapshot failed its check ({problem}); nothing was kept")
         os.chmod(partial, 0o600)
@@ -186,7 +185,7 @@ def restore(
             "the store in plain text. Run 'aide-memoire decrypt' first, restore, then "
             "'aide-memoire encrypt'. Nothing was changed"
         )
-    problem = sqlite_file.verify_file(source, driver)
+    problem = SqliteDatabase.verify_file(source, driver)
     if problem:
         raise StoreError(f"snapshot {source} cannot be restored: {problem}. Nothing was changed")
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -199,7 +198,7 @@ def restore(
     try:
         if live.exists():
             aside = home / f"{DB_FILENAME}.before-restore-{_stamp()}"
-            with sqlite_file.hold_alone(live, live_driver):
+            with SqliteDatabase.hold_alone(live, live_driver):
                 # Renaming while holding the lock: nobody can open the old file between.
                 os.replace(live, aside)
                 for suffix in ("-wal", "-shm", "-journal"):
@@ -216,7 +215,7 @@ def restore(
     db = SqliteDatabase(live, driver=driver)  # migrates a snapshot taken by an older version
     try:
         with db.write() as tx:
-            count = sqlite_file.memory_count(tx)
+            count = db.memory_count(tx)
             audit.append_event(tx, actor=actor, action="snapshot.restore",
                                detail={"snapshot": source.name,
                                        "kept_aside": aside.name if aside else None})

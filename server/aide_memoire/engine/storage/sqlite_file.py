@@ -3,25 +3,23 @@ checks (our header, schema, ``integrity_check``), the keyword and vector indexes
 with the rows, and the exclusive hold a restore replaces it under.
 
 SQLite's alone (a PostgreSQL store has no file to copy or hold; the services refuse
-these there, naming the setting: docs/postgres.md). Beside db.py, whose database it
-takes, for the reason storage/sqlite_steps.py gives.
+these there, naming the setting: docs/postgres.md). Reached through the methods of
+db.py's ``SqliteDatabase``, which the features are handed; beside db.py for the reason
+storage/sqlite_steps.py gives.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.errors import StoreError
 from .driver import SQLITE_BUSY, SQLITE_LOCKED, Driver, primary_code
 from .migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 from .protocol import Connection
-
-if TYPE_CHECKING:
-    from .db import SqliteDatabase
 
 __all__ = [
     "KeywordHealth", "application_id", "backup", "check", "clear_keyword_index",
@@ -32,19 +30,19 @@ __all__ = [
 
 # -- copies and their checks -------------------------------------------------------------
 
-def backup(db: SqliteDatabase, target: Path) -> str | None:
-    """Copy the live store into the (empty) file ``target`` with SQLite's backup API,
-    every page in one step (one consistent read), as one self-contained file (no -wal
-    beside it); what is wrong with the copy, or None."""
-    source = db.driver_connection()
-    copy = db.driver.connect(str(target), isolation_level=None)
+def backup(source: Any, driver: Driver, target: Path,
+           translate: Callable[[BaseException], BaseException]) -> str | None:
+    """Copy the live store (its driver connection ``source``) into the (empty) file
+    ``target`` with SQLite's backup API, every page in one step (one consistent read), as
+    one self-contained file (no -wal beside it); what is wrong with the copy, or None."""
+    copy = driver.connect(str(target), isolation_level=None)
     try:
         try:
             source.backup(copy)
-        except db.driver.Error as exc:
-            raise db.translate(exc) from exc
+        except driver.Error as exc:
+            raise translate(exc) from exc
         copy.execute("PRAGMA journal_mode = DELETE")
-        return check(copy, db.driver)
+        return check(copy, driver)
     finally:
         copy.close()
 
@@ -183,12 +181,12 @@ class KeywordHealth:
             rows, docs, missing, orphans, problem)
 
 
-def keyword_health(db: SqliteDatabase) -> KeywordHealth:
-    conn = db.conn()
+def keyword_health(conn: Connection, error: type[Exception]) -> KeywordHealth:
+    """``error``: the driver's error class (what FTS5's check raises when it fails)."""
     problem = None
     try:
         conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")
-    except db.driver.Error as exc:
+    except error as exc:
         problem = f"FTS5 integrity-check: {exc}"
     docs = conn.execute("SELECT count(*) FROM memory_fts_docsize").fetchone()[0]
     missing = conn.execute(

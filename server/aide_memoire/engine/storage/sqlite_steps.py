@@ -26,7 +26,7 @@ from .trust import append_event
 
 __all__ = [
     "CODE_DOCS_SQL", "CODE_DOC_TABLES", "CODE_FTS_COLUMNS", "CODE_SCHEMA_SQL", "CODE_TABLES",
-    "CODE_VECTORS_SQL", "FTS_TOKENIZE", "PURGE_OWED_SQL", "STEPS", "code_index_present",
+    "CODE_VECTORS_SQL", "FTS_TOKENIZE", "STEPS", "code_index_present",
     "ensure_code_index",
 ]
 
@@ -523,7 +523,7 @@ CREATE TABLE maintenance_leases (
 # -- step 12: integrity (owed purges, audited fields) -------------------------------------
 # The same table on PostgreSQL (storage/postgres/schema.py step 12). IF NOT EXISTS: a
 # store whose recorded version was set back (a test replays steps on real rows) reruns it.
-PURGE_OWED_SQL = """
+_PURGE_OWED = """
 CREATE TABLE IF NOT EXISTS purge_owed (
     id INTEGER PRIMARY KEY,
     at TEXT NOT NULL,
@@ -539,7 +539,7 @@ def _integrity(tx: Connection) -> None:
     """Step 12: the table of owed purges (trust/forget.py), and one ``memory.fields`` event
     sealing every existing memory's audited fields (trust/seal.py), appended to the chain
     like any event so that an existing log still verifies (trust on first use)."""
-    tx.execute(PURGE_OWED_SQL)
+    tx.execute(_PURGE_OWED)
     detail = seals.all_detail(tx)
     if detail is not None:
         append_event(tx, actor="migration", action=seals.ACTION, detail=detail)
