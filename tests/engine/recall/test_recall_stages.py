@@ -111,8 +111,10 @@ def test_lift_sessions_off_and_with_one_session() -> None:
 def test_adaptive_keyword_weight_follows_how_much_of_the_query_a_row_holds() -> None:
     found = Candidates(keyword={1: 2.0, 2: 1.0}, dense={1: 0.5}, dense_live=True,
                        keyword_ideal=8.0)
-    fixed = RecallTuning(keyword_weight=0.5)
+    fixed = RecallTuning(keyword_weight=0.5, adaptive_keyword=0.0)
     assert keyword_weight(found, fixed) == 0.5
+    # On by default (issue 31): full weight from half the ideal bm25.
+    assert keyword_weight(found, RecallTuning(keyword_weight=0.5)) == pytest.approx(0.25)
     adaptive = replace(fixed, adaptive_keyword=1.0)
     assert keyword_weight(found, adaptive) == pytest.approx(0.5 * 2.0 / 8.0)
     half = replace(fixed, adaptive_keyword=0.5)  # full weight from half the ideal on
