@@ -100,7 +100,9 @@ def test_a_detached_capture_gets_the_hook_json_and_runs_on_after_the_launcher(
         "import json, os, sys, time\n"
         f"while not os.path.exists({str(go)!r}): time.sleep(0.05)\n"
         "data = sys.stdin.read()\n"
-        f"open({str(record)!r}, 'w').write(json.dumps([sys.argv[1:], data, os.getsid(0)]))\n")
+        f"open({str(record) + '.part'!r}, 'w').write("
+        "json.dumps([sys.argv[1:], data, os.getsid(0)]))\n"
+        f"os.replace({str(record) + '.part'!r}, {str(record)!r})\n")  # whole, or not there
     fake.chmod(0o755)
     temp = tmp_path / "tmp"
     temp.mkdir()
