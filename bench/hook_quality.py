@@ -11,9 +11,13 @@ stored in one project namespace among ``--distractors`` generated memories and
 related = a question against its own conversation (needed = an evidence turn), unrelated
 = the next conversation's questions against it.
 
-Tuning (on the tuning half and LOCOMO only): for each pair of weights on a small grid,
-the threshold is the lowest whose false share stays within ``--false-target`` on each
-source; the pair with the best mean useful share wins. The cosine's Platt scaling (the
+Tuning (on the tuning half and LOCOMO only): for each set of weights on a small grid
+(the clause cosine's share in relevance, overlap, margin), the threshold is the lowest
+whose false share stays within ``--false-target`` on each source (the best candidate
+alone decides whether an unrelated prompt receives anything); then the companion gap
+(how far below the threshold the others may go in beside it) and the weights with the
+best mean useful share win (the grid runs vectorised, class Grid; rates() recomputes the
+chosen tuning through gate.decide_all itself). The cosine's Platt scaling (the
 calibrated value shown with each decision) is a logistic fit. Five folds (corpus by hash, LOCOMO by
 conversation) give cross-validated figures; the constants fitted on all the tuning
 material are printed next to the ones in hooks/gate.py (GateTuning), which are
@@ -57,11 +61,18 @@ from _common import machine, percentile, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
 from aide_memoire.engine.core.projects import project_for  # noqa: E402
 from aide_memoire.hooks.briefing import CHARS_PER_TOKEN  # noqa: E402
-from aide_memoire.hooks.gate import GateTuning, Signals, decide, score  # noqa: E402
+from aide_memoire.hooks.gate import (  # noqa: E402
+    GateTuning,
+    Signals,
+    decide_all,
+    relevance,
+    signals,
+)
 from aide_memoire.hooks.prompt import (  # noqa: E402
     candidates,
     hit_signals,
     prompt_stems,
+    segment_cosines,
 )
 from aide_memoire.hooks.service import handle  # noqa: E402
 from locomo import CATEGORIES, ingest, parse_evidence, sessions, turn_text  # noqa: E402
@@ -114,9 +125,22 @@ def locomo_distractor_turns(samples: list[dict[str, Any]], count: int) -> list[s
 
 
 def observe(memory: Memory, namespace: str, prompt: str) -> list[Signals]:
-    """The gate's signals for ``prompt``: the candidates and signals prompt_context reads."""
+    """The gate's signals for ``prompt``: the candidates, clause cosines and signals
+    prompt_context reads (margins as GateTuning's w_segment makes them; refit() remakes
+    them for other weights)."""
     hits, profile = candidates(memory, namespace, prompt)
-    return hit_signals(hits, prompt_stems(prompt), profile)
+    cut = segment_cosines(memory, prompt, hits) if profile is not None else None
+    return hit_signals(hits, prompt_stems(prompt), profile, cut)
+
+
+def remargin(found: list[Signals], tuning: GateTuning) -> list[Signals]:
+    """The same signals with margins over relevance as ``tuning`` mixes it."""
+    if not found or found[0].dense is None:
+        return found
+    again = signals([s.id for s in found], [s.kind for s in found],
+                    [s.dense for s in found], [s.overlap for s in found],
+                    [s.segment for s in found], tuning)
+    return [dataclasses.replace(s, margin=n.margin) for s, n in zip(found, again, strict=True)]
 
 
 def corpus_prompts(memory: Memory, namespace: str, corpus: gate_corpus.Corpus,
@@ -189,8 +213,10 @@ def _source_weights(prompts: list[Prompt], rows: list[int]) -> np.ndarray:
     return np.array([1.0 / counts[k] for k in keys])
 
 
+W_SEGMENT = (0.0, 0.5, 1.0)
 W_OVERLAP = (0.0, 0.1, 0.2, 0.3, 0.4)
 W_MARGIN = (0.0, 0.25, 0.5, 1.0)
+GAPS = (0.0, 0.05, 0.1, 0.2, 1.0)
 
 
 def platt(prompts: list[Prompt]) -> tuple[float, float]:
@@ -215,40 +241,78 @@ def platt(prompts: list[Prompt]) -> tuple[float, float]:
     return float(beta[1]), float(beta[0])
 
 
+class Grid:
+    """The prompts' signals as padded arrays, for the weight grid (the same arithmetic as
+    gate.score and gate.decide_all, vectorised; rates() checks the chosen one the slow,
+    real way)."""
+
+    def __init__(self, prompts: list[Prompt], tuning: GateTuning) -> None:
+        width = max(len(p["signals"]) for p in prompts)
+        shape = (len(prompts), width)
+        self.rel = np.full(shape, -9.0)
+        self.ov = np.zeros(shape)
+        self.mpos = np.zeros(shape)
+        self.needed = np.zeros(shape, dtype=bool)
+        for row, p in enumerate(prompts):
+            for col, sig in enumerate(remargin(p["signals"], tuning)):
+                self.rel[row, col] = relevance(sig.dense or 0.0, sig.segment, tuning)
+                self.ov[row, col] = sig.overlap
+                self.mpos[row, col] = max(sig.margin, 0.0)
+                self.needed[row, col] = sig.id in p["needed"]
+        self.related = np.array([p["related"] for p in prompts])
+        self.source = np.array([p["source"] for p in prompts])
+
+    def scores(self, tuning: GateTuning) -> np.ndarray:
+        return self.rel + tuning.w_overlap * self.ov + tuning.w_margin * self.mpos
+
+    def threshold(self, sc: np.ndarray, false_target: float) -> float:
+        """The lowest threshold (0.01 steps) whose false share stays within the target on
+        every source: an unrelated prompt receives something when its best passes."""
+        lowest = 0.2
+        best = sc.max(axis=1)
+        for src in set(self.source.tolist()):
+            values = np.sort(best[(self.source == src) & ~self.related])[::-1]
+            allowed = int(false_target * len(values) + 1e-9)
+            if allowed < len(values):
+                lowest = max(lowest, math.floor(values[allowed] * 100 + 1) / 100)
+        return round(lowest, 2)
+
+    def useful(self, sc: np.ndarray, tuning: GateTuning) -> dict[str, float]:
+        """Per source, the share of related prompts whose needed memory goes in."""
+        k = tuning.max_memories
+        order = np.argsort(-sc, axis=1, kind="stable")[:, :k]
+        top = np.take_along_axis(sc, order, axis=1)
+        need = np.take_along_axis(self.needed, order, axis=1)
+        passes = sc.max(axis=1) >= tuning.threshold
+        inside = top >= tuning.threshold - tuning.companion_gap
+        got = passes & (need & inside).any(axis=1)
+        return {src: float(got[(self.source == src) & self.related].mean())
+                for src in sorted(set(self.source.tolist()))}
+
+
 def fit(prompts: list[Prompt], false_target: float, max_memories: int) -> GateTuning:
-    """The weights and threshold with the best mean useful share over the sources while
-    every source's false share stays within the target; Platt scaling beside."""
+    """The weights, gap and threshold with the best mean useful share over the sources
+    while every source's false share stays within the target; Platt scaling beside."""
     slope, offset = platt(prompts)
-    sources = sorted({p["source"] for p in prompts})
     best: tuple[float, GateTuning] | None = None
-    for w_overlap in W_OVERLAP:
-        for w_margin in W_MARGIN:
-            tuning = GateTuning(cosine_slope=round(slope, 3), cosine_offset=round(offset, 3),
-                                w_overlap=w_overlap, w_margin=w_margin,
-                                max_memories=max_memories)
-            tuning = dataclasses.replace(
-                tuning, threshold=choose_threshold(prompts, tuning, false_target))
-            useful = float(np.mean([rates([p for p in prompts if p["source"] == src],
-                                          tuning)["useful"] for src in sources]))
-            if best is None or useful > best[0] + 1e-9:
-                best = (useful, tuning)
+    for w_segment in W_SEGMENT:
+        base = GateTuning(cosine_slope=round(slope, 3), cosine_offset=round(offset, 3),
+                          w_segment=w_segment, max_memories=max_memories)
+        grid = Grid(prompts, base)
+        for w_overlap in W_OVERLAP:
+            for w_margin in W_MARGIN:
+                weights = dataclasses.replace(base, w_overlap=w_overlap, w_margin=w_margin)
+                sc = grid.scores(weights)
+                weights = dataclasses.replace(
+                    weights, threshold=grid.threshold(sc, false_target))
+                for gap in GAPS:
+                    tuning = dataclasses.replace(weights, companion_gap=gap)
+                    useful = float(np.mean(list(grid.useful(sc, tuning).values())))
+                    # Ties go to the smaller gap (fewer tokens) and the simpler weights.
+                    if best is None or useful > best[0] + 1e-9:
+                        best = (useful, tuning)
     assert best is not None
     return best[1]
-
-
-def choose_threshold(prompts: list[Prompt], tuning: GateTuning, false_target: float) -> float:
-    """The lowest threshold (0.01 steps) whose false share stays within the target on
-    every source: an unrelated prompt receives something when its best value passes."""
-    lowest = 0.2
-    for src in {p["source"] for p in prompts}:
-        best = sorted((max((score(s, tuning) for s in p["signals"]), default=-1.0)
-                       for p in prompts if p["source"] == src and not p["related"]),
-                      reverse=True)
-        allowed = int(false_target * len(best) + 1e-9)
-        if allowed < len(best):
-            # Just above the value of the first unrelated prompt that must be refused.
-            lowest = max(lowest, math.floor(best[allowed] * 100 + 1) / 100)
-    return round(lowest, 2)
 
 
 def choose_floor(prompts: list[Prompt], false_target: float) -> float:
@@ -261,9 +325,9 @@ def choose_floor(prompts: list[Prompt], false_target: float) -> float:
     return 1.0
 
 
-def injected(signals: list[Signals], tuning: GateTuning) -> list[str]:
+def injected(found: list[Signals], tuning: GateTuning) -> list[str]:
     """What the gate lets in (what prompt_context keeps, before budget and session)."""
-    verdicts = [decide(s, tuning) for s in signals]
+    verdicts = decide_all(remargin(found, tuning), tuning)
     passed = sorted((v for v in verdicts if v.decision == "injected"),
                     key=lambda v: -v.score)
     return [v.id for v in passed[: tuning.max_memories]]
