@@ -399,6 +399,33 @@ def through_handle(memory: Memory, prompts: list[Prompt]) -> dict[str, Any]:
             "by_class": {k: f"{v[0]}/{v[1]}" for k, v in sorted(by_class.items())}}
 
 
+def gate_cost(memory: Memory, prompts: list[Prompt]) -> dict[str, Any]:
+    """The whole prompt operation (service.handle) per prompt, first with the clause
+    cache emptied before every prompt (every candidate's clauses encoded anew: the worst
+    case, a server's first prompts), then again as the warm process meets it (the cache
+    kept); with the clauses encoded per prompt."""
+    kept = memory.internals.services.recall.segments
+    out: dict[str, Any] = {"prompts": len(prompts)}
+    for case in ("cold_cache", "warm_cache"):
+        costs: list[float] = []
+        encoded: list[float] = []
+        for n, p in enumerate(prompts):
+            if case == "cold_cache":
+                kept.clear()
+            before = kept.encoded
+            started = time.perf_counter()
+            handle(memory, {"op": "prompt", "namespace": p["ns"], "prompt": p["text"],
+                            "session_id": f"cost-{case}-{n}"})
+            costs.append((time.perf_counter() - started) * 1000)
+            encoded.append(float(kept.encoded - before))
+        out[case] = {"ms_p50": round(percentile(costs, 50), 1),
+                     "ms_p95": round(percentile(costs, 95), 1),
+                     "clauses_encoded_p50": percentile(encoded, 50),
+                     "clauses_encoded_p95": percentile(encoded, 95),
+                     "load": [round(x, 1) for x in os.getloadavg()]}
+    return out
+
+
 def through_cli(home: Path, project: Path, prompts: list[Prompt]) -> dict[str, Any]:
     """The same prompts through the real hook process (keyword-only in process)."""
     env = {**os.environ, "AIDE_MEMOIRE_HOME": str(home), "AIDE_MEMOIRE_HOOK_DAEMON": "false",
@@ -431,6 +458,11 @@ def run_mode(args: argparse.Namespace, home: Path, samples: list[dict[str, Any]]
         ids = store_corpus(memory, namespace, corpus,
                            gate_corpus.distractors(args.distractors),
                            locomo_distractor_turns(samples, args.locomo_distractors))
+        if args.only_cost:
+            held = [p for p in corpus_prompts(memory, namespace, corpus, ids,
+                                              with_signals=False) if p["half"] == "held"]
+            return {"mode": "hybrid (model)", "gate_cost": gate_cost(memory, held[: args.cost]),
+                    "seconds": round(time.perf_counter() - started, 1)}
         observed = corpus_prompts(memory, namespace, corpus, ids)
         observed += locomo_prompts(memory, samples)
         if args.observations:
@@ -452,6 +484,8 @@ def run_mode(args: argparse.Namespace, home: Path, samples: list[dict[str, Any]]
             "tune_corpus": through_handle(memory, [p for p in tune if p["source"] == "corpus"]),
             "locomo_dev": through_handle(memory, locomo),
         }
+        if not lexical and args.cost:
+            result["gate_cost"] = gate_cost(memory, held[: args.cost])
     if lexical and args.cli:
         result["cli"] = through_cli(home, project, held[: args.cli])
     result["seconds"] = round(time.perf_counter() - started, 1)
@@ -485,6 +519,10 @@ def main() -> None:
     parser.add_argument("--false-target", type=float, default=0.05)
     parser.add_argument("--cli", type=int, default=24,
                         help="held-out prompts also run through the hook process")
+    parser.add_argument("--cost", type=int, default=120,
+                        help="held-out prompts timed with the clause cache cold and warm")
+    parser.add_argument("--only-cost", action="store_true",
+                        help="store the corpus and time --cost held-out prompts only")
     parser.add_argument("--mode", choices=["both", "hybrid", "keyword"], default="both")
     parser.add_argument("--observations", type=Path, default=None,
                         help="pickle of the observed signals: written, or read to refit only")
@@ -494,9 +532,15 @@ def main() -> None:
         refit(args, pickle.loads(args.observations.read_bytes()))
         return
     results = []
-    for lexical in ([False, True] if args.mode == "both" else [args.mode == "keyword"]):
+    modes = [False, True] if args.mode == "both" else [args.mode == "keyword"]
+    for lexical in [False] if args.only_cost else modes:
         with tempfile.TemporaryDirectory() as tmp:
             results.append(run_mode(args, Path(tmp), samples, lexical=lexical))
+    if args.only_cost:
+        print(json.dumps(results[0]["gate_cost"], indent=1))
+        write_json(args.json, {"machine": machine(), "load": os.getloadavg(),
+                               "results": results})
+        return
     rows = []
     for r in results:
         for name in ("held_out", "tune_corpus", "locomo_dev"):
@@ -511,6 +555,8 @@ def main() -> None:
         print(f"\n{r['mode']}: cross-validated on the tuning material (5 folds)")
         print(table(list(r["cv"][0]), [list(row.values()) for row in r["cv"]]))
         print(f"held out by class: {r['held_out']['by_class']}")
+        if "gate_cost" in r:
+            print(f"gate cost per prompt (service.handle): {r['gate_cost']}")
         if "cli" in r:
             print(f"hook process agrees with handle on {r['cli']['same_as_handle']} of "
                   f"{r['cli']['prompts']} held-out prompts")

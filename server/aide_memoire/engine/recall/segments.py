@@ -59,6 +59,11 @@ class SegmentVectors:
         self._lock = threading.Lock()
         self.encoded = 0  # segments encoded so far (the bench reports the cache's worth)
 
+    def clear(self) -> None:
+        """Forget every kept vector (the bench measures a prompt that meets all anew)."""
+        with self._lock:
+            self._cache.clear()
+
     def best(self, query: Any, texts: Sequence[str]) -> list[float | None]:
         """Per text, the best cosine of ``query`` (a unit vector) to one of its segments;
         None for a text of one clause."""
