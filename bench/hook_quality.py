@@ -443,6 +443,39 @@ def through_cli(home: Path, project: Path, prompts: list[Prompt]) -> dict[str, A
     return {"prompts": len(prompts), "same_as_handle": same}
 
 
+def through_mcp(home: Path, project: Path, prompts: list[Prompt]) -> dict[str, Any]:
+    """The same prompts through the real `mcp_tool` path: `hook_prompt` called on the
+    stdio session of a real `aide-memoire serve` process (the plugin's server) started in
+    the project, once its model is loaded; the text must be what ``handle`` returned."""
+    import hooks as hook_bench  # bench/hooks.py: its console script and stdio session
+
+    with tempfile.TemporaryDirectory() as scripts:
+        command = hook_bench.console_script(Path(scripts))
+        session = hook_bench.McpSession(hook_bench.Hooks(home, command), command, project)
+        try:
+            deadline = time.monotonic() + 600
+            while time.monotonic() < deadline:
+                status = session.request("tools/call", {"name": "memory_status",
+                                                        "arguments": {}})
+                stages = status.get("result", {}).get("structuredContent", {}).get(
+                    "stages", [])
+                if any(st.get("name") == "dense" and "loaded" in st.get("detail", "")
+                       for st in stages):
+                    break
+                time.sleep(2)
+            same = 0
+            times: list[float] = []
+            for n, p in enumerate(prompts):
+                ms, text = session.hook_prompt(p["text"], f"mcp-{n}")
+                times.append(ms)
+                same += text.strip() == str(p["answer"]["text"]).strip()
+        finally:
+            session.close()
+    return {"prompts": len(prompts), "same_as_handle": same,
+            "ms_p50": round(percentile(times, 50), 1), "ms_p95": round(percentile(times, 95), 1),
+            "load": [round(x, 1) for x in os.getloadavg()]}
+
+
 # -- main ----------------------------------------------------------------------------------
 
 
@@ -488,6 +521,8 @@ def run_mode(args: argparse.Namespace, home: Path, samples: list[dict[str, Any]]
             result["gate_cost"] = gate_cost(memory, held[: args.cost])
     if lexical and args.cli:
         result["cli"] = through_cli(home, project, held[: args.cli])
+    if not lexical and args.cli:
+        result["mcp"] = through_mcp(home, project, held[: args.cli])
     result["seconds"] = round(time.perf_counter() - started, 1)
     return result
 
@@ -560,6 +595,9 @@ def main() -> None:
         if "cli" in r:
             print(f"hook process agrees with handle on {r['cli']['same_as_handle']} of "
                   f"{r['cli']['prompts']} held-out prompts")
+        if "mcp" in r:
+            print(f"mcp_tool (hook_prompt on a real server) agrees with handle on "
+                  f"{r['mcp']['same_as_handle']} of {r['mcp']['prompts']} held-out prompts")
         print(f"fitted on all tuning material: {r['fitted']}")
         print(f"in code (used above):         {r['in_code']}")
     write_json(args.json, {"machine": machine(), "load": os.getloadavg(), "results": results})
