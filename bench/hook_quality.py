@@ -494,8 +494,13 @@ def run_mode(args: argparse.Namespace, home: Path, samples: list[dict[str, Any]]
         if args.only_cost:
             held = [p for p in corpus_prompts(memory, namespace, corpus, ids,
                                               with_signals=False) if p["half"] == "held"]
-            return {"mode": "hybrid (model)", "gate_cost": gate_cost(memory, held[: args.cost]),
-                    "seconds": round(time.perf_counter() - started, 1)}
+            out: dict[str, Any] = {"mode": "hybrid (model)",
+                                   "gate_cost": gate_cost(memory, held[: args.cost])}
+            if args.cli:
+                out["handle_sample"] = through_handle(memory, held[: args.cli])
+                out["mcp"] = through_mcp(home, project, held[: args.cli])
+            out["seconds"] = round(time.perf_counter() - started, 1)
+            return out
         observed = corpus_prompts(memory, namespace, corpus, ids)
         observed += locomo_prompts(memory, samples)
         if args.observations:
@@ -572,7 +577,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             results.append(run_mode(args, Path(tmp), samples, lexical=lexical))
     if args.only_cost:
-        print(json.dumps(results[0]["gate_cost"], indent=1))
+        print(json.dumps({k: v for k, v in results[0].items() if k != "handle_sample"},
+                         indent=1))
         write_json(args.json, {"machine": machine(), "load": os.getloadavg(),
                                "results": results})
         return
