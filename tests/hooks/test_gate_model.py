@@ -162,6 +162,7 @@ def test_a_prompt_naming_one_clause_matches_that_clause_better_than_the_whole(
     prompt = "async test functions are collected but never run"
     record = memory.get(ids["learning-01"], namespace=NS)
     one_clause = "Caroline went to the support group yesterday"
+    service.segments.clear()  # earlier tests met this memory already
     before = service.segments.encoded
     cut = service.segment_cosines(prompt, [record.content, one_clause])
     assert cut is not None and cut[1] is None
