@@ -406,6 +406,19 @@ def gate_cost(memory: Memory, prompts: list[Prompt]) -> dict[str, Any]:
     kept); with the clauses encoded per prompt."""
     kept = memory.internals.services.recall.segments
     out: dict[str, Any] = {"prompts": len(prompts)}
+    # The clauses' own share, alternated prompt by prompt with the whole operation so
+    # that the machine's load falls on both alike: segment_cosines over the very
+    # candidates handle reads, with the cache emptied (a first meeting).
+    alone: list[float] = []
+    for p in prompts:
+        hits, _ = candidates(memory, p["ns"], p["text"])
+        kept.clear()
+        started = time.perf_counter()
+        segment_cosines(memory, p["text"], hits)
+        alone.append((time.perf_counter() - started) * 1000)
+    out["segments_alone_cold"] = {"ms_p50": round(percentile(alone, 50), 1),
+                                  "ms_p95": round(percentile(alone, 95), 1),
+                                  "load": [round(x, 1) for x in os.getloadavg()]}
     for case in ("cold_cache", "warm_cache"):
         costs: list[float] = []
         encoded: list[float] = []
