@@ -20,10 +20,8 @@ import hashlib
 import json
 import logging
 import os
-import threading
 import warnings
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -204,16 +202,20 @@ class OnnxEncoder:
         self, onnx_path: Path, model_path: str | Path, pooling: Pooling, *,
         max_seq_length: int, per_text: bool = False,
     ) -> None:
+        import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        self.onnx_path = onnx_path
-        self.threads = max(1, min(4, os.cpu_count() or 1))
-        # One text (a query) uses every thread of its own session; many texts run side
-        # by side on a pool, one thread each (see encode).
-        self.session = _session(onnx_path, self.threads)
-        self._wide: Any = None  # the one-thread session the pool shares, made on first use
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = max(1, min(4, os.cpu_count() or 1))
+        # Idle pool threads sleep instead of spinning: a spinning thread holds a core
+        # the writing thread needs between batches (screen, facts, SQL) and that other
+        # processes need on a shared machine. Same vectors; measured in docs/benchmarks.md.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3  # errors only; warnings would reach stderr per call
+        self.session = ort.InferenceSession(
+            str(onnx_path), options, providers=["CPUExecutionProvider"]
+        )
         self.inputs = [i.name for i in self.session.get_inputs()]
         self.tokenizer = Tokenizer.from_file(str(Path(model_path) / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=max_seq_length)
@@ -229,38 +231,20 @@ class OnnxEncoder:
     def encode(self, texts: list[str], *, batch_size: int) -> np.ndarray:
         """One unit vector per text, in order. Texts are tokenised once, sorted by token
         count and run in groups of similar length (see :func:`length_groups`): padding
-        is most of the work of a mixed batch of short turns. Several groups run at once,
-        one thread each: a short text's forward pass is too small to split over cores
-        (two threads on one text kept 1.3 of 2 cores busy), and a group's vectors do
-        not depend on the thread that ran it (bit-identical, tested)."""
+        is most of the work of a mixed batch of short turns."""
         out: np.ndarray | None = None
         size = 1 if self.per_text else batch_size
         # Tokens of a window at a time: a 100k-row import must not hold 100k encodings.
         for first in range(0, len(texts), _WINDOW):
             encodings = self.tokenizer.encode_batch(texts[first : first + _WINDOW])
-            groups = length_groups([len(e.ids) for e in encodings], size)
-            for chosen, vectors in zip(groups, self._run_groups(encodings, groups),
-                                       strict=True):
+            for chosen in length_groups([len(e.ids) for e in encodings], size):
+                vectors = self._batch([encodings[i] for i in chosen])
                 if out is None:
                     out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
                 out[[first + i for i in chosen]] = vectors
         return out if out is not None else np.zeros((0, 0), dtype=np.float32)
 
-    def _run_groups(self, encodings: list[Any], groups: list[list[int]]) -> Iterator[np.ndarray]:
-        if len(groups) == 1 or self.threads == 1:
-            return (self._batch([encodings[i] for i in chosen]) for chosen in groups)
-        pool, wide = self._parallel()
-        return pool.map(lambda chosen: self._batch([encodings[i] for i in chosen], wide),
-                        groups)
-
-    def _parallel(self) -> tuple[ThreadPoolExecutor, Any]:
-        with self._pool_lock:
-            if self._pool is None:
-                self._wide = _session(self.onnx_path, 1)
-                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="encoder")
-            return self._pool, self._wide
-
-    def _batch(self, encodings: list[Any], session: Any = None) -> np.ndarray:
+    def _batch(self, encodings: list[Any]) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
         ids = np.full((len(encodings), width), self.pad_id, dtype=np.int64)
         mask = np.zeros((len(encodings), width), dtype=np.int64)
@@ -270,8 +254,7 @@ class OnnxEncoder:
             mask[row, : len(e.ids)] = 1
             types[row, : len(e.ids)] = e.type_ids
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        run = (session or self.session).run
-        hidden = run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
+        hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
         if self.pooling.mode == "cls":
             pooled = hidden[:, 0, :]
         else:
@@ -280,20 +263,6 @@ class OnnxEncoder:
         if self.pooling.normalize:
             pooled = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return np.ascontiguousarray(pooled, dtype=np.float32)
-
-
-def _session(onnx_path: Path, threads: int) -> Any:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.intra_op_num_threads = threads
-    # Idle pool threads sleep instead of spinning: a spinning thread holds a core
-    # the writing thread needs between batches (screen, facts, SQL) and that other
-    # processes need on a shared machine. Same vectors; measured in docs/benchmarks.md.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.log_severity_level = 3  # errors only; warnings would reach stderr per call
-    return ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
 
 
 def length_groups(
