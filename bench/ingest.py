@@ -1,6 +1,8 @@
-"""Ingest alone: LOCOMO conversations stored session by session, wall and CPU time.
+"""Ingest alone: LOCOMO conversations stored session by session, wall and CPU time;
+and ``store_many``'s rate by store size.
 
     python bench/ingest.py PATH/locomo-dev.json [--extract on|off] [--json out.json]
+    python bench/ingest.py --sizes 1000,100000 [--batch 100 --probe 500] [--json out.json]
 
 The same writes as ``bench/locomo.py`` (``store_conversation`` per session, photo
 captions in the text) without the recall part. Besides turns per wall second it reports
@@ -9,6 +11,14 @@ another process's load on a shared machine moves far less, and the share of wall
 spent in the dense encoder. One session is stored first in a namespace of its own, so
 that imports and first-call work are not counted. To compare two versions of the code,
 run both at the same moment (``PYTHONPATH`` at each one's ``server`` folder).
+
+``--sizes`` grows one namespace of bench/scale.py's generated notes to each size with
+the bulk loader (bench/_bulk.py: composed vectors, no pipeline), then stores ``--probe``
+new notes with ``store_many`` in batches of ``--batch`` (the whole pipeline, the model
+included) and reports, per size, notes per wall and CPU second and the thread CPU of
+each stage per note: the encoder, each after-write hook (near duplicates, facts), the
+rest. A write whose cost does not grow with the store keeps the same figures at every
+size; the ratio to the smallest size is printed.
 """
 
 from __future__ import annotations
@@ -25,9 +35,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _bulk import Composer, bulk_write, item_rng  # noqa: E402
 from _common import machine, percentile, progress, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
 from locomo import parse_date, sessions, turn_text  # noqa: E402
+from scale import TEMPLATES, make_item  # noqa: E402
 
 Session = tuple[str, str, Any, list[dict[str, Any]]]  # namespace, session id, date, turns
 
@@ -51,14 +63,81 @@ def _store(memory: Memory, session: Session, namespace: str | None = None) -> in
     return len(batch)
 
 
-def _timed(encode: Callable[[list[str]], Any], spent: list[float]) -> Callable[[list[str]], Any]:
-    def run(texts: list[str]) -> Any:
-        started = time.perf_counter()
+def _timed(call: Callable[..., Any], spent: list[float], *,
+           clock: Callable[[], float] = time.perf_counter) -> Callable[..., Any]:
+    def run(*args: Any) -> Any:
+        started = clock()
         try:
-            return encode(texts)
+            return call(*args)
         finally:
-            spent.append(time.perf_counter() - started)
+            spent.append(clock() - started)
     return run
+
+
+def _stage_clocks(memory: Memory) -> dict[str, list[float]]:
+    """Thread CPU seconds of the encoder and of each after-write hook, per call."""
+    spent: dict[str, list[float]] = {"encode": []}
+    embedder = memory.internals.embedder
+    embedder.encode = _timed(embedder.encode, spent["encode"], clock=time.thread_time)  # type: ignore[method-assign]
+    pipeline = memory.internals.context.pipeline
+    for name, hook in list(pipeline.after_write):
+        spent[name] = []
+        if hasattr(hook, "apply"):
+            hook.apply = _timed(hook.apply, spent[name], clock=time.thread_time)
+        else:
+            pipeline.replace_hook(name, _timed(hook, spent[name], clock=time.thread_time))
+    return spent
+
+
+def run_sizes(home: Path, sizes: list[int], *, batch: int, probe: int, seed: int = 28,
+              extract: bool = True) -> dict[str, Any]:
+    """``store_many`` of ``probe`` new notes at each store size (see the module)."""
+    namespace = "bench"
+    rows: list[dict[str, Any]] = []
+    with Memory(settings=Settings(home=home, extract_facts=extract)) as memory:
+        memory.internals.embedder.wait()
+        composer = Composer(memory, TEMPLATES, seed)
+        memory.store_many([{"content": "warm up the write path"}], namespace="warmup")
+        spent = _stage_clocks(memory)
+        count = 0
+        for size in sizes:
+            while count < size - probe - 10:  # the bulk part: composed vectors, no pipeline
+                items = [make_item(item_rng(seed, n), n)
+                         for n in range(count, min(size - probe - 10, count + 5000))]
+                count += len(bulk_write(memory, items, [namespace] * len(items),
+                                        composer.vectors(items)))
+            # One small write first: the rows just bulk-loaded enter the vector mirror
+            # (a one-off load a long-running process pays once, not a write's cost).
+            warm = [make_item(item_rng(seed, n), n) for n in range(count, count + 10)]
+            memory.store_many([{"content": it["content"], "tags": it["tags"]} for it in warm],
+                              namespace=namespace)
+            count += len(warm)
+            for part in spent.values():
+                part.clear()
+            rates: list[float] = []
+            wall, cpu, written = time.perf_counter(), time.thread_time(), 0
+            while count < size:
+                items = [make_item(item_rng(seed, n), n)
+                         for n in range(count, min(size, count + batch))]
+                started = time.perf_counter()
+                memory.store_many([{"content": it["content"], "tags": it["tags"]}
+                                   for it in items], namespace=namespace)
+                rates.append(len(items) / (time.perf_counter() - started))
+                count += len(items)
+                written += len(items)
+            wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+            stages = {name: 1000 * sum(part) / written for name, part in spent.items()}
+            stages["rest"] = 1000 * cpu / written - sum(stages.values())
+            rows.append({"size": size, "notes": written, "notes_per_s": written / wall,
+                         "batch_per_s_p50": percentile(rates, 50),
+                         "notes_per_thread_cpu_s": written / cpu,
+                         "cpu_ms_per_note": stages, "load_average": os.getloadavg()})
+    first = rows[0]
+    for row in rows:
+        row["rate_vs_first"] = row["notes_per_s"] / first["notes_per_s"]
+        row["cpu_rate_vs_first"] = row["notes_per_thread_cpu_s"] / first["notes_per_thread_cpu_s"]
+    return {"bench": "ingest_by_size", "machine": machine(), "batch": batch, "probe": probe,
+            "extract": "on" if extract else "off", "sizes": rows}
 
 
 def run(path: Path, home: Path, *, extract: bool, limit: int | None = None) -> dict[str, Any]:
@@ -70,7 +149,7 @@ def run(path: Path, home: Path, *, extract: bool, limit: int | None = None) -> d
     with Memory(settings=settings) as memory:
         memory.internals.embedder.wait()
         _store(memory, todo[0], namespace="warmup")
-        memory.internals.embedder.encode = _timed(memory.internals.embedder.encode, encode_seconds)  # type: ignore[method-assign,assignment]
+        memory.internals.embedder.encode = _timed(memory.internals.embedder.encode, encode_seconds)  # type: ignore[method-assign]
         turns = 0
         wall, cpu = time.perf_counter(), time.process_time()
         for session in progress(todo, desc="sessions"):
@@ -92,13 +171,35 @@ def run(path: Path, home: Path, *, extract: bool, limit: int | None = None) -> d
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("path", type=Path, help="LOCOMO JSON file (e.g. locomo-dev.json)")
+    parser.add_argument("path", type=Path, nargs="?", default=None,
+                        help="LOCOMO JSON file (e.g. locomo-dev.json)")
+    parser.add_argument("--sizes", default=None,
+                        help="instead: store_many's rate at these store sizes (e.g. 1000,100000)")
+    parser.add_argument("--batch", type=int, default=100, help="--sizes: store_many batch")
+    parser.add_argument("--probe", type=int, default=500,
+                        help="--sizes: notes stored by store_many at each size")
     parser.add_argument("--extract", choices=["on", "off"], default="on",
                         help="fact and entity extraction on write (the extract_facts setting)")
     parser.add_argument("--conversations", type=int, default=None,
                         help="only the first N conversations (default: all)")
     parser.add_argument("--json", type=Path, default=None, help="also write the result here")
     args = parser.parse_args()
+    if args.sizes:
+        sizes = sorted(int(x) for x in args.sizes.split(","))
+        with tempfile.TemporaryDirectory() as tmp:
+            by_size = run_sizes(Path(tmp), sizes, batch=args.batch, probe=args.probe,
+                                extract=args.extract == "on")
+        for row in by_size["sizes"]:
+            stages = ", ".join(f"{k} {v:.2f}" for k, v in row["cpu_ms_per_note"].items())
+            print(f"{row['size']:>9,} memories: store_many {row['notes_per_s']:.1f} notes/s "
+                  f"({row['rate_vs_first']:.2f}x), {row['notes_per_thread_cpu_s']:.1f} per "
+                  f"thread CPU s ({row['cpu_rate_vs_first']:.2f}x); CPU ms per note: {stages} "
+                  f"(load {row['load_average'][0]:.1f})")
+        print(json.dumps(by_size))
+        write_json(args.json, by_size)
+        return
+    if args.path is None:
+        parser.error("give a LOCOMO file, or --sizes")
     with tempfile.TemporaryDirectory() as tmp:
         result = run(args.path, Path(tmp), extract=args.extract == "on",
                      limit=args.conversations)
