@@ -40,7 +40,7 @@ class _Run:
 
     def __init__(self) -> None:
         self.codes = np.zeros(0, np.uint32)
-        self.positions = np.zeros(0, np.int64)
+        self.positions = np.zeros(0, np.int32)  # a mirror row index: 2**31 rows is far off
 
     def merged(self, codes: np.ndarray, positions: np.ndarray) -> None:
         codes = np.concatenate([self.codes, codes])
@@ -95,7 +95,7 @@ class NearIndex:
         if not len(positions):
             return
         codes = self._codes(self._project(vectors))
-        positions = np.asarray(positions, np.int64)
+        positions = np.asarray(positions, np.int32)
         for t in range(self.tables):
             small = self.small[t]
             small.merged(codes[:, t], positions)
