@@ -3,6 +3,7 @@ and ``store_many``'s rate by store size.
 
     python bench/ingest.py PATH/locomo-dev.json [--extract on|off] [--json out.json]
     python bench/ingest.py --sizes 1000,100000 [--batch 100 --probe 500] [--json out.json]
+    python bench/ingest.py --parts 100000,1000000 [--json out.json]
 
 The same writes as ``bench/locomo.py`` (``store_conversation`` per session, photo
 captions in the text) without the recall part. Besides turns per wall second it reports
@@ -19,6 +20,12 @@ included) and reports, per size, notes per wall and CPU second and the thread CP
 each stage per note: the encoder, each after-write hook (near duplicates, facts), the
 rest. A write whose cost does not grow with the store keeps the same figures at every
 size; the ratio to the smallest size is printed.
+
+``--parts`` measures the parts of a write that could grow with the store, alone and
+without the model, at each size: the near-duplicate check of a batch of 100 (the full
+scan and the hashing index, CPU and pairs found; stored rows are topic mixtures, unit
+vectors sharing structure as one namespace's texts do), one audit event with that many
+events in the log, and the facts pairing's candidate query with that many term rows.
 """
 
 from __future__ import annotations
@@ -169,12 +176,108 @@ def run(path: Path, home: Path, *, extract: bool, limit: int | None = None) -> d
     }
 
 
+def _mixture(rng: Any, n: int) -> Any:
+    """Unit vectors mixing 3 of 300 topics plus noise (see --parts)."""
+    import numpy as np
+
+    topics = rng.standard_normal((300, 384)).astype(np.float32)
+    topics /= np.linalg.norm(topics, axis=1, keepdims=True)
+    weights = rng.exponential(size=(n, 3)).astype(np.float32)
+    mixed = (topics[rng.integers(0, 300, size=(n, 3))] * weights[..., None]).sum(axis=1)
+    mixed += 0.03 * rng.standard_normal((n, 384)).astype(np.float32)
+    out = mixed / np.linalg.norm(mixed, axis=1, keepdims=True)
+    return out.astype(np.float32)
+
+
+def _near_cost(n: int, rng: Any) -> dict[str, Any]:
+    import numpy as np
+
+    from aide_memoire.engine.lifecycle.dedup import DEDUP_KINDS
+    from aide_memoire.engine.lifecycle.near_index import SliceIndexes
+    from aide_memoire.engine.recall.mirror import _Slice
+
+    found = _Slice(384)
+    for start in range(0, n, 16_384):
+        rows = _mixture(rng, min(16_384, n - start))
+        found.append([(start + i + 1, v.tobytes(), None, None, "note")
+                      for i, v in enumerate(rows)], None)
+    picked = rng.choice(n, 50, replace=False)
+    base = np.vstack([found.view.vectors.rows(int(i), int(i) + 1) for i in picked])
+    base = base.astype(np.float32) / np.linalg.norm(base.astype(np.float32), axis=1,
+                                                    keepdims=True)
+    noise = rng.standard_normal(base.shape).astype(np.float32)
+    noise -= (noise * base).sum(axis=1, keepdims=True) * base
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    cosine = rng.uniform(0.92, 0.99, size=(50, 1)).astype(np.float32)
+    batch = np.vstack([base * cosine + noise * np.sqrt(1 - cosine**2), _mixture(rng, 50)])
+    indexes = SliceIndexes(DEDUP_KINDS)
+    cpu = time.process_time()
+    indexes.similar(("bench", "ns"), found, batch[:1], 0.92, 2**62)
+    build = time.process_time() - cpu
+    cpu = time.process_time()
+    got = indexes.similar(("bench", "ns"), found, batch, 0.92, 2**62)
+    index_s = time.process_time() - cpu
+    cpu = time.process_time()
+    want = found.similar(batch, 0.92, 2**62, DEDUP_KINDS)
+    scan_s = time.process_time() - cpu
+    pairs = {(j, r) for j, r, _ in want}
+    return {"near_scan_cpu_s": scan_s, "near_index_cpu_s": index_s,
+            "near_index_build_cpu_s": build, "near_pairs_scan": len(pairs),
+            "near_pairs_index": len(pairs & {(j, r) for j, r, _ in got}),
+            "near_index_used": indexes._entries[("bench", "ns")].near is not None}
+
+
+def run_parts(home: Path, sizes: list[int]) -> dict[str, Any]:
+    """The parts of a write that could grow with the store (see --parts)."""
+    import numpy as np
+
+    from aide_memoire.engine.trust import audit
+
+    rng = np.random.default_rng(28)
+    rows: list[dict[str, Any]] = []
+    sql = " UNION ALL ".join(
+        f"SELECT * FROM (SELECT memory_rowid FROM memory_terms WHERE namespace = ? AND "
+        f"term = ? AND memory_rowid != ? ORDER BY memory_rowid DESC LIMIT 64) AS t{n}"
+        for n in range(4))  # the shape of facts/updates.py's query
+    with Memory(settings=Settings(home=home, embedding_model="none")) as memory:
+        db = memory.internals.db
+        events = terms = 0
+        for size in sizes:
+            row: dict[str, Any] = {"size": size, **_near_cost(size, rng)}
+            with db.write() as tx:
+                for n in range(events, size):
+                    audit.append_event(tx, actor="bench", action="store", namespace="b",
+                                       memory_id=f"m{n}", detail={"n": n})
+                tx.executemany("INSERT INTO memory_terms (namespace, term, memory_rowid) "
+                               "VALUES (?, ?, ?)", (("b", f"t{r % 10}", r)
+                                                    for r in range(terms, size)))
+            events = terms = size
+            cpu = time.process_time()
+            with db.write() as tx:
+                for n in range(1000):
+                    audit.append_event(tx, actor="bench", action="store", namespace="b",
+                                       memory_id=f"x{size}-{n}", detail={"n": n})
+            events += 1000
+            row["audit_us_per_event"] = 1000 * (time.process_time() - cpu)
+            conn = db.conn()
+            cpu = time.process_time()
+            for _ in range(500):
+                conn.execute(sql, [v for t in range(4) for v in ("b", f"t{t}", -1)]).fetchall()
+            row["pairing_query_us"] = 2000 * (time.process_time() - cpu)
+            row["load_average"] = os.getloadavg()
+            rows.append(row)
+    return {"bench": "ingest_parts", "machine": machine(), "sizes": rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("path", type=Path, nargs="?", default=None,
                         help="LOCOMO JSON file (e.g. locomo-dev.json)")
     parser.add_argument("--sizes", default=None,
                         help="instead: store_many's rate at these store sizes (e.g. 1000,100000)")
+    parser.add_argument("--parts", default=None,
+                        help="instead: the near-duplicate check, audit append and pairing "
+                        "query alone at these sizes (no model)")
     parser.add_argument("--batch", type=int, default=100, help="--sizes: store_many batch")
     parser.add_argument("--probe", type=int, default=500,
                         help="--sizes: notes stored by store_many at each size")
@@ -184,6 +287,21 @@ def main() -> None:
                         help="only the first N conversations (default: all)")
     parser.add_argument("--json", type=Path, default=None, help="also write the result here")
     args = parser.parse_args()
+    if args.parts:
+        with tempfile.TemporaryDirectory() as tmp:
+            parts = run_parts(Path(tmp), sorted(int(x) for x in args.parts.split(",")))
+        for row in parts["sizes"]:
+            print(f"{row['size']:>9,}: near duplicates of 100 new rows: scan "
+                  f"{row['near_scan_cpu_s']:.3f} s CPU, "
+                  f"{'index' if row['near_index_used'] else 'engine (scans: small)'} "
+                  f"{row['near_index_cpu_s']:.3f} s "
+                  f"(built once {row['near_index_build_cpu_s']:.2f} s), pairs "
+                  f"{row['near_pairs_index']}/{row['near_pairs_scan']}; audit event "
+                  f"{row['audit_us_per_event']:.0f} us; pairing query "
+                  f"{row['pairing_query_us']:.0f} us (load {row['load_average'][0]:.1f})")
+        print(json.dumps(parts))
+        write_json(args.json, parts)
+        return
     if args.sizes:
         sizes = sorted(int(x) for x in args.sizes.split(","))
         with tempfile.TemporaryDirectory() as tmp:
