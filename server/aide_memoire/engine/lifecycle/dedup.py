@@ -26,7 +26,7 @@ from .near_index import SliceIndexes
 
 if TYPE_CHECKING:
     from ..core.settings import Settings
-    from ..recall.embed import EmbeddingSpace
+    from ..core.space import EmbeddingSpace
     from ..storage.protocol import Database
     from ..storage.repositories import MemoryRows
 
