@@ -140,6 +140,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # decide recall sealed in the audit chain (trust/forget.py, trust/seal.py).
     Migration(trust_schema.INTEGRITY_VERSION, trust_schema.INTEGRITY_NAME,
               trust_schema.apply_integrity),
+    # PostgreSQL counts each keyword term's documents in a table kept by the postings'
+    # triggers and drops the HNSW indexes recall never read (storage/postgres/schema.py
+    # step 13); FTS5 keeps its counts in its doclists, and sqlite-vec has no such index.
+    Migration(13, "keyword term counts", _run("")),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

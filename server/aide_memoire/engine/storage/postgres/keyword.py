@@ -14,7 +14,8 @@ and idf_i = ln((N - n_i + 0.5) / (n_i + 0.5)) (1e-6 at or below zero) over the w
 index, every namespace and status, as FTS5 counts n_i (rows holding the phrase) and N and
 the tokens behind avgD (every document ever written: SQLite's contentless-delete table
 never takes a deleted or rewritten document out of its totals, and neither does
-keyword_totals). Each quoted term of the query is one phrase, counted once per appearance; a
+keyword_totals). A word's n_i is read from keyword_terms, which the postings' triggers
+keep. Each quoted term of the query is one phrase, counted once per appearance; a
 phrase in an AND group counts in a row only when the whole group is there, as in FTS5.
 Scores are FTS5's (higher is better here: -bm25), so fusion's calibration against the
 ideal score (calibrate.py) means the same on both backends.
@@ -137,16 +138,28 @@ def _group_rows(
     return sql, params
 
 
+def _count_sql(tokens: Sequence[str], cap: int | None) -> tuple[str, list[object]]:
+    """A scalar subquery: rows of the whole index holding the phrase (up to ``cap``).
+
+    A word's count is read from ``keyword_terms`` (one key per namespace, schema step 13);
+    a phrase of several tokens is counted from its rows (a phrase is rare in queries).
+    """
+    if len(tokens) == 1:
+        return "(SELECT coalesce(sum(docs), 0) FROM keyword_terms WHERE term = ?)", [tokens[0]]
+    rows, params = _phrase_rows(tokens, None, namespaced=False)
+    if cap is None:
+        return f"(SELECT count(*) FROM {rows})", params
+    return f"(SELECT count(*) FROM (SELECT 1 FROM {rows} LIMIT ?) AS hits)", [*params, cap]
+
+
 def phrase_count(conn: Connection, phrase: str, cap: int) -> int:
     """Rows of the whole index holding ``phrase`` (tokenised as FTS5 does), up to ``cap``."""
     tokens = phrase_tokens(phrase)
     if not tokens:
         return 0
-    rows, params = _phrase_rows(tokens, None, namespaced=False)
-    (count,) = conn.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM {rows} LIMIT ?) AS hits", [*params, int(cap)]
-    ).fetchone()
-    return int(count)
+    count, params = _count_sql(tokens, int(cap))
+    (found,) = conn.execute(f"SELECT {count}", params).fetchone()
+    return min(int(found), int(cap))
 
 
 def keyword_search(
@@ -193,9 +206,9 @@ def ranked_search(
     args: list[object] = []
     counts = []
     for phrase, key in keys.items():
-        rows, rows_params = _phrase_rows(phrase, None, namespaced=False)
-        counts.append(f"({key}, (SELECT count(*) FROM {rows}))")
-        args += rows_params
+        count, count_params = _count_sql(phrase, None)
+        counts.append(f"({key}, {count})")
+        args += count_params
     hits = []
     for alt, group in enumerate(groups):
         if len(group) > 1 and all(len(tokens) == 1 for tokens in group):
