@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..core.text import STOP_WORDS, named_words, tokens
+from ..core.text import content_words, named_words, tokens
 from ..storage.portable.updates import earlier_turns, embeddings_by_rowid
 from .aspects import stem
 from .scope import CONTINUES, EXTENDS
@@ -85,10 +85,6 @@ def subjects(text: str, speaker: str, addressee: str | None) -> frozenset[str]:
     return frozenset([speaker])
 
 
-def _content(text: str) -> set[str]:
-    return {t for t in tokens(text) if t not in STOP_WORDS and not t.isdigit()}
-
-
 def values(text: str, people: frozenset[str]) -> frozenset[str]:
     """The names a turn states (capitalised words inside a sentence), without the
     conversation's people: their names, and the short forms of them ("Mel")."""
@@ -113,7 +109,7 @@ def swapped(old: str, new: str, people: frozenset[str], max_words: int) -> bool:
     something the other does not ("Nordwind" / "Brightleaf"), or the newer names the
     old value beside a new one ("Leaving Nordwind for Brightleaf"). Texts of more than
     ``max_words`` content words hold several statements: never."""
-    if len(_content(old)) > max_words or len(_content(new)) > max_words:
+    if content_words(old) > max_words or content_words(new) > max_words:
         return False
     if adds_one_more(old, new):
         return False

@@ -150,6 +150,11 @@ class RecallTuning:
     # choice), but costs hit@1 on LOCOMO (0.492 -> 0.459) and the personas (0.696 ->
     # 0.667), and no fold of either chose it (docs/benchmarks.md, issue 31).
     restated_depth: int = 0
+    # The current-value stage (engine/recall/stages.py, weightless): for a present-tense
+    # attribute question, a later session's turn about the subject naming another value
+    # than a higher-ranked earlier one takes its place, among the leading current_depth.
+    # 0: off. See docs/benchmarks.md (issue 31, item 5) for the figures that set it.
+    current_depth: int = 0
 
 
 @dataclass

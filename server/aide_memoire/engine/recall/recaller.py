@@ -20,6 +20,7 @@ from ...logs import get_logger
 from ..core.models import Hit, MemoryRecord
 from ..core.text import (
     addresses_someone,
+    content_words,
     feedback_terms,
     named_words,
     names_something,
@@ -41,6 +42,7 @@ from .stages import (
     RowFact,
     lift_addressed,
     lift_sessions,
+    prefer_current,
     prefer_named,
     prefer_recent,
     prefer_restated,
@@ -301,6 +303,7 @@ class Recaller:
         fused = prefer_named(fused, found.shape, facts, tuning)
         fused = prefer_recent(fused, found.shape, facts, tuning)
         fused = prefer_restated(fused, found.shape, found.speaker_rows, facts, tuning)
+        fused = prefer_current(fused, found.shape, found.speaker_rows, facts, tuning)
         reranked: dict[int, float] = {}
         if self.reranker is not None and self.reranker.live():
             fused, reranked = self._rerank(conn, request, fused)
@@ -453,7 +456,8 @@ def _fact(record: MemoryRecord) -> RowFact:
     return RowFact(session=session, at=at.timestamp() if at else None,
                    named=names_something(record.content), speaker=record.speaker,
                    addresses=addresses_someone(record.content),
-                   changes=states_change(record.content), names=named_words(record.content))
+                   changes=states_change(record.content), names=named_words(record.content),
+                   words=content_words(record.content))
 
 
 def without_names(query: str, names: set[str]) -> str:
