@@ -42,6 +42,10 @@ def test_another_value_swaps_and_one_more_does_not() -> None:
     # the same value, no value at all, or one more of a kind already named
     assert not swapped("I teach at Elmwood.", "Elmwood is hard work.", PEOPLE, 14)
     assert not swapped("I love my job.", "I got a promotion at Brookside.", PEOPLE, 14)
+    # two names, but nothing of a frame in common: two trips, not a change
+    assert not swapped("Got back from Tallinn, the old town walls were unreal.",
+                       "Spent a few days in Reykjavik, the hot springs were worth it.",
+                       PEOPLE, 14)
     assert adds_one_more("My band Static Bloom plays on Fridays.",
                          "I joined a second band, Velvet Cove.")
     assert not adds_one_more("I teach at Elmwood.", "I got a new job at Brookside.")

@@ -17,7 +17,8 @@ This path reads structure instead of a lexicon:
 - **values**: the two differ both ways in their content words (a restatement says
   nothing new), and the newer does not say it adds ("also", "as well", "another", a
   closing "too") or that the old value holds ("still"): scope.py's grammatical markers,
-  the only words read.
+  the only words read. And they share a frame: the newer names the old value beside
+  the new one, or a content word of the two is the same once the values are masked.
 
 A link names the newer in the older's ``superseded_by`` (both stay active: a turn is a
 record of what was said), with a ``memory_updates`` row (rule ``turn``) and an audit
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..core.text import content_words, named_words, tokens
+from ..core.text import STOP_WORDS, content_words, named_words, tokens
 from ..storage.portable.updates import earlier_turns, embeddings_by_rowid
 from .aspects import stem
 from .scope import CONTINUES, EXTENDS
@@ -114,7 +115,20 @@ def swapped(old: str, new: str, people: frozenset[str], max_words: int) -> bool:
     if adds_one_more(old, new):
         return False
     before, after = values(old, people), values(new, people)
-    return bool(before) and bool(after - before)
+    if not before or not (after - before):
+        return False
+    # The frame: the newer names the old value beside the new one, or the two share a
+    # word once the values are masked ("I work at Nordwind" / "I work at Brightleaf
+    # now"). Two statements that share neither ("Got back from Tallinn" / "Spent a few
+    # days in Reykjavik") are about different things, however close their vectors.
+    return bool(before & after) or bool(_frame(old, before) & _frame(new, after))
+
+
+def _frame(text: str, named: frozenset[str]) -> set[str]:
+    """The stems of a text's content words that are not its values."""
+    masked = {stem(w) for n in named for w in n.split()}
+    return {stem(t) for t in tokens(text)
+            if t not in STOP_WORDS and not t.isdigit() and len(t) > 2} - masked
 
 
 def _addressees(turns: Sequence[Turn]) -> dict[int, str | None]:
