@@ -153,7 +153,9 @@ class RecallTuning:
     # The current-value stage (engine/recall/stages.py, weightless): for a present-tense
     # attribute question, a later session's turn about the subject naming another value
     # than a higher-ranked earlier one takes its place, among the leading current_depth.
-    # 0: off. See docs/benchmarks.md (issue 31, item 5) for the figures that set it.
+    # 0: off: at 10 (the tune halves' choice) it adds 1-2 "now" per half of the
+    # conversational update sets over the turn links alone, but costs the personas hit@1
+    # (0.696 -> 0.625 in sample; no fold chose it), so it is opt-in (docs/benchmarks.md).
     current_depth: int = 0
 
 
