@@ -21,7 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..core.compose import FtsDoc
 from ..core.models import MemoryRecord
-from ..recall.embed import EmbeddingSpace
+from ..core.space import EmbeddingSpace
 from .protocol import Connection
 from .rows import NewRow, RowFilter, StoredTurn
 

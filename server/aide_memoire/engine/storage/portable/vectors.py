@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...recall.embed import EmbeddingSpace
+from ...core.space import EmbeddingSpace
 from ..protocol import Connection
 
 __all__ = ["PortableVectorReads"]
