@@ -185,6 +185,9 @@ class TurnLinks:
         for turn, ns, vector in fresh:
             groups.setdefault((ns, turn.session), []).append((turn, vector))
         for (ns, session), members in groups.items():
+            asked = _questions([t for t, _ in members])
+            if not any(self._may_swap(t, asked.get(t.rowid)) for t, _ in members):
+                continue  # no turn of it could link: no query, no vectors read
             start = min(t.at for t, _ in members)
             pool = [Turn(int(r), str(i), str(s or ""), str(se), int(p or 0), str(o), str(c), b)
                     for r, i, s, se, p, o, c, b in earlier_turns(
@@ -195,10 +198,15 @@ class TurnLinks:
             if matrix is None:
                 continue
             rows, vectors = matrix
+            # Centred on the pool's mean: what every turn of the conversation shares (the
+            # speaker and date words the stored vector holds, the chat's register) is
+            # taken out, so what remains compares what the turns say. Once per session.
+            centre = vectors.mean(axis=0)
+            rest = vectors - centre
+            unit = rest / (np.linalg.norm(rest, axis=1, keepdims=True) + 1e-12)
             talk = _addressees([*pool, *batch])
             people = frozenset(w for t in [*pool, *batch] for w in tokens(t.speaker))
             about = [subjects(t.content, t.speaker, talk.get(t.rowid)) for t in rows]
-            asked = _questions([t for t, _ in members])
             by_row = {t.rowid: np.asarray(v, dtype=np.float32) for t, v in members}
             for turn, _ in members:
                 question = asked.get(turn.rowid)
@@ -210,22 +218,21 @@ class TurnLinks:
                     mine_v = mine_v / np.linalg.norm(mine_v) + by_row[question.rowid] / (
                         np.linalg.norm(by_row[question.rowid]))
                     said = f"{question.content} {turn.content}"
-                self._one(tx, ns, turn, said, mine_v, rows, vectors, about,
+                self._one(tx, ns, turn, said, mine_v, rows, unit, centre, about,
                           subjects(turn.content, turn.speaker, talk.get(turn.rowid)), people)
 
     def _one(self, tx: Connection, ns: str, turn: Turn, said: str, vector: np.ndarray,
-             rows: list[Turn],
-             vectors: np.ndarray, about: list[frozenset[str]], mine: frozenset[str],
-             people: frozenset[str]) -> None:
+             rows: list[Turn], unit: np.ndarray, centre: np.ndarray,
+             about: list[frozenset[str]], mine: frozenset[str], people: frozenset[str]) -> None:
         if EXTENDS.search(turn.content) or CONTINUES.search(turn.content):
             return  # one more item, or the old value said to hold: not a change
-        # Centred on the pool's mean: what every turn of the conversation shares (the
-        # speaker and date words the stored vector holds, the chat's register) is taken
-        # out, so what remains compares what the turns say.
-        centre = vectors.mean(axis=0)
-        rest, mine_v = vectors - centre, vector - centre
-        cosines = rest @ mine_v / (np.linalg.norm(rest, axis=1)
-                                   * float(np.linalg.norm(mine_v)) + 1e-12)
+        if not values(said, people) or content_words(said) > self.tuning.max_words:
+            return  # names nothing, or several statements: no swap can follow (cheap first)
+        mine_v = vector - centre
+        length = float(np.linalg.norm(mine_v))
+        if length <= 0:
+            return
+        cosines = unit @ (mine_v / length)
         spread = float(cosines.std())
         if spread <= 0:
             return
@@ -239,6 +246,12 @@ class TurnLinks:
             return
         if swapped(old.content, said, people, self.tuning.max_words):
             self.link(tx, ns, old.id, turn.id, z)
+
+    def _may_swap(self, turn: Turn, question: Turn | None) -> bool:
+        """The checks that read only the turn's text, before anything is queried."""
+        said = turn.content if question is None else f"{question.content} {turn.content}"
+        return (not EXTENDS.search(turn.content) and not CONTINUES.search(turn.content)
+                and bool(named_words(said)) and content_words(said) <= self.tuning.max_words)
 
     def _keep(self, rowid: int, vector: np.ndarray | None) -> None:
         if len(self._vectors) >= _CACHE:
