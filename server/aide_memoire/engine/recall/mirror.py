@@ -301,6 +301,17 @@ class _Slice:
         low = float(min(sample.min(), scores.min()))
         return v.rowids[picked], scores, low, float(scores.max())
 
+    def kind_rows(self, kinds: Sequence[str], start: int, stop: int) -> np.ndarray:
+        """Indices in [start, stop) of the rows whose kind is one of ``kinds``."""
+        codes = np.array([_KIND_CODE[k] for k in kinds if k in _KIND_CODE], np.uint8)
+        return start + np.flatnonzero(np.isin(self.view.kinds[start:stop], codes))
+
+    def scores_at(self, index: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Cosines of the rows at ``index`` (ascending) to one query (int8 rows, as
+        ``similar`` scores them; the sum's order may move the last float bit)."""
+        v = self.view
+        return v.vectors.dots_at(index, v.scales, query)
+
     def similar(
         self, queries: np.ndarray, threshold: float, below: int, kinds: Sequence[str]
     ) -> list[tuple[int, int, float]]:
