@@ -571,4 +571,8 @@ STEPS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     # Forget's purge owed inside the file (a crash cannot lose it), and the fields that
     # decide recall sealed in the audit chain (trust/forget.py, trust/seal.py).
     (12, "integrity: owed purges, audited fields", _integrity),
+    # PostgreSQL counts each keyword term's documents in a table kept by the postings'
+    # triggers and drops the HNSW indexes recall never read (storage/postgres/schema.py
+    # step 13); FTS5 keeps its counts in its doclists, and sqlite-vec has no such index.
+    (13, "keyword term counts", _run("")),
 )
