@@ -95,7 +95,7 @@ def run(path: Path, home: Path, *, weights: list[dict[str, float]], mode: str
                     "linked": linked,
                 })
     stages = ("recency_weight", "named_weight", "addressed_weight", "session_weight",
-              "adaptive_keyword", "restated_depth", "names_in_dense_query")
+              "adaptive_keyword", "restated_depth", "current_depth", "names_in_dense_query")
     return [summarise(r, {k: getattr(replace(default, **w), k) for k in stages}, mode)  # type: ignore[arg-type]
             for r, w in zip(rows, weights, strict=True)]
 

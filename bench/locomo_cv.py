@@ -35,6 +35,7 @@ from aide_memoire import Memory, Settings  # noqa: E402
 from aide_memoire.engine.core.text import (  # noqa: E402
     QueryShape,
     addresses_someone,
+    content_words,
     named_words,
     names_something,
     states_change,
@@ -55,6 +56,7 @@ from aide_memoire.engine.recall.recaller import RecallRequest  # noqa: E402
 from aide_memoire.engine.recall.stages import (  # noqa: E402
     RowFact,
     lift_sessions,
+    prefer_current,
     prefer_named,
     prefer_recent,
     prefer_restated,
@@ -84,6 +86,7 @@ STAGES: dict[str, list[float]] = {
     "recency_weight": [0.0, 0.1, 0.2],
     "named_weight": [0.0, 0.05, 0.1, 0.2],
     "restated_depth": [0, 3, 5, 10],
+    "current_depth": [0, 5, 10],
 }
 # Retrieval variants (each needs its own pass of the retrievers): feedback rows, words.
 FEEDBACK: list[tuple[int, int]] = [(3, 8), (5, 8)]
@@ -222,6 +225,7 @@ def engine_rank(q: Question, tuning: RecallTuning, content: dict[int, str],
         fused = prefer_named(fused, q.found.shape, known, tuning)
         fused = prefer_recent(fused, q.found.shape, known, tuning)
         fused = prefer_restated(fused, q.found.shape, q.found.speaker_rows, known, tuning)
+        fused = prefer_current(fused, q.found.shape, q.found.speaker_rows, known, tuning)
     order = sorted(fused, key=lambda r: (-fused[r], r))
     wanted = {int(q.rowids[j]) for j in q.evidence}
     return next((i for i, r in enumerate(order, 1) if r in wanted), NOT_FOUND)
@@ -322,12 +326,14 @@ def _knobs(t: RecallTuning) -> dict[str, Any]:
 
 
 def stage_report(questions: list[Question], fusion: RecallTuning, content: dict[int, str],
-                 facts: dict[int, RowFact]) -> dict[str, Any]:
+                 facts: dict[int, RowFact], only: list[str] | None = None) -> dict[str, Any]:
     """The stages after fusion on the engine's fusion defaults: in sample and CV (each
-    fold choosing its weights on the other conversations), and each stage left out."""
-    names = list(STAGES)
+    fold choosing its weights on the other conversations), and each stage left out.
+    ``only``: score just these stages (the others off), a grid a loaded machine finishes."""
+    stages = {k: v for k, v in STAGES.items() if not only or k in only}
+    names = list(stages)
     grid = [replace(fusion, **cast("dict[str, Any]", dict(zip(names, values, strict=True))))
-            for values in itertools.product(*STAGES.values())]
+            for values in itertools.product(*stages.values())]
     ranks = np.stack([np.array([engine_rank(q, t, content, facts) for q in questions])
                       for t in grid])
 
@@ -456,6 +462,9 @@ def main() -> None:
                         "knobs at the defaults) and skip the stages after fusion")
     parser.add_argument("--with-stages", action="store_true",
                         help="score the stages after fusion even with --weights-only")
+    parser.add_argument("--stage", action="append", default=[], metavar="NAME",
+                        help="score only these stages after fusion (e.g. current_depth), "
+                        "the others off")
     parser.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
                         help="change one of the engine's defaults for the whole run "
                         "(retrieval included), e.g. names_in_dense_query=false")
@@ -466,7 +475,8 @@ def main() -> None:
     # Retrieved with a calibrated scale so that the ideal keyword score is computed
     # (the candidates themselves do not depend on the scale).
     collect_as = replace(defaults, keyword_scale="ideal", session_weight=0.0,
-                         recency_weight=0.0, named_weight=0.0, restated_depth=0)
+                         recency_weight=0.0, named_weight=0.0, restated_depth=0,
+                         current_depth=0)
     variants: list[RecallTuning] = [replace(collect_as, feedback_docs=0)] + [
         replace(collect_as, feedback_docs=docs, feedback_terms=terms)
         for docs, terms in feedback
@@ -483,10 +493,11 @@ def main() -> None:
             dump_cache(args.cache, sets, content, facts)
     # What a row names is read from its text here, so a cache need not hold it.
     facts = {r: replace(f, named=names_something(text), addresses=addresses_someone(text),
-                        changes=states_change(text), names=named_words(text))
+                        changes=states_change(text), names=named_words(text),
+                        words=content_words(text))
              for r, f in facts.items() if (text := content.get(r, "")) is not None}
     base = replace(defaults, session_weight=0.0, recency_weight=0.0, named_weight=0.0,
-                   restated_depth=0)
+                   restated_depth=0, current_depth=0)
     before = replace(defaults, keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
                      feedback_docs=0, feedback_weight=0.0, agreement_bonus=0.0,
                      keyword_scale="minmax", dense_scale="namespace",
@@ -558,7 +569,8 @@ def main() -> None:
             raise SystemExit(f"grid and engine disagree for {_knobs(grid[index])}")
     stages = ({"figures": {}, "chosen_per_fold": []}
               if args.weights_only and not args.with_stages else
-              stage_report(questions, replace(defaults, feedback_docs=0), content, facts))
+              stage_report(questions, replace(defaults, feedback_docs=0), content, facts,
+                           args.stage))
     out = {
         "questions": len(questions),
         "identifier_questions": sum(q.found.shape.identifier for q in questions),

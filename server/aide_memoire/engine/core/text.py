@@ -11,6 +11,7 @@ from datetime import datetime
 __all__ = [
     "STOP_WORDS",
     "QueryShape",
+    "content_words",
     "date_words",
     "feedback_terms",
     "fts_query",
@@ -358,6 +359,11 @@ def named_words(text: str) -> frozenset[str]:
     """The names a text holds (capitalised words inside a sentence), case-folded."""
     return frozenset(_fold(m.group(0)) for m in _NAMED.finditer(text.strip())
                      if not m.group(0)[0].isdigit())
+
+
+def content_words(text: str) -> int:
+    """How many distinct content words (not stop words, not numbers) a text holds."""
+    return len({t for t in tokens(text) if t not in STOP_WORDS and not t.isdigit()})
 
 
 # A statement that something changed or holds now rather than before: words of change of

@@ -2,7 +2,10 @@
 
 ``supersession``: a memory that names what replaced it ranks just below its replacement,
 which takes its place (joining the candidates if the query missed it, and if it passes
-the filters).
+the filters). Between two conversation turns only for a question about the present
+("where does Priya work?"): a turn is a record of what was said, and a question about
+what happened ("what did Priya say about the move?") asks for the older as much as the
+newer.
 ``bridges``: the second hop. Memories that share a rare entity with the top hits gain a
 little, for questions whose evidence is spread over several memories.
 """
@@ -15,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core.text import query_shape
 from ..storage.protocol import Connection
 
 if TYPE_CHECKING:  # the prompt hook's keyword path runs supersession without the recaller
@@ -55,6 +59,11 @@ def _supersession(
     old = rows.replacements(conn, top)
     if not old:
         return fused
+    if not query_shape(request.query).present:
+        said = rows.speakers(conn, {r for pair in old for r in pair})
+        old = [(a, b) for a, b in old if a not in said or b not in said]
+        if not old:
+            return fused
     allowed = rows.passing(conn, [r for _, r in old], request.where)
     out = dict(fused)
     # Oldest replacement first, so that chains (A <- B <- C) settle in order.

@@ -250,14 +250,14 @@ class GeneralUpdates:
 
 
 def link(tx: Connection, namespace: str, old_id: str, new_id: str, score: float,
-         features: Features | None, *, actor: str) -> bool:
+         features: Features | None, *, actor: str, rule: str = "general") -> bool:
     """Name ``new_id`` as what updated ``old_id`` (if nothing names one yet)."""
     if not mark_updated_by(tx, namespace, old_id, new_id, clock.format_time(clock.now())):
         return False
     _record(tx, namespace, old_id, new_id, score, features, "applied")
     audit.append_event(
         tx, actor=actor, action="supersede", namespace=namespace, memory_id=old_id,
-        detail={"by": new_id, "rule": "general", "confidence": round(score, 3)},
+        detail={"by": new_id, "rule": rule, "confidence": round(score, 3)},
     )
     return True
 

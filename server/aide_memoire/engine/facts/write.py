@@ -15,6 +15,7 @@ from .entities import Mention
 from .graph import add_edges, add_similar
 from .supersede import close_matching, rebuild_slot, settle_memories
 from .taxonomy import is_single
+from .turns import Turn, TurnLinks
 from .updates import GeneralUpdates, Item
 
 if TYPE_CHECKING:
@@ -40,12 +41,14 @@ class FactWriter:
     def __init__(
         self, rows: MemoryRows, entities: EntityGraph, *, actor: Callable[[], str],
         spans: SpanFinder | None = None, general: GeneralUpdates | None = None,
+        turns: TurnLinks | None = None,
     ) -> None:
         self.rows = rows  # the memories repository: supersession closes memories through it
         self.entities = entities  # the backend's entity graph
         self.actor = actor
         self.spans = spans
         self.general = general
+        self.turns = turns
 
     def prepare(self, rows: Sequence[NewRow]) -> dict[int, list[Mention]]:
         """The model's spans for the batch's active rows, found before the write lock."""
@@ -102,6 +105,9 @@ class FactWriter:
         self._facts(tx, pending)
         if self.general is not None:
             self.general(tx, [_item(self.general, p, vectors) for p in pending])
+        if self.turns is not None and vectors is not None:
+            self.turns(tx, [(t, p.written.row.namespace, vectors[p.written.index])
+                            for p in pending if (t := _turn(p)) is not None])
 
     def _facts(self, tx: Connection, pending: list[_Pending]) -> None:
         stamp = clock.format_time(clock.now())
@@ -178,6 +184,16 @@ def _item(general: GeneralUpdates, pending: _Pending, vectors: Any) -> Item | No
         [*pending.extraction.entities, *pending.spans], w.row.speaker,
         None if vectors is None else vectors[w.index],
     )
+
+
+def _turn(pending: _Pending) -> Turn | None:
+    """A conversation turn as the turn-link path reads it (None for any other memory)."""
+    w = pending.written
+    row = w.row
+    if row.kind != "turn" or not row.session_id or not row.speaker or not row.observed_at:
+        return None
+    return Turn(w.rowid, w.id, row.speaker, row.session_id, row.position or 0,
+                clock.format_time(row.observed_at), row.content)
 
 
 def _entity_ids(

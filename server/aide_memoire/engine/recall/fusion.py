@@ -173,6 +173,13 @@ class RecallTuning:
     bridge_weight: float = 0.0
     bridge_from: int = 3
     bridge_depth: int = 50
+    # The current-value stage (engine/recall/stages.py, weightless): for a present-tense
+    # attribute question, a later session's turn about the subject naming another value
+    # than a higher-ranked earlier one takes its place, among the leading current_depth.
+    # 0: off: at 10 (the tune halves' choice) it adds 1-2 "now" per half of the
+    # conversational update sets over the turn links alone, but costs the personas hit@1
+    # (0.696 -> 0.625 in sample; no fold chose it), so it is opt-in (docs/benchmarks.md).
+    current_depth: int = 0
 
 
 @dataclass

@@ -25,6 +25,7 @@ from typing import Protocol
 
 from ..core.text import (
     addresses_someone,
+    content_words,
     feedback_terms,
     named_words,
     names_something,
@@ -43,6 +44,7 @@ from .stages import (
     bridge_names,
     lift_addressed,
     lift_sessions,
+    prefer_current,
     prefer_dated,
     prefer_named,
     prefer_recent,
@@ -232,7 +234,8 @@ class KeywordPath:
             # prompt hook's keyword path shares, is left as measured.
             fused = prefer_named(fused, found.shape, facts, tuning)
         fused = prefer_recent(fused, found.shape, facts, tuning)
-        return prefer_restated(fused, found.shape, found.speaker_rows, facts, tuning)
+        fused = prefer_restated(fused, found.shape, found.speaker_rows, facts, tuning)
+        return prefer_current(fused, found.shape, found.speaker_rows, facts, tuning)
 
     def recall(self, conn: Connection, query: str, where: RowFilter, limit: int,
                contents: Contents, facts: RowFacts) -> tuple[Candidates, dict[int, float]]:
@@ -250,4 +253,5 @@ def row_fact(namespace: str, session_id: str | None, at: datetime | None, conten
     return RowFact(session=f"{namespace}\x00{session_id}" if session_id else None,
                    at=at.timestamp() if at else None, named=names_something(content),
                    speaker=speaker, addresses=addresses_someone(content),
-                   changes=states_change(content), names=named_words(content))
+                   changes=states_change(content), names=named_words(content),
+                   words=content_words(content))

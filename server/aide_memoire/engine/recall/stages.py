@@ -27,6 +27,12 @@ weight is 0 in ``RecallTuning``; which are on, and why, is in docs/benchmarks.md
   question's own words, not the speakers) lift the leading candidates that hold them
   too, so a question about "her sister's trip" reaches the turn naming the trip after the
   turn naming the sister.
+- ``prefer_current``: for a present-tense attribute question, a later session's turn about
+  the subject that names another value where an earlier leading turn named one (the
+  earlier names something, the later names something else: "I live in Tampere" / "No,
+  we're in Porto now") takes the earlier's place, which it leads by the least step:
+  the reading turn links make at write time (engine/facts/turns.py), applied among the
+  leading candidates when no link exists. Nothing else moves.
 """
 
 from __future__ import annotations
@@ -43,7 +49,8 @@ if TYPE_CHECKING:
     from .fusion import RecallTuning
 
 __all__ = ["RowFact", "RowFacts", "bridge_names", "lift_addressed", "lift_sessions",
-           "prefer_dated", "prefer_named", "prefer_recent", "prefer_restated"]
+           "prefer_current", "prefer_dated", "prefer_named", "prefer_recent",
+           "prefer_restated"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,7 @@ class RowFact:
     addresses: bool = False  # the text speaks to someone ("you", "your")
     changes: bool = False  # the text says something changed (text.states_change)
     names: frozenset[str] = frozenset()  # the names it holds (text.named_words)
+    words: int = 0  # its content words (text.content_words): over 14, several statements
 
 
 RowFacts = Callable[[Iterable[int]], Mapping[int, RowFact]]
@@ -242,4 +250,45 @@ def bridge_names(
         fact = known.get(rowid)
         if fact is not None and fact.names & names:
             out[rowid] += tuning.bridge_weight
+    return out
+
+
+# A text of more words than this holds several statements (as the write path's bound).
+_ONE_STATEMENT = 14
+
+
+def _values(fact: RowFact, people: frozenset[str]) -> frozenset[str]:
+    return frozenset(n for n in fact.names if not any(p.startswith(n) for p in people))
+
+
+def prefer_current(
+    fused: dict[int, float], shape: QueryShape, speaker_rows: set[int], facts: RowFacts,
+    tuning: RecallTuning,
+) -> dict[int, float]:
+    """For a present-tense attribute question, among the leading ``current_depth``
+    candidates about the subject, a turn of a later session that names another value
+    where a higher-ranked earlier one named one takes that one's place (the newest such
+    turn first); weightless, as a link's replacement ranks. Both must state one thing
+    (at most 14 content words)."""
+    if tuning.current_depth <= 0 or not shape.present or not fused:
+        return fused
+    best = _best(fused, tuning.current_depth)
+    known = facts(best)
+    people = frozenset(w for f in known.values() if f.speaker
+                       for w in f.speaker.casefold().split())
+    about = [(r, f) for r in best if (f := known.get(r)) is not None and f.at is not None
+             and f.session is not None and 0 < f.words <= _ONE_STATEMENT
+             and _about(r, f, speaker_rows)]
+    out = dict(fused)
+    for index, (rowid, fact) in enumerate(about):
+        had = _values(fact, people)
+        if not had:
+            continue
+        later = [(f.at, r) for r, f in about[index + 1:]
+                 if f.session != fact.session and f.at is not None and fact.at is not None
+                 and f.at > fact.at and _values(f, people) - had]
+        if later:
+            newest = max(later)[1]
+            out[newest] = max(out[newest], math.nextafter(out[rowid], math.inf))
+            return out  # the leading pair decides; the rest keep their order
     return out

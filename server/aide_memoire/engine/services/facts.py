@@ -18,11 +18,13 @@ from ..facts.adjust import BridgeTuning, bridges, supersession
 from ..facts.entities import normalise
 from ..facts.models import Fact, MemoryDetail, RelatedResult
 from ..facts.supersede import CONFLICT_KIND, rebuild_slot, settle_memories
+from ..facts.turns import TurnLinks, TurnTuning
 from ..facts.updates import (
     UPDATE_KIND,
     GeneralUpdates,
     UpdateTuning,
     approve_update,
+    link,
     reject_update,
 )
 from ..facts.write import FactWriter
@@ -77,13 +79,20 @@ class FactsService:
             )
             ctx.pipeline.add_hook(
                 "facts", FactWriter(ctx.repos.rows, ctx.repos.entities, actor=lambda: ctx.actor,
-                                    spans=spans, general=general)
+                                    spans=spans, general=general, turns=TurnLinks(
+                                        tuning=TurnTuning(), vector_table=self._update_table,
+                                        link=self._link_turns))
             )
         ctx.recaller.add_adjuster("supersession", supersession(ctx.repos.rows))
         if self.settings.entity_bridges:
             ctx.recaller.add_adjuster("entity_bridges", bridges(BridgeTuning(), ctx.repos.rows))
         ctx.proposals.register(CONFLICT_KIND, approve=_keep_newer, reject=_drop_newer)
         ctx.proposals.register(UPDATE_KIND, approve=approve_update, reject=reject_update)
+
+    def _link_turns(self, tx: Connection, namespace: str, old_id: str, new_id: str,
+                    score: float) -> bool:
+        return link(tx, namespace, old_id, new_id, score, None, actor=self.ctx.actor,
+                    rule="turn")
 
     def _update_table(self, tx: Connection) -> str | None:
         """The vec0 table the rows of this write went to, or None when keyword-only

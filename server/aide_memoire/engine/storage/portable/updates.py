@@ -15,7 +15,8 @@ from typing import Any
 
 from ..protocol import Connection
 
-__all__ = ["add_terms", "embeddings_by_rowid", "mark_updated_by", "update_rows"]
+__all__ = ["add_terms", "earlier_turns", "embeddings_by_rowid", "mark_updated_by",
+           "update_rows"]
 
 
 def add_terms(tx: Connection, rows: Sequence[tuple[str, str, int]]) -> None:
@@ -44,6 +45,21 @@ def update_rows(conn: Connection, rowids: Sequence[int]) -> list[tuple[Any, ...]
         f"SELECT rowid, id, kind, status, observed_at, created_at, superseded_by, content, "
         f"speaker FROM memories WHERE rowid IN ({','.join('?' * len(rowids))})",
         list(rowids),
+    )]
+
+
+def earlier_turns(conn: Connection, namespace: str, session_id: str, before: str,
+                  limit: int) -> list[tuple[Any, ...]]:
+    """(rowid, id, speaker, session_id, position, observed_at, content, superseded_by) of
+    the ``limit`` latest active turns of ``namespace`` said in another session before
+    ``before`` (an observed time): the turn-link path's candidates, bounded by the limit
+    (the (namespace, status) index is walked newest first)."""
+    return [tuple(r) for r in conn.execute(
+        "SELECT rowid, id, speaker, session_id, position, observed_at, content, superseded_by "
+        "FROM memories WHERE namespace = ? AND status = 'active' AND kind = 'turn' "
+        "AND session_id IS NOT NULL AND session_id != ? AND observed_at < ? "
+        "ORDER BY rowid DESC LIMIT ?",
+        (namespace, session_id, before, limit),
     )]
 
 
