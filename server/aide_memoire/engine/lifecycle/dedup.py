@@ -164,7 +164,7 @@ class NearDuplicates:
         self.settings = settings
         self.space = space
         self.actor = actor
-        self.mirror = mirror if mirror is not None else VectorMirror()
+        self.mirror = mirror if mirror is not None else VectorMirror(store.vectors)
         self.db = db
 
     def live(self) -> bool:

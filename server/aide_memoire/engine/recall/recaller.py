@@ -105,7 +105,7 @@ class Recaller:
         self.reranker = reranker
         self.embedder = embedder
         self.tables = tables
-        self.cache = cache or VectorMirror()
+        self.cache = cache or VectorMirror(store.vectors)
         self.tuning = tuning or RecallTuning()
         self.names = SpeakerNames()
         self.common = CommonTerms()

@@ -114,6 +114,39 @@ CREATE TABLE vector_state (
 )
 """
 
+# The mirror's int8 blocks, tombstones and their state (storage/sqlite/vector_blocks.py).
+_V13 = """
+CREATE TABLE vector_blocks (
+    space TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    rows INTEGER NOT NULL,
+    rowids BLOB NOT NULL,
+    scales BLOB NOT NULL,
+    kinds BLOB NOT NULL,
+    bits BLOB NOT NULL,
+    vectors BLOB NOT NULL,
+    PRIMARY KEY (space, namespace, seq)
+);
+CREATE TABLE vector_tombstones (
+    space TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    row INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (space, namespace, row, seq)
+) WITHOUT ROWID;
+CREATE TABLE vector_block_state (
+    space TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    status TEXT NOT NULL,
+    max_rowid INTEGER NOT NULL,
+    epoch INTEGER NOT NULL,
+    built_to INTEGER NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (space, namespace)
+)
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial store", _run(_V1)),
     Migration(2, "dense vector spaces", _run(_V2)),
@@ -140,6 +173,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # decide recall sealed in the audit chain (trust/forget.py, trust/seal.py).
     Migration(trust_schema.INTEGRITY_VERSION, trust_schema.INTEGRITY_NAME,
               trust_schema.apply_integrity),
+    # The mirror's int8 blocks (storage/sqlite/vector_blocks.py): start-up reads them in
+    # one pass instead of scanning vec0. A store's existing vectors are built into them
+    # in the background at first use (no block state yet: stale).
+    Migration(13, "vector blocks", _run(_V13)),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -391,4 +391,7 @@ STEPS: dict[int, str] = {
     # The owed purges only: sealing the audited fields rests on SQLite's TEMP triggers
     # (trust/seal.py) and is not done on this backend yet (docs/postgres.md).
     12: PURGE_OWED_SQL.replace("id INTEGER PRIMARY KEY", "id BIGSERIAL PRIMARY KEY"),
+    # SQLite's int8 vector blocks: here the mirror reads the vector table (the blocks are
+    # optional; docs/benchmarks.md, "A million memories").
+    13: "",
 }
