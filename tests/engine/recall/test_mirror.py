@@ -201,7 +201,8 @@ def _fill_ids(memory: Memory, namespace: str, count: int) -> list[str]:
 def _state_of(memory: Memory, namespace: str) -> tuple[str, int, int, float] | None:
     space = memory.internals.embedder.space
     assert space is not None
-    return memory.internals.tables.blocks.state(memory.internals.db.conn(), space.key,  # type: ignore[attr-defined]
+    blocks: Any = memory.internals.tables.blocks  # type: ignore[attr-defined]
+    return blocks.state(memory.internals.db.conn(), space.key,  # type: ignore[no-any-return]
                                                 namespace)
 
 
@@ -224,7 +225,7 @@ def test_a_mirror_started_from_the_blocks_scores_as_one_read_from_vec0(memory: M
     query = memory.internals.embedder.encode(["who moved the garden item to shelf 4"])[0]
     from_blocks = VectorMirror(memory.internals.tables)
     scanned: list[bool] = []
-    from_blocks._cold = lambda *a, **k: scanned.append(True)  # type: ignore[method-assign,assignment,return-value]
+    from_blocks._cold = lambda *a, **k: scanned.append(True)  # type: ignore[method-assign]
     from_vec0 = VectorMirror(PortableVectorReads())
     got = from_blocks.scores(conn, space, table, ["p"], query)  # type: ignore[arg-type]
     want = from_vec0.scores(conn, space, table, ["p"], query)  # type: ignore[arg-type]
@@ -253,7 +254,7 @@ def test_blocks_missing_are_rebuilt_in_the_background_while_writes_go_on(
     query = memory.internals.embedder.encode(["the kitchen item on shelf 4"])[0]
     from_blocks = VectorMirror(memory.internals.tables)
     scanned: list[bool] = []
-    from_blocks._cold = lambda *a, **k: scanned.append(True)  # type: ignore[method-assign,assignment,return-value]
+    from_blocks._cold = lambda *a, **k: scanned.append(True)  # type: ignore[method-assign]
     got = from_blocks.scores(conn, space, table, ["p"], query)  # type: ignore[arg-type]
     want = VectorMirror(PortableVectorReads()).scores(conn, space, table, ["p"], query)  # type: ignore[arg-type]
     assert not scanned and len(got[0]) == 35

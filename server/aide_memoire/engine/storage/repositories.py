@@ -106,6 +106,10 @@ class MirrorReads(Protocol):
 
     def rebuild_blocks(self, db: Database, space: EmbeddingSpace, namespace: str) -> bool: ...
 
+    def compact_blocks(self, tx: Connection) -> int:
+        """Drop forgotten rows' copies from the blocks; the blocks rewritten."""
+        ...
+
 
 @runtime_checkable
 class VectorIndex(MirrorReads, Protocol):

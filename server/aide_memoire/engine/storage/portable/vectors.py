@@ -197,3 +197,6 @@ class PortableVectorReads:
 
     def rebuild_blocks(self, db: Database, space: EmbeddingSpace, namespace: str) -> bool:
         return False
+
+    def compact_blocks(self, tx: Connection) -> int:
+        return 0

@@ -199,6 +199,35 @@ class SqliteVectorBlocks:
 
         return sum(n for _, n in listing), listing, block
 
+    def compact(self, tx: Connection, dims: dict[str, int]) -> int:
+        """Rewrite every block holding a tombstoned row without it, then drop the
+        tombstones (forget's purge: no int8 copy of a forgotten vector stays in the
+        file). Namespaces being rebuilt keep theirs (a rebuilt block may still come).
+        Returns the blocks rewritten."""
+        rewritten = 0
+        for space, namespace in tx.execute(
+                "SELECT DISTINCT t.space, t.namespace FROM vector_tombstones t JOIN "
+                "vector_block_state s ON s.space = t.space AND s.namespace = t.namespace "
+                "WHERE s.status = 'live'").fetchall():
+            dim = dims.get(str(space))
+            if dim is None:
+                continue
+            dead = self._dead(tx, space, namespace)
+            for seq, _ in tx.execute("SELECT seq, rows FROM vector_blocks WHERE space = ? "
+                                     "AND namespace = ?", (space, namespace)).fetchall():
+                block = self._read_one(tx, space, namespace, seq, dim)
+                alive = self._alive(tx, space, namespace, seq, block, dead)
+                if len(alive) == len(block):
+                    continue
+                tx.execute("DELETE FROM vector_blocks WHERE space = ? AND namespace = ? AND "
+                           "seq = ?", (space, namespace, seq))
+                if len(alive):
+                    self._insert(tx, space, namespace, int(seq), alive)
+                rewritten += 1
+            tx.execute("DELETE FROM vector_tombstones WHERE space = ? AND namespace = ?",
+                       (space, namespace))
+        return rewritten
+
     def tombstones(self, conn: Connection, space: str, namespace: str) -> int:
         return int(conn.execute("SELECT count(*) FROM vector_tombstones WHERE space = ? AND "
                                 "namespace = ?", (space, namespace)).fetchone()[0])

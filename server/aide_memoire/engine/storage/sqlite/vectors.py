@@ -173,6 +173,10 @@ class SqliteVectorIndex(PortableVectorReads):
                           state: tuple[int, int]) -> bool:
         return self.blocks.needs_build(conn, space.key, namespace, state)
 
+    def compact_blocks(self, tx: Connection) -> int:
+        """Drop forgotten rows' int8 copies from the blocks (forget's purge)."""
+        return self.blocks.compact(tx, {key: dim for key, _, dim, _ in self.spaces(tx)})
+
     def rebuild_blocks(self, db: Database, space: EmbeddingSpace, namespace: str) -> bool:
         """Build a namespace's blocks from vec0 (in the background: writes go on)."""
         with db.read() as conn:
