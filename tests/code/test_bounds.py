@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from aide_memoire.engine.code.index import CodeIndex
-from aide_memoire.engine.code.schema import present
 from aide_memoire.engine.core.errors import InvalidInput
+from aide_memoire.engine.storage.sqlite_steps import code_index_present as present
 
 from .conftest import open_index
 
@@ -110,7 +110,7 @@ _INDEXER = """
 import sys
 from pathlib import Path
 from aide_memoire.engine.code.index import CodeIndex
-from aide_memoire.engine.code.schema import present
+from aide_memoire.engine.storage.sqlite_steps import code_index_present as present
 from aide_memoire.engine.storage.db import SqliteDatabase
 index = CodeIndex(SqliteDatabase(Path(sys.argv[1]) / "memory.db"))
 for _ in range(3):

@@ -10,12 +10,14 @@ import pytest
 
 from aide_memoire import Memory, Settings
 from aide_memoire.engine.code.index import CodeIndex
-from aide_memoire.engine.code.schema import DOC_TABLES, TABLES, present
 from aide_memoire.engine.core.errors import NotFound
-from aide_memoire.engine.ops.snapshot import verify_file
 from aide_memoire.engine.storage.db import SqliteDatabase
 from aide_memoire.engine.storage.driver import load_driver
 from aide_memoire.engine.storage.migrations import APPLICATION_ID, MIGRATIONS
+from aide_memoire.engine.storage.sqlite_file import verify_file
+from aide_memoire.engine.storage.sqlite_steps import CODE_DOC_TABLES as DOC_TABLES
+from aide_memoire.engine.storage.sqlite_steps import CODE_TABLES as TABLES
+from aide_memoire.engine.storage.sqlite_steps import code_index_present as present
 
 from .conftest import open_index
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from aide_memoire import Memory
-from aide_memoire.engine.code.schema import present
+from aide_memoire.engine.storage.sqlite_steps import code_index_present as present
 
 from .conftest import connect
 

@@ -16,8 +16,8 @@ import pytest
 from aide_memoire import Memory
 from aide_memoire.engine.core.errors import InvalidInput, StoreError
 from aide_memoire.engine.core.settings import Settings
-from aide_memoire.engine.ops.snapshot import verify_file
 from aide_memoire.engine.storage.db import SqliteDatabase
+from aide_memoire.engine.storage.sqlite_file import verify_file
 
 ENV = {**os.environ, "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
 WRITER = textwrap.dedent(

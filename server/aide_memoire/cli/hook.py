@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..hooks.home import log
+
 __all__ = ["EVENTS", "run_hook"]
 
 EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
@@ -32,7 +34,6 @@ DEFAULT_LIMIT_S = 2.0
 CAPTURE_LIMIT_S = 60.0
 SESSION_START_FACTOR = 3.0  # a capture cut short resumes at the next one (keyed by uuid)
 SPAWN_GRACE_S = 60.0
-LOG_MAX_BYTES = 1_000_000
 HOOK_PATH = "/hook"  # mcp/http.py serves it (not imported: it pulls in uvicorn)
 DAEMON_LOCK = "daemon.lock"  # mcp/http.py LOCK_FILE: held by a daemon for its life
 # Words that make a whole prompt a reply to the assistant, not a question ("thanks!",
@@ -55,31 +56,6 @@ def data_home(explicit: str | os.PathLike[str] | None = None) -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("aide-memoire", appauthor=False))
-
-
-def make_home(home: Path) -> None:
-    """Create the store's folder as the store itself does (engine/storage/db.py: mode 0700).
-    Raises OSError when it cannot be made."""
-    if not home.is_dir():
-        home.mkdir(parents=True, mode=0o700)
-        os.chmod(home, 0o700)
-
-
-def log(home: Path, event: str, message: str, **fields: Any) -> None:
-    """One JSON line in <home>/logs/hooks.log (rotated once at 1 MB). Never raises."""
-    try:
-        folder = home / "logs"
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        path = folder / "hooks.log"
-        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            os.replace(path, folder / "hooks.log.1")
-        line = json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                           "event": event, "message": message, **fields})
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
-    except OSError:
-        pass
 
 
 # -- the daemon -------------------------------------------------------------------------

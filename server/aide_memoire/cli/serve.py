@@ -127,7 +127,7 @@ def _open_stdio(settings: Settings) -> Memory:
 
 
 def _check_home(settings: Settings, *, exit_on_error: bool = True) -> StoreError | None:
-    from .hook import make_home
+    from ..hooks.home import make_home
 
     home = settings.home
     try:

@@ -196,7 +196,7 @@ def start(home: Path | None = None) -> Front | None:
     if not sdk_matches(listing):
         return None  # the SDK answers everything itself, as without a front
     if home is not None:
-        from ..cli.hook import make_home
+        from ..hooks.home import make_home
 
         with contextlib.suppress(OSError):
             make_home(home)

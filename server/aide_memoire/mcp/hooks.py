@@ -42,7 +42,7 @@ class HookPromptOutput(BaseModel):
 
 
 def hook_prompt(memory: Memory, args: HookPromptInput, namespace: str) -> HookPromptOutput:
-    from ..cli.hook import log  # standard library only: the hooks' one log writer
+    from ..hooks.home import log  # standard library only: the hooks' one log writer
 
     home = memory.settings.home
 

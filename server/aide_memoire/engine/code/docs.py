@@ -5,7 +5,7 @@ named by its heading trail (``Page title > Section > Subsection``), so that the 
 words weigh like a function's name in BM25. Text before the first heading is the page's
 ``intro`` chunk. A section longer than ``SECTION_LINES`` is cut into parts of that many
 lines, each under the same name. Links and front matter are read on the way and stored
-beside the chunks (schema.DOCS_SQL); links are resolved when they are asked for, since
+beside the chunks (CODE_DOCS_SQL); links are resolved when they are asked for, since
 their targets change with other files.
 
 Fenced code blocks are part of their section's text, but a ``#`` line inside one is not a

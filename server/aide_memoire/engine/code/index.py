@@ -22,9 +22,8 @@ from ...logs import get_logger
 from ..core import clock
 from ..core.errors import InvalidInput, NotFound
 from ..core.settings import DEFAULT_SECRET_FILES
-from ..storage.db import SqliteDatabase
-from ..storage.protocol import Connection
-from ..storage.rows import inserted_rowid
+from ..storage.code import files as tables
+from ..storage.protocol import Connection, Database
 from .bounds import check_root, redact_text, secret_file_spec
 from .chunk import Chunk, chunk_file
 from .dense import DenseCodeRanker
@@ -32,7 +31,6 @@ from .docs import DOC_LANGUAGES, DocPage, parse_page
 from .languages import detect, parser_for
 from .links import page_links
 from .models import CodeHit, CodeIndexReport, DocLink, SkippedFile, SymbolHit
-from .schema import ensure, present
 from .search import search_chunks, symbol_hits
 from .terms import index_text
 from .walk import MAX_FILE_BYTES, Candidate, Skip, walk
@@ -92,18 +90,11 @@ def _parser_name(language: str) -> str:
 
 
 def _write_page(tx: Connection, root_id: int, file_id: int, page: DocPage) -> None:
-    tx.execute(
-        "INSERT INTO code_doc_pages (file_id, root_id, title, front_matter, anchors) "
-        "VALUES (?, ?, ?, ?, ?)",
-        (file_id, root_id, page.title, json.dumps(page.front_matter, sort_keys=True),
-         json.dumps(page.anchors)),
-    )
-    tx.executemany(
-        "INSERT INTO code_doc_links (root_id, file_id, line, text, target, anchor, style) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(root_id, file_id, ln.line, ln.text, ln.target, ln.anchor, ln.style)
-         for ln in page.links],
-    )
+    tables.insert_page(tx, (file_id, root_id, page.title,
+                            json.dumps(page.front_matter, sort_keys=True),
+                            json.dumps(page.anchors)))
+    tables.insert_links(tx, [(root_id, file_id, ln.line, ln.text, ln.target, ln.anchor,
+                              ln.style) for ln in page.links])
 
 
 def resolve_root(root: str | Path) -> Path:
@@ -116,11 +107,12 @@ def resolve_root(root: str | Path) -> Path:
 
 
 class CodeIndex:
-    """Index, search and symbol lookup over source trees, in the engine's database."""
+    """Index, search and symbol lookup over source trees, in the engine's database (a
+    SQLite store: services/code.py asks the context for one)."""
 
     def __init__(
         self,
-        db: SqliteDatabase,
+        db: Database,
         *,
         max_file_bytes: int = MAX_FILE_BYTES,
         dense: DenseCodeRanker | None = None,
@@ -145,10 +137,7 @@ class CodeIndex:
         assert root_id is not None
         known = {
             rel: (fid, size, mtime, digest, parser)
-            for fid, rel, size, mtime, digest, parser in self.db.conn().execute(
-                "SELECT id, path, size, mtime_ns, hash, parser FROM code_files WHERE root_id = ?",
-                (root_id,),
-            )
+            for fid, rel, size, mtime, digest, parser in tables.files(self.db.conn(), root_id)
         }
         candidates: list[Candidate] = []
         skipped: list[SkippedFile] = []
@@ -207,15 +196,10 @@ class CodeIndex:
         self._write(root_id, pending)
         gone = [known[rel][0] for rel in known if rel not in seen]
         with self.db.write() as tx:
-            tx.executemany(
-                "UPDATE code_files SET size = ?, mtime_ns = ? WHERE id = ?", touched
-            )
+            tables.touch_files(tx, touched)
             for file_id in gone:
                 self._drop_file(tx, file_id)
-            tx.execute(
-                "UPDATE code_roots SET indexed_at = ? WHERE id = ?",
-                (clock.format_time(clock.now()), root_id),
-            )
+            tables.mark_indexed(tx, root_id, clock.format_time(clock.now()))
         report = self._report(root_id, path, indexed, unchanged, len(gone), lines, skipped)
         report.redacted = redacted
         report.seconds = round(time.perf_counter() - started, 3)
@@ -238,30 +222,17 @@ class CodeIndex:
 
     def _root_id(self, path: Path, *, create: bool = False) -> int | None:
         conn = self.db.conn()
-        # A store that never indexed has no code tables (schema.ensure makes them).
-        found = present(conn) and conn.execute(
-            "SELECT id FROM code_roots WHERE path = ?", (str(path),)
-        ).fetchone()
-        if not create or (found and present(conn, "code_doc_pages")):
-            return int(found[0]) if found else None
+        # A store that never indexed has no code tables (add_root makes them).
+        if not create or not tables.needs_root(conn, str(path)):
+            return tables.root_id(conn, str(path))
         with self.db.write() as tx:  # also a store indexed before the doc tables existed
-            ensure(tx)
-            tx.execute("INSERT OR IGNORE INTO code_roots (path) VALUES (?)", (str(path),))
-            return int(
-                tx.execute("SELECT id FROM code_roots WHERE path = ?", (str(path),)).fetchone()[0]
-            )
+            return tables.add_root(tx, str(path))
 
     def _drop_file(self, tx: Connection, file_id: int) -> None:
-        ids = [r[0] for r in tx.execute("SELECT id FROM code_chunks WHERE file_id = ?", (file_id,))]
+        ids = tables.chunk_ids(tx, file_id)
         if self.dense is not None and ids:
             self.dense.remove(tx, ids)
-        # code_fts is contentless: its rows do not follow the cascade, delete them first.
-        tx.executemany("DELETE FROM code_fts WHERE rowid = ?", [(i,) for i in ids])
-        tx.execute("DELETE FROM code_doc_links WHERE file_id = ?", (file_id,))
-        tx.execute("DELETE FROM code_doc_pages WHERE file_id = ?", (file_id,))
-        tx.execute("DELETE FROM code_symbols WHERE file_id = ?", (file_id,))
-        tx.execute("DELETE FROM code_chunks WHERE file_id = ?", (file_id,))
-        tx.execute("DELETE FROM code_files WHERE id = ?", (file_id,))
+        tables.delete_file(tx, file_id, ids)
 
     def _write(self, root_id: int, parsed: list[_Parsed]) -> None:
         if not parsed:
@@ -271,29 +242,13 @@ class CodeIndex:
             for item in parsed:
                 # Read inside the transaction, not from ``known``: another process indexing
                 # the same tree may have written this file since this run listed the index.
-                old = tx.execute(
-                    "SELECT id FROM code_files WHERE root_id = ? AND path = ?",
-                    (root_id, item.cand.rel),
-                ).fetchone()
-                if old:
-                    self._drop_file(tx, int(old[0]))
-                file_id = inserted_rowid(
-                    tx.execute(
-                        "INSERT INTO code_files (root_id, path, language, parser, hash, size, "
-                        "mtime_ns, lines, indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            root_id,
-                            item.cand.rel,
-                            item.language,
-                            item.parser,
-                            item.digest,
-                            item.cand.size,
-                            item.cand.mtime_ns,
-                            item.lines,
-                            stamp,
-                        ),
-                    )
-                )
+                old = tables.file_id(tx, root_id, item.cand.rel)
+                if old is not None:
+                    self._drop_file(tx, old)
+                file_id = tables.insert_file(tx, (
+                    root_id, item.cand.rel, item.language, item.parser, item.digest,
+                    item.cand.size, item.cand.mtime_ns, item.lines, stamp,
+                ))
                 self._write_chunks(tx, root_id, file_id, item)
                 if item.page is not None:
                     _write_page(tx, root_id, file_id, item.page)
@@ -302,52 +257,21 @@ class CodeIndex:
         path_words = index_text(_PATH_WORDS.sub(" ", item.cand.rel))
         written: list[tuple[int, str]] = []
         for chunk in item.chunks:
-            chunk_id = inserted_rowid(
-                tx.execute(
-                    "INSERT INTO code_chunks (root_id, file_id, language, kind, name, "
-                    "start_line, end_line, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        root_id,
-                        file_id,
-                        item.language,
-                        chunk.kind,
-                        chunk.name,
-                        chunk.start_line,
-                        chunk.end_line,
-                        chunk.text,
-                    ),
-                )
-            )
+            chunk_id = tables.insert_chunk(tx, (
+                root_id, file_id, item.language, chunk.kind, chunk.name, chunk.start_line,
+                chunk.end_line, chunk.text,
+            ))
             names = chunk.name.replace(".", " ") if chunk.name else ""
-            tx.execute(
-                "INSERT INTO code_fts (rowid, name, signature, doc, body, path) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    chunk_id,
-                    index_text(names),
-                    index_text(chunk.signature),
-                    index_text(chunk.doc),
-                    index_text(chunk.text),
-                    path_words,
-                ),
-            )
+            tables.index_chunk(tx, chunk_id, (
+                index_text(names), index_text(chunk.signature), index_text(chunk.doc),
+                index_text(chunk.text), path_words,
+            ))
             if chunk.symbol is not None:
                 s = chunk.symbol
-                tx.execute(
-                    "INSERT INTO code_symbols (root_id, file_id, chunk_id, name, qualified_name, "
-                    "kind, start_line, end_line, signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        root_id,
-                        file_id,
-                        chunk_id,
-                        s.name,
-                        s.qualified_name,
-                        s.kind,
-                        s.start_line,
-                        s.end_line,
-                        s.signature,
-                    ),
-                )
+                tables.insert_symbol(tx, (
+                    root_id, file_id, chunk_id, s.name, s.qualified_name, s.kind,
+                    s.start_line, s.end_line, s.signature,
+                ))
             written.append((chunk_id, chunk.text))
         if self.dense is not None and written and (item.page or not self.dense_docs_only):
             self.dense.add(tx, root_id, written)
@@ -363,28 +287,20 @@ class CodeIndex:
         skipped: list[SkippedFile],
     ) -> CodeIndexReport:
         conn = self.db.conn()
-
-        def count(table: str) -> int:
-            sql = f"SELECT count(*) FROM {table} WHERE root_id = ?"
-            return int(conn.execute(sql, (root_id,)).fetchone()[0])
-
+        counts = tables.counts(conn, root_id)
         languages: dict[str, int] = {}
         parsers: dict[str, str] = {}
-        for language, parser, n in conn.execute(
-            "SELECT language, parser, count(*) FROM code_files WHERE root_id = ? "
-            "GROUP BY language, parser ORDER BY language",
-            (root_id,),
-        ):
-            languages[language] = languages.get(language, 0) + int(n)
-            parsers[language] = str(parser).split(":")[0]
+        for language, parser, n in tables.languages(conn, root_id):
+            languages[language] = languages.get(language, 0) + n
+            parsers[language] = parser.split(":")[0]
         return CodeIndexReport(
             root=str(path),
-            files=count("code_files"),
+            files=counts["files"],
             indexed=indexed,
             unchanged=unchanged,
             removed=removed,
-            chunks=count("code_chunks"),
-            symbols=count("code_symbols"),
+            chunks=counts["chunks"],
+            symbols=counts["symbols"],
             lines=lines,
             languages=languages,
             parsers=parsers,

@@ -13,6 +13,7 @@ import json
 import posixpath
 from pathlib import Path
 
+from ..storage.code import files as tables
 from ..storage.protocol import Connection
 from .docs import is_external, slug
 from .models import DocLink, LinkStatus
@@ -26,14 +27,10 @@ def _pages(conn: Connection, root_id: int) -> tuple[dict[str, list[str]], dict[s
     """Anchors per indexed page path, and the shortest path per lower-cased file stem."""
     anchors: dict[str, list[str]] = {}
     stems: dict[str, str] = {}
-    for path, raw in conn.execute(
-        "SELECT f.path, p.anchors FROM code_doc_pages p JOIN code_files f ON f.id = p.file_id "
-        "WHERE p.root_id = ? ORDER BY length(f.path), f.path",
-        (root_id,),
-    ):
-        anchors[str(path)] = list(json.loads(raw))
-        stem = posixpath.splitext(posixpath.basename(str(path)))[0].lower()
-        stems.setdefault(stem, str(path))
+    for path, raw in tables.page_anchors(conn, root_id):
+        anchors[path] = list(json.loads(raw))
+        stem = posixpath.splitext(posixpath.basename(path))[0].lower()
+        stems.setdefault(stem, path)
     return anchors, stems
 
 
@@ -77,25 +74,15 @@ def resolve_target(
 
 def page_links(conn: Connection, root_id: int, path: str | None) -> list[DocLink]:
     """Every link of the root's pages (or of the page at ``path``), resolved."""
-    root = Path(str(conn.execute("SELECT path FROM code_roots WHERE id = ?",
-                                 (root_id,)).fetchone()[0]))
+    root = Path(tables.root_path(conn, root_id))
     anchors, stems = _pages(conn, root_id)
-    indexed = {str(p) for (p,) in conn.execute(
-        "SELECT path FROM code_files WHERE root_id = ?", (root_id,))}
-    sql = ("SELECT f.path, l.line, l.text, l.target, l.anchor, l.style FROM code_doc_links l "
-           "JOIN code_files f ON f.id = l.file_id WHERE l.root_id = ?")
-    args: list[object] = [root_id]
-    if path is not None:
-        sql += " AND f.path = ?"
-        args.append(path)
+    indexed = tables.file_paths(conn, root_id)
     out: list[DocLink] = []
-    for page, line, text, target, anchor, style in conn.execute(
-        sql + " ORDER BY f.path, l.line, l.id", args
-    ):
+    for page, line, text, target, anchor, style in tables.page_links(conn, root_id, path):
         status: LinkStatus
-        status, resolved = resolve_target(str(page), str(target), str(style), root, indexed, stems)
+        status, resolved = resolve_target(page, target, style, root, indexed, stems)
         if status == "ok" and anchor and resolved in anchors \
-                and slug(str(anchor)) not in anchors[resolved] and anchor not in anchors[resolved]:
+                and slug(anchor) not in anchors[resolved] and anchor not in anchors[resolved]:
             status = "missing_anchor"
         out.append(DocLink(path=page, line=line, text=text, target=target, anchor=anchor,
                            style=style, status=status, resolved=resolved))

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
 
 from ..core import domain
 from ..core.errors import InvalidInput, InvalidQuery
+from ..storage.code import search as tables
 from ..storage.protocol import Connection
 from .dense import DenseCodeRanker, fuse
 from .docs import DOC_LANGUAGES
@@ -20,7 +19,7 @@ __all__ = ["KINDS", "LANGUAGES", "search_chunks", "symbol_hits"]
 LIMIT_MAX = domain.RESULTS_MAX
 SNIPPET_LINES = 8
 SNIPPET_WIDTH = 160
-# bm25() column weights: name, signature, doc, body, path (schema.FTS_COLUMNS).
+# bm25() column weights: name, signature, doc, body, path (CODE_FTS_COLUMNS).
 WEIGHTS = (10.0, 4.0, 2.0, 1.0, 2.0)
 POOL_FACTOR = 5
 # A chunk whose own name is a word of the query ("where is JSONDecoder defined") is
@@ -32,12 +31,6 @@ LANGUAGES = frozenset(
 )
 # What a search may be limited to: source code, or prose pages (Markdown, RST).
 KINDS = ("code", "docs")
-_DOCS_IN = f"({', '.join(repr(lang) for lang in sorted(DOC_LANGUAGES))})"
-_KIND_ORDER = (
-    "CASE s.kind WHEN 'class' THEN 0 WHEN 'struct' THEN 0 WHEN 'interface' THEN 0 "
-    "WHEN 'trait' THEN 0 WHEN 'enum' THEN 0 WHEN 'function' THEN 1 WHEN 'method' THEN 2 "
-    "ELSE 3 END"
-)
 
 
 def _limit(limit: object) -> int:
@@ -73,27 +66,16 @@ def search_chunks(
     if match is None:
         raise InvalidQuery(f"query {query!r} has no words to search for")
     pool = max(limit * POOL_FACTOR, 30)
-    sql = (
-        f"SELECT c.id, -bm25(code_fts, {', '.join(map(str, WEIGHTS))}) AS score "
-        "FROM code_fts JOIN code_chunks c ON c.id = code_fts.rowid "
-        "WHERE code_fts MATCH ? AND c.root_id = ?"
-    )
-    args: list[Any] = [match, root_id]
-    if language is not None:
-        sql += " AND c.language = ?"
-        args.append(language)
-    if kind is not None:
-        sql += f" AND c.language {'' if kind == 'docs' else 'NOT '}IN {_DOCS_IN}"
-    sql += " ORDER BY score DESC, c.id LIMIT ?"
-    args.append(pool)
-    keyword = [(int(cid), float(score)) for cid, score in conn.execute(sql, args)]
+    keyword = tables.keyword(conn, root_id, match, WEIGHTS, pool, language=language,
+                             docs=None if kind is None else kind == "docs",
+                             doc_languages=DOC_LANGUAGES)
     rankings = {"keyword": keyword}
     if dense is not None:
         rankings[dense.name] = dense.search(conn, root_id, query, pool, None)
     fused = fuse(rankings, {}) if dense is not None else keyword
     ranks = {name: {cid: i for i, (cid, _) in enumerate(r, 1)} for name, r in rankings.items()}
     scores = {name: dict(r) for name, r in rankings.items()}
-    rows = _chunk_rows(conn, [cid for cid, _ in fused])
+    rows = tables.chunk_rows(conn, [cid for cid, _ in fused])
     words = {w.lower() for w in re.findall(r"\w+", query)}
     boosted: list[tuple[int, float]] = []
     for cid, score in fused:
@@ -126,47 +108,6 @@ def search_chunks(
     return hits
 
 
-_CHUNK_COLUMNS = ("id", "path", "start_line", "end_line", "language", "kind", "name", "text")
-
-
-def _chunk_rows(conn: Connection, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    if not ids:
-        return {}
-    rows = conn.execute(
-        "SELECT c.id, f.path, c.start_line, c.end_line, c.language, c.kind, c.name, c.text, "
-        "(SELECT s.signature FROM code_symbols s WHERE s.chunk_id = c.id LIMIT 1) "
-        "FROM code_chunks c JOIN code_files f ON f.id = c.file_id "
-        f"WHERE c.id IN ({','.join('?' * len(ids))})",
-        list(ids),
-    )
-    out: dict[int, dict[str, Any]] = {}
-    for values in rows:
-        row = dict(zip(_CHUNK_COLUMNS, values[:-1], strict=True))
-        row["signature"] = values[-1]
-        out[int(values[0])] = row
-    return out
-
-
-def _definitions(conn: Connection, root_id: int, name: str, limit: int) -> list[tuple[Any, ...]]:
-    select = (
-        "SELECT s.chunk_id, s.name, s.qualified_name, s.kind, f.path, s.start_line, "
-        "s.end_line, f.language, s.signature, c.text FROM code_symbols s "
-        "JOIN code_files f ON f.id = s.file_id LEFT JOIN code_chunks c ON c.id = s.chunk_id "
-        "WHERE s.root_id = ? AND "
-    )
-    order = f" ORDER BY s.qualified_name = ? DESC, {_KIND_ORDER}, f.path, s.start_line LIMIT ?"
-    rows: list[tuple[Any, ...]] = conn.execute(
-        select + "(s.name = ? OR s.qualified_name = ?)" + order,
-        (root_id, name, name, name, limit),
-    ).fetchall()
-    if not rows:  # nothing spelled exactly so: try ignoring case
-        rows = conn.execute(
-            select + "(s.name = ? COLLATE NOCASE OR s.qualified_name = ? COLLATE NOCASE)" + order,
-            (root_id, name, name, name, limit),
-        ).fetchall()
-    return rows
-
-
 def symbol_hits(conn: Connection, root_id: int, name: str, limit: int) -> list[SymbolHit]:
     limit = _limit(limit)
     if not isinstance(name, str) or not name.strip():
@@ -174,7 +115,7 @@ def symbol_hits(conn: Connection, root_id: int, name: str, limit: int) -> list[S
     name = name.strip()
     hits: list[SymbolHit] = []
     own_chunks: set[int] = set()
-    for chunk_id, short, qualified, kind, path, start, end, lang, sig, text in _definitions(
+    for chunk_id, short, qualified, kind, path, start, end, lang, sig, text in tables.definitions(
         conn, root_id, name, limit
     ):
         own_chunks.add(chunk_id)
@@ -207,16 +148,9 @@ def _references(
     if limit <= 0:
         return []
     pattern = re.compile(rf"(?<![\w$]){re.escape(token)}(?![\w$])")
-    cursor = conn.execute(
-        "SELECT c.id, f.path, c.start_line, c.end_line, c.language, c.kind, c.text "
-        "FROM code_fts JOIN code_chunks c ON c.id = code_fts.rowid "
-        "JOIN code_files f ON f.id = c.file_id "
-        "WHERE code_fts MATCH ? AND c.root_id = ? ORDER BY rank, c.id",
-        ('body : "' + token.lower().replace('"', '""') + '"', root_id),
-    )
     out: list[SymbolHit] = []
     seen: set[tuple[str, int]] = set()
-    for cid, path, start, end, lang, kind, text in cursor:
+    for cid, path, start, end, lang, kind, text in tables.references(conn, root_id, token):
         if cid in exclude:
             continue
         found = next(

@@ -1,6 +1,6 @@
 """``EmbeddedCodeRanker``: ranks code chunks by meaning with the engine's embedding model.
 
-Vectors live in ``code_vectors`` (schema.VECTORS_SQL), one row per chunk, tagged with the
+Vectors live in ``code_vectors`` (CODE_VECTORS_SQL), one row per chunk, tagged with the
 embedding space that made them: a model change leaves old rows unused (searched never),
 and a re-index of the changed files writes vectors in the new space. Search is an exact
 cosine over the root's matrix with numpy; the matrix is cached per (root, space) and
@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.errors import ModelUnavailable
 from ..recall.embed import Embedder
+from ..storage.code import vectors as tables
 from ..storage.protocol import Connection
 from .terms import split_identifier
 
@@ -71,53 +72,28 @@ class EmbeddedCodeRanker:
             return
         ids = [cid for cid, _ in chunks]
         # The chunk, file and symbol rows are already written in this transaction.
-        meta = {
-            int(cid): (name, path, sig, kind)
-            for cid, name, path, sig, kind in tx.execute(
-                "SELECT c.id, c.name, f.path, "
-                "(SELECT s.signature FROM code_symbols s WHERE s.chunk_id = c.id LIMIT 1), "
-                "c.kind "
-                "FROM code_chunks c JOIN code_files f ON f.id = c.file_id "
-                f"WHERE c.id IN ({','.join('?' * len(ids))})",
-                ids,
-            )
-        }
+        meta = tables.chunk_labels(tx, ids)
         texts = []
         for cid, text in chunks:
             name, path, sig, kind = meta.get(cid, (None, "", None, ""))
             texts.append(dense_text(name, path, sig, text, kind))
         space = self._space()
         vectors = self.embedder.encode(texts)
-        tx.executemany(
-            "INSERT OR REPLACE INTO code_vectors (chunk_id, root_id, space, embedding) "
-            "VALUES (?, ?, ?, ?)",
-            [(cid, root_id, space, vectors[i].tobytes()) for i, cid in enumerate(ids)],
-        )
+        tables.put(tx, [(cid, root_id, space, vectors[i].tobytes())
+                        for i, cid in enumerate(ids)])
         self._generation += 1
 
     def remove(self, tx: Connection, chunk_ids: Sequence[int]) -> None:
-        tx.executemany("DELETE FROM code_vectors WHERE chunk_id = ?", [(i,) for i in chunk_ids])
+        tables.delete(tx, chunk_ids)
         self._generation += 1
 
     def _matrix(self, conn: Connection, root_id: int, space: str) -> tuple[Any, Any]:
-        marker = (
-            self._generation,
-            *conn.execute(
-                "SELECT count(*), max(chunk_id), total(chunk_id) FROM code_vectors "
-                "WHERE root_id = ? AND space = ?",
-                (root_id, space),
-            ).fetchone(),
-            *conn.execute("SELECT indexed_at FROM code_roots WHERE id = ?", (root_id,)).fetchone(),
-        )
+        marker = (self._generation, *tables.marker(conn, root_id, space))
         with self._lock:
             cached = self._cache.get((root_id, space))
             if cached is not None and cached[0] == marker:
                 return cached[1], cached[2]
-        rows = conn.execute(
-            "SELECT chunk_id, embedding FROM code_vectors WHERE root_id = ? AND space = ? "
-            "ORDER BY chunk_id",
-            (root_id, space),
-        ).fetchall()
+        rows = tables.rows(conn, root_id, space)
         ids = np.array([r[0] for r in rows], dtype=np.int64)
         dim = self.embedder.space.dim if self.embedder.space else 0
         matrix = (

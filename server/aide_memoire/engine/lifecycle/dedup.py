@@ -25,7 +25,7 @@ from . import tiers
 
 if TYPE_CHECKING:
     from ..core.settings import Settings
-    from ..recall.embed import EmbeddingSpace
+    from ..core.space import EmbeddingSpace
     from ..storage.protocol import Database
     from ..storage.repositories import MemoryRows
 

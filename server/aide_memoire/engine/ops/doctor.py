@@ -18,10 +18,10 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ..recall.embed import Embedder, EmbeddingSpace
+from ..core.space import EmbeddingSpace
+from ..recall.embed import Embedder
 from ..storage.db import SqliteDatabase
 from ..storage.migrations import APPLICATION_ID, SCHEMA_VERSION
-from ..storage.protocol import Connection
 from ..storage.repositories import MemoryRows, VectorIndex
 from ..trust import audit, forget
 from ..trust.anchor import KEY_FILENAME, Anchor
@@ -73,8 +73,7 @@ class Checks:
         return DoctorCheck(name="sqlite", ok=ok, detail=detail)
 
     def schema(self) -> DoctorCheck:
-        conn = self.db.conn()
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        app_id = self.db.application_id()
         version = self.db.schema_version()
         ok = app_id == APPLICATION_ID and version == SCHEMA_VERSION
         return DoctorCheck(name="schema", ok=ok,
@@ -82,38 +81,21 @@ class Checks:
                            f"application_id {app_id:#x}")
 
     def integrity(self) -> DoctorCheck:
-        rows = [str(r[0]) for r in self.db.conn().execute("PRAGMA integrity_check(20)")]
-        ok = rows == ["ok"]
-        return DoctorCheck(name="integrity", ok=ok, detail="ok" if ok else "; ".join(rows)
-                           + ". The rows themselves are damaged: restore a snapshot")
+        rows = self.db.integrity(20)
+        return DoctorCheck(name="integrity", ok=not rows, detail="; ".join(rows)
+                           + ". The rows themselves are damaged: restore a snapshot"
+                           if rows else "ok")
 
     def keyword_index(self) -> DoctorCheck:
-        conn = self.db.conn()
-        problems: list[str] = []
-        try:
-            conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")
-        except self.db.driver.Error as exc:
-            problems.append(f"FTS5 integrity-check: {exc}")
-        rows = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-        docs = conn.execute("SELECT count(*) FROM memory_fts_docsize").fetchone()[0]
-        missing = conn.execute(
-            "SELECT count(*) FROM memories m WHERE NOT EXISTS "
-            "(SELECT 1 FROM memory_fts_docsize d WHERE d.id = m.rowid)").fetchone()[0]
-        orphans = conn.execute(
-            "SELECT count(*) FROM memory_fts_docsize d WHERE NOT EXISTS "
-            "(SELECT 1 FROM memories m WHERE m.rowid = d.id)").fetchone()[0]
-        if missing:
-            problems.append(f"{missing} rows have no keyword document")
-        if orphans:
-            problems.append(f"{orphans} keyword documents have no row")
-        detail = f"{rows} rows, {docs} documents"
+        health = self.db.keyword_health()
+        problems = [health.problem] if health.problem else []
+        if health.missing:
+            problems.append(f"{health.missing} rows have no keyword document")
+        if health.orphans:
+            problems.append(f"{health.orphans} keyword documents have no row")
+        detail = f"{health.rows} rows, {health.docs} documents"
         return DoctorCheck(name="keyword_index", ok=not problems,
                            detail="; ".join([detail, *problems]))
-
-    def _orphans(self, conn: Connection, table: str) -> list[tuple[int, str]]:
-        return [(int(r), str(ns)) for r, ns in conn.execute(
-            f"SELECT v.rowid, v.namespace FROM {table} v WHERE NOT EXISTS "
-            "(SELECT 1 FROM memories m WHERE m.rowid = v.rowid)")]
 
     def vector_orphans(self) -> DoctorCheck:
         conn = self.db.conn()
@@ -125,7 +107,7 @@ class Checks:
                                detail="sqlite-vec is not loaded: vector tables cannot be read")
         parts, bad = [], 0
         for _, model, dim, table in spaces:
-            count = len(self._orphans(conn, table))
+            count = len(self.db.vector_orphans(conn, table))
             bad += count
             parts.append(f"{model} ({dim}-d): {count} orphans")
         return DoctorCheck(name="vector_orphans", ok=bad == 0, detail="; ".join(parts))
@@ -146,7 +128,7 @@ class Checks:
         space = self.embedder.space
         assert space is not None
         conn = self.db.conn()
-        rows = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+        rows = self.db.memory_count(conn)
         missing = count_missing(conn, self.tables, space, None)
         detail = f"{missing} of {rows} rows lack a vector of {space.model}"
         if missing:
@@ -232,20 +214,14 @@ class Checks:
         removed = 0
         with self.db.write() as tx:
             for key, _, _, table in self.tables.spaces(tx):
-                orphans = self._orphans(tx, table)
-                for rowid, _ in orphans:
-                    tx.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
-                for namespace in {ns for _, ns in orphans}:
-                    tx.execute("UPDATE vector_state SET epoch = epoch + 1 "
-                               "WHERE space = ? AND namespace = ?", (key, namespace))
-                removed += len(orphans)
+                removed += self.db.delete_vector_orphans(tx, key, table)
         return removed
 
 
 def rebuild_fts(db: SqliteDatabase, store: MemoryRows, batch: int = 500) -> int:
     """Rebuild the whole keyword index from the rows, in one transaction; returns rows indexed."""
     with db.write() as tx:
-        tx.execute("INSERT INTO memory_fts(memory_fts) VALUES ('delete-all')")
+        db.clear_keyword_index(tx)
         return store.index_all(tx, batch)
 
 

@@ -3,7 +3,7 @@
 Each file (the live store, then every snapshot) is converted the same way:
 
 1. the live store is held alone (SQLite's exclusive lock, its WAL folded into the file:
-   ``snapshot.hold_alone``), so no writer can commit to a file about to be replaced;
+   ``SqliteDatabase.hold_alone``), so no writer can commit to a file about to be replaced;
 2. ``sqlcipher_export`` writes every table, index and virtual table (FTS5, vec0 and
    their shadow tables) into a new file beside it, under the new key (or none);
 3. the new file is opened afresh with that key and verified: ``integrity_check``, our
@@ -92,7 +92,7 @@ def _convert_live(path: Path, job: _Job) -> None:
     if SqliteDatabase.open_in_this_process(path):
         raise StoreError(f"this process has the store {path} open (a Memory not closed); "
                          f"close it and run {job.op} again. Nothing was changed")
-    with snapshots.hold_alone(path, _source(job, path)) as conn:
+    with SqliteDatabase.hold_alone(path, _source(job, path)) as conn:
         if conn is None:
             raise StoreError(f"{path} cannot be read as a store; nothing was changed. Run "
                              "'aide-memoire doctor' or restore a snapshot first")

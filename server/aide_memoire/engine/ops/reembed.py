@@ -18,7 +18,8 @@ from typing import Any
 from ..core import clock
 from ..core.compose import dense_text
 from ..core.errors import InvalidInput
-from ..recall.embed import Embedder, EmbeddingSpace
+from ..core.space import EmbeddingSpace
+from ..recall.embed import Embedder
 from ..storage.protocol import Connection, Database
 from ..storage.repositories import MemoryRows, VectorIndex
 from ..storage.store import content_hash, indexed

@@ -15,28 +15,22 @@ snapshot in its place.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from ..core import clock
 from ..core.errors import ForeignDatabase, InvalidInput, StoreError
 from ..core.settings import DB_FILENAME
 from ..storage.db import SqliteDatabase
-from ..storage.driver import SQLITE_BUSY, SQLITE_LOCKED, Driver, primary_code
-from ..storage.migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from ..storage.protocol import Connection
+from ..storage.driver import Driver
 from ..trust import audit
 from ..trust.anchor import Anchor
 from .models import RestoreReport, SnapshotInfo
 
-__all__ = [
-    "DEFAULT_KEEP", "create", "hold_alone", "list_snapshots", "restore", "rotate", "verify_file",
-]
+__all__ = ["DEFAULT_KEEP", "create", "list_snapshots", "restore", "rotate"]
 
 SNAPSHOT_DIR = "snapshots"
 DEFAULT_KEEP = 10
@@ -91,18 +85,7 @@ def create(db: SqliteDatabase, home: Path, *, actor: str) -> SnapshotInfo:
     partial = folder / f".{path.name}.partial"
     os.close(os.open(partial, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600))
     try:
-        source = db.driver_connection()
-        target = db.driver.connect(str(partial), isolation_level=None)
-        try:
-            try:
-                source.backup(target)  # every page in one step: one consistent read
-            except db.driver.Error as exc:
-                raise db.translate(exc) from exc
-            # A snapshot is one self-contained file: no -wal beside it.
-            target.execute("PRAGMA journal_mode = DELETE")
-            problem = _check(target, db.driver)
-        finally:
-            target.close()
+        problem = db.backup(partial)
         if problem:
             raise StoreError(f"the snapshot failed its check ({problem}); nothing was kept")
         os.chmod(partial, 0o600)
@@ -134,81 +117,6 @@ def rotate(db: SqliteDatabase, home: Path, *, keep: int = DEFAULT_KEEP, actor: s
     return removed
 
 
-def _columns(conn: Connection) -> dict[str, tuple[str, ...]]:
-    """Each table's column names: ordinary tables and virtual tables' shadow tables. A
-    virtual table is named with no columns: reading them needs its module (a vec0 table
-    cannot be described by a connection without sqlite-vec), and its shadow tables,
-    which are ordinary, already say what it holds."""
-    rows = conn.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-    out: dict[str, tuple[str, ...]] = {}
-    for name, sql in [(str(r[0]), str(r[1] or "")) for r in rows]:
-        if sql.lstrip().upper().startswith("CREATE VIRTUAL TABLE"):
-            out[name] = ()
-        else:
-            out[name] = tuple(str(c[1]) for c in conn.execute(f'PRAGMA table_info("{name}")'))
-    return out
-
-
-@functools.lru_cache(maxsize=8)
-def _expected(driver: Driver, version: int) -> dict[str, tuple[str, ...]]:
-    """The tables and columns our own migrations 1..version create, in a scratch database."""
-    scratch = driver.connect(":memory:", isolation_level=None)
-    try:
-        for step in MIGRATIONS:
-            if step.version <= version:
-                step.apply(scratch)
-        return _columns(scratch)
-    finally:
-        scratch.close()
-
-
-def _schema_problem(conn: Connection, driver: Driver, version: int) -> str | None:
-    """A file with our header but not our tables (crafted, or damaged) is not a store."""
-    if version < 1:
-        return "it has no schema (user_version 0): it was never an aide-memoire store"
-    actual = _columns(conn)
-    expected = _expected(driver, version)
-    missing = sorted(set(expected) - set(actual))
-    if missing:
-        return f"{len(missing)} of its tables are missing ({', '.join(missing[:5])})"
-    for table, columns in expected.items():
-        lacking = [c for c in columns if c not in actual[table]]
-        if lacking:
-            return f"table {table} lacks columns {', '.join(lacking[:5])}"
-    return None
-
-
-def _check(conn: Connection, driver: Driver) -> str | None:
-    """None if the open database is a sound aide-memoire store, else what is wrong."""
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    if app_id != APPLICATION_ID:
-        return f"application_id {app_id:#x} is not aide-memoire's"
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version > SCHEMA_VERSION:
-        return f"schema {version} is newer than this aide-memoire ({SCHEMA_VERSION})"
-    problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(5)")]
-    if problems != ["ok"]:
-        return "integrity_check: " + "; ".join(problems)
-    return _schema_problem(conn, driver, int(version))
-
-
-def verify_file(path: Path, driver: Driver) -> str | None:
-    """None if the file at ``path`` is a sound store to restore, else what is wrong."""
-    if not path.is_file():
-        return f"{path} does not exist"
-    try:
-        conn = driver.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-    except driver.Error as exc:
-        return f"cannot open: {exc}"
-    try:
-        return _check(conn, driver)
-    except driver.Error as exc:
-        return f"not a readable SQLite database: {exc}"
-    finally:
-        conn.close()
-
-
 def resolve(home: Path, snapshot: str | os.PathLike[str]) -> Path:
     """A snapshot name in ``<home>/snapshots``, or a path to any snapshot file."""
     named = home / SNAPSHOT_DIR / str(snapshot)
@@ -220,39 +128,6 @@ def resolve(home: Path, snapshot: str | os.PathLike[str]) -> Path:
             f"no snapshot {str(snapshot)!r}: give a name from 'snapshot list' or a file path"
         )
     return path
-
-
-@contextlib.contextmanager
-def hold_alone(path: Path, driver: Driver) -> Iterator[Any]:
-    """Hold the live store with SQLite's exclusive lock, its WAL folded in and removed.
-
-    Yields None when the file is not a usable database (nothing can be holding it
-    usefully, and it cannot be checkpointed): it is then moved aside as it is.
-    """
-    conn = driver.connect(str(path), isolation_level=None, timeout=0)
-    try:
-        try:
-            conn.execute("PRAGMA locking_mode = EXCLUSIVE")
-            conn.execute("BEGIN EXCLUSIVE")
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            conn.execute("COMMIT")
-        except driver.OperationalError as exc:
-            if primary_code(exc) in (SQLITE_BUSY, SQLITE_LOCKED):
-                raise StoreError(
-                    f"another process has the store {path} open (an MCP server, an agent, a "
-                    "CLI command); stop it and run the command again. Nothing was changed"
-                ) from None
-            yield None
-            return
-        except driver.DatabaseError:
-            yield None
-            return
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        # Rollback-journal mode removes the -wal file: the main file then holds everything.
-        conn.execute("PRAGMA journal_mode = DELETE")
-        yield conn
-    finally:
-        conn.close()
 
 
 # A rollback journal whose header does not start with this is not "hot": SQLite ignores it.
@@ -310,7 +185,7 @@ def restore(
             "the store in plain text. Run 'aide-memoire decrypt' first, restore, then "
             "'aide-memoire encrypt'. Nothing was changed"
         )
-    problem = verify_file(source, driver)
+    problem = SqliteDatabase.verify_file(source, driver)
     if problem:
         raise StoreError(f"snapshot {source} cannot be restored: {problem}. Nothing was changed")
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -323,7 +198,7 @@ def restore(
     try:
         if live.exists():
             aside = home / f"{DB_FILENAME}.before-restore-{_stamp()}"
-            with hold_alone(live, live_driver):
+            with SqliteDatabase.hold_alone(live, live_driver):
                 # Renaming while holding the lock: nobody can open the old file between.
                 os.replace(live, aside)
                 for suffix in ("-wal", "-shm", "-journal"):
@@ -340,7 +215,7 @@ def restore(
     db = SqliteDatabase(live, driver=driver)  # migrates a snapshot taken by an older version
     try:
         with db.write() as tx:
-            count = int(tx.execute("SELECT count(*) FROM memories").fetchone()[0])
+            count = db.memory_count(tx)
             audit.append_event(tx, actor=actor, action="snapshot.restore",
                                detail={"snapshot": source.name,
                                        "kept_aside": aside.name if aside else None})

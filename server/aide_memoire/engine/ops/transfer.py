@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import InvalidInput, ModelUnavailable
-from ..recall.embed import PACKAGED_MODEL, Embedder, EmbeddingSpace, resolve_model
+from ..core.space import EmbeddingSpace
+from ..recall.embed import PACKAGED_MODEL, Embedder, resolve_model
 from ..storage.protocol import Connection
 from ..storage.repositories import VectorIndex
 

@@ -9,18 +9,17 @@ answer at once; the first encode waits for it.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...logs import get_logger
 from ..core.errors import ModelUnavailable
+from ..core.space import EmbeddingSpace
 from .onnx_encoder import OnnxEncoder, cached_export, pooling_of
 
 __all__ = ["PACKAGED_MODEL", "Embedder", "EmbeddingSpace"]
@@ -37,19 +36,6 @@ def _offline() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
-@dataclass(frozen=True)
-class EmbeddingSpace:
-    """Which model made a vector, and its size: vectors of different spaces never mix."""
-
-    model: str
-    dim: int
-
-    @property
-    def key(self) -> str:
-        digest = hashlib.sha256(f"{self.model}|{self.dim}".encode()).hexdigest()[:12]
-        return f"{self.dim}_{digest}"
 
 
 # Loaded models, shared by every Embedder of the process: (model, space) by spec.

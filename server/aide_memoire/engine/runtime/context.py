@@ -33,7 +33,7 @@ from ..trust.guard import Trust
 from .pipeline import WritePipeline
 
 if TYPE_CHECKING:
-    from ..recall.embed import EmbeddingSpace
+    from ..core.space import EmbeddingSpace
     from ..storage.protocol import Connection
     from ..trust.models import ReviewItem
 

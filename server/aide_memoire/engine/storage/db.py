@@ -26,6 +26,7 @@ from ..core.errors import (
     StoreError,
     StoreFull,
 )
+from . import sqlite_file
 from .columns import add_column_statements
 from .driver import Driver, load_driver, translate_error
 from .migrations import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
@@ -461,6 +462,42 @@ class SqliteDatabase:
                 conn.execute("VACUUM")
         except self.driver.Error as exc:  # another process is already using it: harmless
             log.info("new_store_not_compacted", path=str(self.path), reason=str(exc))
+
+    # -- the file's copies and checks (storage/sqlite_file.py) --------------------------
+
+    verify_file = staticmethod(sqlite_file.verify_file)
+    hold_alone = staticmethod(sqlite_file.hold_alone)
+
+    def backup(self, target: Path) -> str | None:
+        """A consistent copy of the store in the empty file ``target``, safe while others
+        write; what is wrong with the copy, or None."""
+        return sqlite_file.backup(self.driver_connection(), self.driver, target, self.translate)
+
+    def application_id(self) -> int:
+        return sqlite_file.application_id(self.conn())
+
+    def integrity(self, limit: int) -> list[str]:
+        """SQLite's ``integrity_check``: up to ``limit`` problems, none when sound."""
+        return sqlite_file.integrity(self.conn(), limit)
+
+    def keyword_health(self) -> sqlite_file.KeywordHealth:
+        return sqlite_file.keyword_health(self.conn(), self.driver.Error)
+
+    @staticmethod
+    def memory_count(conn: Connection) -> int:
+        return sqlite_file.memory_count(conn)
+
+    @staticmethod
+    def clear_keyword_index(tx: Connection) -> None:
+        sqlite_file.clear_keyword_index(tx)
+
+    @staticmethod
+    def vector_orphans(conn: Connection, table: str) -> list[tuple[int, str]]:
+        return sqlite_file.vector_orphans(conn, table)
+
+    @staticmethod
+    def delete_vector_orphans(tx: Connection, key: str, table: str) -> int:
+        return sqlite_file.delete_vector_orphans(tx, key, table)
 
     @property
     def closed(self) -> bool:

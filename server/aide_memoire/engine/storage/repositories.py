@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core.compose import FtsDoc
 from ..core.models import MemoryRecord
-from ..recall.embed import EmbeddingSpace
+from ..core.space import EmbeddingSpace
 from .protocol import Connection, Cursor, Database
 from .rows import NewRow, RowFilter, StoredTurn
 from .vector_codec import Packed

@@ -3,17 +3,23 @@
 Portable SQL only (``?`` placeholders, ``ON CONFLICT ... DO UPDATE``, no SQLite
 functions), so every backend runs these statements as written through its
 :class:`~.protocol.Connection`. The hashing, chain checks and screening that decide
-what goes in stay in engine/trust/; this module only reads and writes rows.
+what goes in stay in engine/trust/; this module reads and writes rows, and holds the
+chain's format (``event_hash``, ``append_event``) because a schema step writes an event
+too (step 12 seals the memories already stored), and storage imports no feature.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..core import clock
 from .protocol import Connection, Row
 
-__all__ = ["AUDIT_FIELDS", "REVIEW_FIELDS", "AuditLog", "Findings", "ReviewQueue", "SizeStats"]
+__all__ = ["AUDIT_FIELDS", "GENESIS", "REVIEW_FIELDS", "AuditLog", "Findings", "ReviewQueue",
+           "SizeStats", "append_event", "canonical", "event_hash"]
 
 AUDIT_FIELDS = "seq, at, actor, action, namespace, memory_id, content_hash, detail, prev_hash, hash"
 # A review item with the text of the memory it is about (None once that is forgotten).
@@ -22,6 +28,8 @@ REVIEW_FIELDS = (
     "r.expires_at, r.decided_at, r.decided_by, r.note"
 )
 _REVIEW_FROM = "FROM review_items r LEFT JOIN memories m ON m.id = r.memory_id"
+
+GENESIS = "0" * 64
 
 
 class AuditLog:
@@ -79,6 +87,50 @@ class AuditLog:
         )
         for memory_id, content, stored, audited in rows:
             yield str(memory_id), str(content), str(stored), audited
+
+
+
+def canonical(event: dict[str, Any]) -> str:
+    return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def event_hash(prev_hash: str, event: dict[str, Any]) -> str:
+    """sha256 of the previous hash and the event's canonical JSON (without its own hash)."""
+    return hashlib.sha256(f"{prev_hash}\n{canonical(event)}".encode()).hexdigest()
+
+
+def append_event(
+    tx: Connection,
+    *,
+    actor: str,
+    action: str,
+    namespace: str | None = None,
+    memory_id: str | None = None,
+    content_hash: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> int:
+    """Append one event in the caller's write transaction; returns its sequence number."""
+    head_seq, prev_hash = AuditLog.head(tx) or (0, GENESIS)
+    # max(seq) is an O(log n) index lookup; it keeps seq unique even if rows were added
+    # behind the head's back (verify reports that; writes must not start failing).
+    seq = max(head_seq, AuditLog.top_seq(tx)) + 1
+    detail = detail or {}
+    event: dict[str, Any] = {
+        "seq": seq,
+        "at": clock.format_time(clock.now()),
+        "actor": actor,
+        "action": action,
+        "namespace": namespace,
+        "memory_id": memory_id,
+        "content_hash": content_hash,
+        "detail": detail,
+    }
+    digest = event_hash(prev_hash, event)
+    AuditLog.append(tx, (
+        seq, event["at"], actor, action, namespace, memory_id, content_hash,
+        canonical(detail), prev_hash, digest,
+    ))
+    return seq
 
 
 class ReviewQueue:

@@ -22,61 +22,17 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..core import clock
 from ..storage.protocol import Connection
-from ..storage.trust import AuditLog
+from ..storage.trust import GENESIS, AuditLog, append_event, canonical, event_hash
 from . import seal
 from .anchor import AnchorState
 from .models import AuditEvent, AuditReport
 from .review import stamp
 
-__all__ = ["GENESIS", "append_event", "event_hash", "history", "seal_all", "seal_touched",
+# The chain's format (GENESIS, event_hash, append_event) is storage's: a schema step
+# writes an event too (storage/trust.py); every feature appends through this module.
+__all__ = ["GENESIS", "append_event", "event_hash", "history", "seal_touched",
            "seal_unsealed", "verify"]
-
-GENESIS = "0" * 64
-
-
-def _canonical(event: dict[str, Any]) -> str:
-    return json.dumps(event, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def event_hash(prev_hash: str, event: dict[str, Any]) -> str:
-    """sha256 of the previous hash and the event's canonical JSON (without its own hash)."""
-    return hashlib.sha256(f"{prev_hash}\n{_canonical(event)}".encode()).hexdigest()
-
-
-def append_event(
-    tx: Connection,
-    *,
-    actor: str,
-    action: str,
-    namespace: str | None = None,
-    memory_id: str | None = None,
-    content_hash: str | None = None,
-    detail: dict[str, Any] | None = None,
-) -> int:
-    """Append one event in the caller's write transaction; returns its sequence number."""
-    head_seq, prev_hash = AuditLog.head(tx) or (0, GENESIS)
-    # max(seq) is an O(log n) index lookup; it keeps seq unique even if rows were added
-    # behind the head's back (verify reports that; writes must not start failing).
-    seq = max(head_seq, AuditLog.top_seq(tx)) + 1
-    detail = detail or {}
-    event: dict[str, Any] = {
-        "seq": seq,
-        "at": clock.format_time(clock.now()),
-        "actor": actor,
-        "action": action,
-        "namespace": namespace,
-        "memory_id": memory_id,
-        "content_hash": content_hash,
-        "detail": detail,
-    }
-    digest = event_hash(prev_hash, event)
-    AuditLog.append(tx, (
-        seq, event["at"], actor, action, namespace, memory_id, content_hash,
-        _canonical(detail), prev_hash, digest,
-    ))
-    return seq
 
 
 def seal_touched(tx: Connection, *, actor: str) -> None:
@@ -85,13 +41,6 @@ def seal_touched(tx: Connection, *, actor: str) -> None:
     found = seal.touched_detail(tx)
     if found is not None:
         append_event(tx, actor=actor, action=seal.ACTION, namespace=found[1], detail=found[0])
-
-
-def seal_all(tx: Connection, *, actor: str) -> None:
-    """Seal every memory as it is now (migration 12: trust on first use)."""
-    detail = seal.all_detail(tx)
-    if detail is not None:
-        append_event(tx, actor=actor, action=seal.ACTION, detail=detail)
 
 
 def seal_unsealed(tx: Connection, *, actor: str) -> int:
@@ -154,7 +103,7 @@ def _detail_problem(seq: int, detail: Any) -> tuple[dict[str, Any] | None, str |
                       "it was edited in the file")
     except (TypeError, ValueError):
         return None, f"event {seq}'s detail field is not valid JSON: it was damaged or edited"
-    if not isinstance(parsed, dict) or _canonical(parsed) != detail:
+    if not isinstance(parsed, dict) or canonical(parsed) != detail:
         return None, (f"event {seq}'s detail field is not in the canonical form it was "
                       "written in: it was edited in the file")
     return parsed, None

@@ -18,49 +18,22 @@ Migration 12 seals every existing memory once (trust on first use, as the anchor
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..storage import seals
 from ..storage.protocol import Connection
+from ..storage.seals import ACTION, HINT, SEALED_FIELDS, all_detail, event_detail, seal_of
 
+# What a seal is (its fields and hash) is storage's (storage/seals.py), since schema step
+# 12 seals the memories already stored and storage imports no feature.
 __all__ = ["ACTION", "SEALED_FIELDS", "all_detail", "describe", "detail_of", "ensure_triggers",
            "seal_of", "sealed_state", "touched_detail", "unsealed_rows"]
-
-ACTION = "memory.fields"
-SEALED_FIELDS = (
-    "namespace", "kind", "status", "importance", "source", "tags", "metadata",
-    "observed_at", "valid_from", "valid_to", "superseded_by",
-)
-_HINT = 4
-def _part(memory_id: str, field: str, value: Any) -> bytes:
-    return json.dumps([memory_id, field, value], ensure_ascii=False).encode(
-        "utf-8", "surrogatepass")
-
-
-def seal_of(memory_id: str, values: Iterable[Any], fields: Iterable[str] = SEALED_FIELDS) -> str:
-    """The seal of one memory's audited fields: full sha256, ':', a hint per field."""
-    parts = [_part(memory_id, field, value) for field, value in zip(fields, values, strict=True)]
-    full = hashlib.sha256(b"\x00".join(parts)).hexdigest()
-    hints = "".join(hashlib.sha256(part).hexdigest()[:_HINT] for part in parts)
-    return f"{full}:{hints}"
 
 
 def ensure_triggers(conn: Connection) -> None:
     """Make this connection's TEMP triggers (idempotent; they live as long as it does)."""
     seals.ensure_touch_triggers(conn, SEALED_FIELDS)
-
-
-def _event_detail(rows: Iterable[tuple[str, str, tuple[Any, ...]]]
-                  ) -> tuple[dict[str, Any], set[str]]:
-    seals: dict[str, str] = {}
-    namespaces: set[str] = set()
-    for memory_id, namespace, values in rows:
-        seals[memory_id] = seal_of(memory_id, values)
-        namespaces.add(namespace)
-    return {"fields": list(SEALED_FIELDS), "memories": seals}, namespaces
 
 
 def touched_detail(tx: Connection) -> tuple[dict[str, Any], str | None] | None:
@@ -69,7 +42,7 @@ def touched_detail(tx: Connection) -> tuple[dict[str, Any], str | None] | None:
     rowids = seals.take_touched(tx)
     if not rowids:
         return None
-    detail, namespaces = _event_detail(seals.field_rows(tx, SEALED_FIELDS, rowids))
+    detail, namespaces = event_detail(seals.field_rows(tx, SEALED_FIELDS, rowids))
     if not detail["memories"]:  # all deleted again in the same transaction
         return None
     return detail, next(iter(namespaces)) if len(namespaces) == 1 else None
@@ -77,13 +50,7 @@ def touched_detail(tx: Connection) -> tuple[dict[str, Any], str | None] | None:
 
 def detail_of(rows: Iterable[tuple[str, str, tuple[Any, ...]]]) -> dict[str, Any] | None:
     """The ``memory.fields`` detail sealing these rows (``unsealed_rows`` shape)."""
-    detail, _ = _event_detail(rows)
-    return detail if detail["memories"] else None
-
-
-def all_detail(tx: Connection) -> dict[str, Any] | None:
-    """The ``memory.fields`` detail sealing every memory as it is now; None if none."""
-    detail, _ = _event_detail(seals.field_rows(tx, SEALED_FIELDS))
+    detail, _ = event_detail(rows)
     return detail if detail["memories"] else None
 
 
@@ -98,7 +65,7 @@ def describe(memory_id: str, values: tuple[Any, ...], sealed: str,
         return None
     old_hints, new_hints = sealed.partition(":")[2], now.partition(":")[2]
     changed = [field for i, field in enumerate(fields)
-               if old_hints[i * _HINT:(i + 1) * _HINT] != new_hints[i * _HINT:(i + 1) * _HINT]]
+               if old_hints[i * HINT:(i + 1) * HINT] != new_hints[i * HINT:(i + 1) * HINT]]
     if not changed:
         what, verb = "audited fields", "were"
     elif len(changed) == 1:

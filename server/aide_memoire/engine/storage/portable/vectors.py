@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ...recall.embed import EmbeddingSpace
+from ...core.space import EmbeddingSpace
 from ..protocol import Connection, Cursor, Database
 from ..repositories import BlockReader
 

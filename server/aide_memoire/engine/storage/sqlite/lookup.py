@@ -29,8 +29,8 @@ from .keyword import SqliteKeywordIndex
 
 __all__ = ["APPLICATION_ID", "KeywordLookup", "LookupRow", "open_lookup"]
 
-# engine/storage/migrations.py APPLICATION_ID (that module imports the trust screen's
-# schema, far too heavy here; tests/hooks/test_cold_path.py pins the two equal).
+# engine/storage/migrations.py APPLICATION_ID (that module imports every schema step,
+# more than the cold path should load; tests/hooks/test_cold_path.py pins the two equal).
 APPLICATION_ID = 0x41494D45
 _DRIVERS = ("sqlean", "pysqlite3.dbapi2", "sqlite3")  # engine/storage/driver.py's order
 _BUSY_MS = 500

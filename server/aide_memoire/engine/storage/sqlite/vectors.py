@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...core.errors import StoreError
-from ...recall.embed import EmbeddingSpace
+from ...core.space import EmbeddingSpace
 from ..portable.vectors import PortableVectorReads
 from ..protocol import Connection, Database
 from ..repositories import BlockReader

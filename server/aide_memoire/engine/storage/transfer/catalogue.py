@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ...code.schema import TABLES as CODE_TABLES
 from ...core.errors import StoreError
 from ..protocol import Connection, Dialect
+from ..sqlite_steps import CODE_TABLES
 
 __all__ = [
     "KEYWORD_TABLE", "MEMORIES", "Plan", "Step", "Table", "plan", "read_catalogue", "row_filter",

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import InvalidInput, StoreError
-from ...recall.embed import EmbeddingSpace
+from ...core.space import EmbeddingSpace
 from ...trust import audit
 from ...trust.anchor import Anchor
 from ..driver import Driver
