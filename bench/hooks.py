@@ -16,6 +16,9 @@ wall times move with it, CPU times much less.
   the turns with the model) and once in process (keyword-only);
 - user-prompt-submit p50/p95 over prompts about the transcript and unrelated ones, with
   the warm loopback daemon (model loaded) and without one (keyword-only in process);
+- without the daemon, three ways: the launcher running the hook in its own interpreter
+  (the plugin's default: one start), the launcher exec'ing the command
+  (AIDE_MEMOIRE_PLUGIN_EXEC=1: two starts) and the command alone (a settings.json hook);
 - session-start p50, both ways; the interpreter's own start for scale; and where the
   prompt hook's time goes without the daemon (`python -X importtime`, top imports);
 - user-prompt-submit as the plugin runs it now, an `mcp_tool` hook: a `tools/call` of
@@ -163,14 +166,20 @@ class Hooks:
         self.env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent),
                                             self.env.get("PATH", "")])
         self.block_daemon = False
+        self.extra_env: dict[str, str] = {}
+        self.direct: Path | None = None
         self.cpu: list[float] = []  # CPU ms of each run, in order
 
     def run(self, event: str, payload: dict[str, Any], *args: str) -> tuple[float, str]:
         env = {**self.env, "AIDE_MEMOIRE_HOOK_DAEMON": "false"} if self.block_daemon \
             else self.env
+        env = {**env, **self.extra_env}
+        # The plugin's launcher, or (a hand-written settings.json hook) the command itself.
+        program = [str(HOOK), *args, event] if self.direct is None else \
+            [str(self.direct), "hook", *args, event]
         cpu = _children_cpu()
         started = time.perf_counter()
-        done = subprocess.run([str(HOOK), *args, event], input=json.dumps(payload),
+        done = subprocess.run(program, input=json.dumps(payload),
                               env=env, capture_output=True, text=True, timeout=300,
                               check=False)
         wall = (time.perf_counter() - started) * 1000
@@ -340,6 +349,20 @@ def mcp_tool_prompts(hooks: Hooks, command: Path, project: Path, runs: int,
             "injected": injected}
 
 
+def cold_variants(hooks: Hooks, project: Path, runs: int, results: dict[str, Any]) -> None:
+    """The prompt hook with no daemon, three ways: the plugin's launcher running the hook
+    in its own interpreter (the default), the launcher exec'ing the command (two
+    interpreter starts, AIDE_MEMOIRE_PLUGIN_EXEC=1), and the command itself as a
+    hand-written settings.json hook runs it (one start, no launcher)."""
+    results["prompt_without_daemon"] = prompts(hooks, project, runs, seed=2)
+    hooks.extra_env = {"AIDE_MEMOIRE_PLUGIN_EXEC": "1"}
+    results["prompt_without_daemon_exec"] = prompts(hooks, project, runs, seed=2)
+    hooks.extra_env = {}
+    hooks.direct = Path(hooks.env["AIDE_MEMOIRE_BIN"])
+    results["prompt_without_daemon_command"] = prompts(hooks, project, runs, seed=2)
+    hooks.direct = None
+
+
 def session_starts(hooks: Hooks, project: Path, runs: int) -> dict[str, Any]:
     times = [hooks.run("session-start", {"session_id": str(uuid.uuid4()), "cwd": str(project),
                                          "source": "startup",
@@ -409,7 +432,7 @@ def main() -> None:
         results["capture_in_process"] = capture(hooks, warm_project, args.turns, seed=1)
         hooks.run("user-prompt-submit", {"session_id": "warm-up", "cwd": str(warm_project),
                                          "prompt": "billing Redis port"})  # writes bytecode
-        results["prompt_without_daemon"] = prompts(hooks, warm_project, args.runs, seed=2)
+        cold_variants(hooks, warm_project, args.runs, results)
         results["prompt_without_daemon_imports"] = import_profile(
             hooks, console_script(root), warm_project)
         print(json.dumps(results, indent=2))
@@ -444,7 +467,7 @@ def main() -> None:
 
     hooks.block_daemon = True
     results["capture_in_process"] = capture(hooks, cold_project, args.turns, seed=3)
-    results["prompt_without_daemon"] = prompts(hooks, warm_project, args.runs, seed=2)
+    cold_variants(hooks, warm_project, args.runs, results)
     results["session_start_without_daemon"] = session_starts(hooks, warm_project, args.runs // 2)
     results["prompt_without_daemon_imports"] = import_profile(hooks, console_script(root),
                                                               warm_project)

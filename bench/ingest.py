@@ -1,6 +1,9 @@
-"""Ingest alone: LOCOMO conversations stored session by session, wall and CPU time.
+"""Ingest alone: LOCOMO conversations stored session by session, wall and CPU time;
+and ``store_many``'s rate by store size.
 
     python bench/ingest.py PATH/locomo-dev.json [--extract on|off] [--json out.json]
+    python bench/ingest.py --sizes 1000,100000 [--batch 100 --probe 500] [--json out.json]
+    python bench/ingest.py --parts 100000,1000000 [--json out.json]
 
 The same writes as ``bench/locomo.py`` (``store_conversation`` per session, photo
 captions in the text) without the recall part. Besides turns per wall second it reports
@@ -9,6 +12,20 @@ another process's load on a shared machine moves far less, and the share of wall
 spent in the dense encoder. One session is stored first in a namespace of its own, so
 that imports and first-call work are not counted. To compare two versions of the code,
 run both at the same moment (``PYTHONPATH`` at each one's ``server`` folder).
+
+``--sizes`` grows one namespace of bench/scale.py's generated notes to each size with
+the bulk loader (bench/_bulk.py: composed vectors, no pipeline), then stores ``--probe``
+new notes with ``store_many`` in batches of ``--batch`` (the whole pipeline, the model
+included) and reports, per size, notes per wall and CPU second and the thread CPU of
+each stage per note: the encoder, each after-write hook (near duplicates, facts), the
+rest. A write whose cost does not grow with the store keeps the same figures at every
+size; the ratio to the smallest size is printed.
+
+``--parts`` measures the parts of a write that could grow with the store, alone and
+without the model, at each size: the near-duplicate check of a batch of 100 (the full
+scan and the hashing index, CPU and pairs found; stored rows are topic mixtures, unit
+vectors sharing structure as one namespace's texts do), one audit event with that many
+events in the log, and the facts pairing's candidate query with that many term rows.
 """
 
 from __future__ import annotations
@@ -25,9 +42,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _bulk import Composer, bulk_write, item_rng  # noqa: E402
 from _common import machine, percentile, progress, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
 from locomo import parse_date, sessions, turn_text  # noqa: E402
+from scale import TEMPLATES, make_item  # noqa: E402
 
 Session = tuple[str, str, Any, list[dict[str, Any]]]  # namespace, session id, date, turns
 
@@ -51,14 +70,81 @@ def _store(memory: Memory, session: Session, namespace: str | None = None) -> in
     return len(batch)
 
 
-def _timed(encode: Callable[[list[str]], Any], spent: list[float]) -> Callable[[list[str]], Any]:
-    def run(texts: list[str]) -> Any:
-        started = time.perf_counter()
+def _timed(call: Callable[..., Any], spent: list[float], *,
+           clock: Callable[[], float] = time.perf_counter) -> Callable[..., Any]:
+    def run(*args: Any) -> Any:
+        started = clock()
         try:
-            return encode(texts)
+            return call(*args)
         finally:
-            spent.append(time.perf_counter() - started)
+            spent.append(clock() - started)
     return run
+
+
+def _stage_clocks(memory: Memory) -> dict[str, list[float]]:
+    """Thread CPU seconds of the encoder and of each after-write hook, per call."""
+    spent: dict[str, list[float]] = {"encode": []}
+    embedder = memory.internals.embedder
+    embedder.encode = _timed(embedder.encode, spent["encode"], clock=time.thread_time)  # type: ignore[method-assign]
+    pipeline = memory.internals.context.pipeline
+    for name, hook in list(pipeline.after_write):
+        spent[name] = []
+        if hasattr(hook, "apply"):
+            hook.apply = _timed(hook.apply, spent[name], clock=time.thread_time)
+        else:
+            pipeline.replace_hook(name, _timed(hook, spent[name], clock=time.thread_time))
+    return spent
+
+
+def run_sizes(home: Path, sizes: list[int], *, batch: int, probe: int, seed: int = 28,
+              extract: bool = True) -> dict[str, Any]:
+    """``store_many`` of ``probe`` new notes at each store size (see the module)."""
+    namespace = "bench"
+    rows: list[dict[str, Any]] = []
+    with Memory(settings=Settings(home=home, extract_facts=extract)) as memory:
+        memory.internals.embedder.wait()
+        composer = Composer(memory, TEMPLATES, seed)
+        memory.store_many([{"content": "warm up the write path"}], namespace="warmup")
+        spent = _stage_clocks(memory)
+        count = 0
+        for size in sizes:
+            while count < size - probe - 10:  # the bulk part: composed vectors, no pipeline
+                items = [make_item(item_rng(seed, n), n)
+                         for n in range(count, min(size - probe - 10, count + 5000))]
+                count += len(bulk_write(memory, items, [namespace] * len(items),
+                                        composer.vectors(items)))
+            # One small write first: the rows just bulk-loaded enter the vector mirror
+            # (a one-off load a long-running process pays once, not a write's cost).
+            warm = [make_item(item_rng(seed, n), n) for n in range(count, count + 10)]
+            memory.store_many([{"content": it["content"], "tags": it["tags"]} for it in warm],
+                              namespace=namespace)
+            count += len(warm)
+            for part in spent.values():
+                part.clear()
+            rates: list[float] = []
+            wall, cpu, written = time.perf_counter(), time.thread_time(), 0
+            while count < size:
+                items = [make_item(item_rng(seed, n), n)
+                         for n in range(count, min(size, count + batch))]
+                started = time.perf_counter()
+                memory.store_many([{"content": it["content"], "tags": it["tags"]}
+                                   for it in items], namespace=namespace)
+                rates.append(len(items) / (time.perf_counter() - started))
+                count += len(items)
+                written += len(items)
+            wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+            stages = {name: 1000 * sum(part) / written for name, part in spent.items()}
+            stages["rest"] = 1000 * cpu / written - sum(stages.values())
+            rows.append({"size": size, "notes": written, "notes_per_s": written / wall,
+                         "batch_per_s_p50": percentile(rates, 50),
+                         "notes_per_thread_cpu_s": written / cpu,
+                         "cpu_ms_per_note": stages, "load_average": os.getloadavg()})
+    first = rows[0]
+    for row in rows:
+        row["rate_vs_first"] = row["notes_per_s"] / first["notes_per_s"]
+        row["cpu_rate_vs_first"] = row["notes_per_thread_cpu_s"] / first["notes_per_thread_cpu_s"]
+    return {"bench": "ingest_by_size", "machine": machine(), "batch": batch, "probe": probe,
+            "extract": "on" if extract else "off", "sizes": rows}
 
 
 def run(path: Path, home: Path, *, extract: bool, limit: int | None = None) -> dict[str, Any]:
@@ -70,7 +156,7 @@ def run(path: Path, home: Path, *, extract: bool, limit: int | None = None) -> d
     with Memory(settings=settings) as memory:
         memory.internals.embedder.wait()
         _store(memory, todo[0], namespace="warmup")
-        memory.internals.embedder.encode = _timed(memory.internals.embedder.encode, encode_seconds)  # type: ignore[method-assign,assignment]
+        memory.internals.embedder.encode = _timed(memory.internals.embedder.encode, encode_seconds)  # type: ignore[method-assign]
         turns = 0
         wall, cpu = time.perf_counter(), time.process_time()
         for session in progress(todo, desc="sessions"):
@@ -90,15 +176,148 @@ def run(path: Path, home: Path, *, extract: bool, limit: int | None = None) -> d
     }
 
 
+def _mixture(rng: Any, n: int) -> Any:
+    """Unit vectors mixing 3 of 300 topics plus noise (see --parts)."""
+    import numpy as np
+
+    topics = rng.standard_normal((300, 384)).astype(np.float32)
+    topics /= np.linalg.norm(topics, axis=1, keepdims=True)
+    weights = rng.exponential(size=(n, 3)).astype(np.float32)
+    mixed = (topics[rng.integers(0, 300, size=(n, 3))] * weights[..., None]).sum(axis=1)
+    mixed += 0.03 * rng.standard_normal((n, 384)).astype(np.float32)
+    out = mixed / np.linalg.norm(mixed, axis=1, keepdims=True)
+    return out.astype(np.float32)
+
+
+def _near_cost(n: int, rng: Any) -> dict[str, Any]:
+    import numpy as np
+
+    from aide_memoire.engine.lifecycle.dedup import DEDUP_KINDS
+    from aide_memoire.engine.lifecycle.near_index import SliceIndexes
+    from aide_memoire.engine.recall.mirror import _Slice
+
+    found = _Slice(384)
+    for start in range(0, n, 16_384):
+        rows = _mixture(rng, min(16_384, n - start))
+        found.append([(start + i + 1, v.tobytes(), None, None, "note")
+                      for i, v in enumerate(rows)], None)
+    picked = rng.choice(n, 50, replace=False)
+    base = np.vstack([found.view.vectors.rows(int(i), int(i) + 1) for i in picked])
+    base = base.astype(np.float32) / np.linalg.norm(base.astype(np.float32), axis=1,
+                                                    keepdims=True)
+    noise = rng.standard_normal(base.shape).astype(np.float32)
+    noise -= (noise * base).sum(axis=1, keepdims=True) * base
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    cosine = rng.uniform(0.92, 0.99, size=(50, 1)).astype(np.float32)
+    batch = np.vstack([base * cosine + noise * np.sqrt(1 - cosine**2), _mixture(rng, 50)])
+    indexes = SliceIndexes(DEDUP_KINDS)
+    cpu = time.process_time()
+    indexes.similar(("bench", "ns"), found, batch[:1], 0.92, 2**62)
+    build = time.process_time() - cpu
+    cpu = time.process_time()
+    got = indexes.similar(("bench", "ns"), found, batch, 0.92, 2**62)
+    index_s = time.process_time() - cpu
+    cpu = time.process_time()
+    want = found.similar(batch, 0.92, 2**62, DEDUP_KINDS)
+    scan_s = time.process_time() - cpu
+    pairs = {(j, r) for j, r, _ in want}
+    return {"near_scan_cpu_s": scan_s, "near_index_cpu_s": index_s,
+            "near_index_build_cpu_s": build, "near_pairs_scan": len(pairs),
+            "near_pairs_index": len(pairs & {(j, r) for j, r, _ in got}),
+            "near_index_used": indexes._entries[("bench", "ns")].near is not None}
+
+
+def run_parts(home: Path, sizes: list[int]) -> dict[str, Any]:
+    """The parts of a write that could grow with the store (see --parts)."""
+    import numpy as np
+
+    from aide_memoire.engine.trust import audit
+
+    rng = np.random.default_rng(28)
+    rows: list[dict[str, Any]] = []
+    sql = " UNION ALL ".join(
+        f"SELECT * FROM (SELECT memory_rowid FROM memory_terms WHERE namespace = ? AND "
+        f"term = ? AND memory_rowid != ? ORDER BY memory_rowid DESC LIMIT 64) AS t{n}"
+        for n in range(4))  # the shape of facts/updates.py's query
+    with Memory(settings=Settings(home=home, embedding_model="none")) as memory:
+        db = memory.internals.db
+        events = terms = 0
+        for size in sizes:
+            row: dict[str, Any] = {"size": size, **_near_cost(size, rng)}
+            with db.write() as tx:
+                for n in range(events, size):
+                    audit.append_event(tx, actor="bench", action="store", namespace="b",
+                                       memory_id=f"m{n}", detail={"n": n})
+                tx.executemany("INSERT INTO memory_terms (namespace, term, memory_rowid) "
+                               "VALUES (?, ?, ?)", (("b", f"t{r % 10}", r)
+                                                    for r in range(terms, size)))
+            events = terms = size
+            cpu = time.process_time()
+            with db.write() as tx:
+                for n in range(1000):
+                    audit.append_event(tx, actor="bench", action="store", namespace="b",
+                                       memory_id=f"x{size}-{n}", detail={"n": n})
+            events += 1000
+            row["audit_us_per_event"] = 1000 * (time.process_time() - cpu)
+            conn = db.conn()
+            cpu = time.process_time()
+            for _ in range(500):
+                conn.execute(sql, [v for t in range(4) for v in ("b", f"t{t}", -1)]).fetchall()
+            row["pairing_query_us"] = 2000 * (time.process_time() - cpu)
+            row["load_average"] = os.getloadavg()
+            rows.append(row)
+    return {"bench": "ingest_parts", "machine": machine(), "sizes": rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("path", type=Path, help="LOCOMO JSON file (e.g. locomo-dev.json)")
+    parser.add_argument("path", type=Path, nargs="?", default=None,
+                        help="LOCOMO JSON file (e.g. locomo-dev.json)")
+    parser.add_argument("--sizes", default=None,
+                        help="instead: store_many's rate at these store sizes (e.g. 1000,100000)")
+    parser.add_argument("--parts", default=None,
+                        help="instead: the near-duplicate check, audit append and pairing "
+                        "query alone at these sizes (no model)")
+    parser.add_argument("--batch", type=int, default=100, help="--sizes: store_many batch")
+    parser.add_argument("--probe", type=int, default=500,
+                        help="--sizes: notes stored by store_many at each size")
     parser.add_argument("--extract", choices=["on", "off"], default="on",
                         help="fact and entity extraction on write (the extract_facts setting)")
     parser.add_argument("--conversations", type=int, default=None,
                         help="only the first N conversations (default: all)")
     parser.add_argument("--json", type=Path, default=None, help="also write the result here")
     args = parser.parse_args()
+    if args.parts:
+        with tempfile.TemporaryDirectory() as tmp:
+            parts = run_parts(Path(tmp), sorted(int(x) for x in args.parts.split(",")))
+        for row in parts["sizes"]:
+            print(f"{row['size']:>9,}: near duplicates of 100 new rows: scan "
+                  f"{row['near_scan_cpu_s']:.3f} s CPU, "
+                  f"{'index' if row['near_index_used'] else 'engine (scans: small)'} "
+                  f"{row['near_index_cpu_s']:.3f} s "
+                  f"(built once {row['near_index_build_cpu_s']:.2f} s), pairs "
+                  f"{row['near_pairs_index']}/{row['near_pairs_scan']}; audit event "
+                  f"{row['audit_us_per_event']:.0f} us; pairing query "
+                  f"{row['pairing_query_us']:.0f} us (load {row['load_average'][0]:.1f})")
+        print(json.dumps(parts))
+        write_json(args.json, parts)
+        return
+    if args.sizes:
+        sizes = sorted(int(x) for x in args.sizes.split(","))
+        with tempfile.TemporaryDirectory() as tmp:
+            by_size = run_sizes(Path(tmp), sizes, batch=args.batch, probe=args.probe,
+                                extract=args.extract == "on")
+        for row in by_size["sizes"]:
+            stages = ", ".join(f"{k} {v:.2f}" for k, v in row["cpu_ms_per_note"].items())
+            print(f"{row['size']:>9,} memories: store_many {row['notes_per_s']:.1f} notes/s "
+                  f"({row['rate_vs_first']:.2f}x), {row['notes_per_thread_cpu_s']:.1f} per "
+                  f"thread CPU s ({row['cpu_rate_vs_first']:.2f}x); CPU ms per note: {stages} "
+                  f"(load {row['load_average'][0]:.1f})")
+        print(json.dumps(by_size))
+        write_json(args.json, by_size)
+        return
+    if args.path is None:
+        parser.error("give a LOCOMO file, or --sizes")
     with tempfile.TemporaryDirectory() as tmp:
         result = run(args.path, Path(tmp), extract=args.extract == "on",
                      limit=args.conversations)

@@ -28,6 +28,8 @@ forgotten and timed:
 a server started from the pgserver wheel in a temporary data directory, or the server of
 ``--database-url`` (a fresh database is made there for each layout and dropped after).
 The store's size is then its tables' bytes on the server; it has no WAL file of its own.
+``--bulk --backend postgres`` runs the bulk path there (one fresh database; the rows go
+through PostgreSQL's storage layer as they do through SQLite's).
 """
 
 from __future__ import annotations
@@ -158,8 +160,14 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+# ``--bulk --backend postgres``: the database the bulk run's stores live in (its fresh
+# database on the server), read where the bulk path names no URL of its own.
+_BULK_URL: str | None = None
+
+
 def store_bytes(home: Path, url: str | None) -> tuple[int, int]:
     """(store bytes, WAL bytes): the SQLite file and its WAL, or the server's tables."""
+    url = url or _BULK_URL
     if url is not None:
         return _pg.store_bytes(url), 0
     db = home / "memory.db"
@@ -168,7 +176,7 @@ def store_bytes(home: Path, url: str | None) -> tuple[int, int]:
 
 
 def checkpoint(memory: Memory, url: str | None) -> None:
-    if url is None:  # PostgreSQL has no WAL file of the store's own to checkpoint
+    if (url or _BULK_URL) is None:  # PostgreSQL has no WAL file of the store's own to checkpoint
         memory.internals.db.conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
 
 
@@ -324,9 +332,10 @@ def _time_queries(memory: Memory, namespace: str,
 
 
 def _settings(home: Path, model: str, facts: bool | None) -> Settings:
+    extra: dict[str, Any] = {} if _BULK_URL is None else {"database_url": _BULK_URL}
     if facts is None:
-        return Settings(home=home, embedding_model=model)
-    return Settings(home=home, embedding_model=model, extract_facts=facts)
+        return Settings(home=home, embedding_model=model, **extra)
+    return Settings(home=home, embedding_model=model, extract_facts=facts, **extra)
 
 
 def serve_child(home: Path, model: str, facts: bool | None, targets_path: Path) -> None:
@@ -355,7 +364,8 @@ def _reopened(args: argparse.Namespace, home: Path, tmp: Path,
                                 "targets": [[t[0], t[2]] for t in targets[1:]]}))
     child = subprocess.run(
         [sys.executable, __file__, "--serve-child", str(home), "--model", args.model,
-         "--targets", str(spec), *(["--facts", args.facts] if args.facts else [])],
+         "--targets", str(spec), *(["--facts", args.facts] if args.facts else []),
+         *(["--database-url", _BULK_URL] if _BULK_URL else [])],
         check=True, capture_output=True, text=True)
     out: dict[str, Any] = json.loads(child.stdout.strip().splitlines()[-1])
     out["load"] = os.getloadavg()[0]
@@ -571,13 +581,21 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, dest="json_path")
     args = parser.parse_args()
     facts = None if args.facts is None else args.facts == "on"
+    global _BULK_URL
     if args.serve_child is not None:
+        _BULK_URL = args.database_url
         serve_child(args.serve_child, args.model, facts, args.targets)
         return
     if args.bulk:
         args.bulk_skip = [h for h in args.bulk_skip.split(",") if h]
         sizes = sorted(int(s) for s in args.sizes.split(","))
-        bulk_rows, extra = run_bulk(args, sizes, facts)
+        with contextlib.ExitStack() as stack:
+            if args.backend == "postgres":  # the bulk rows go through PostgreSQL's storage
+                _BULK_URL = stack.enter_context(_pg.fresh_database(
+                    stack.enter_context(_pg.server_url(args.database_url))))
+            bulk_rows, extra = run_bulk(args, sizes, facts)
+        for r in bulk_rows:
+            r["backend"] = args.backend
         print(table(["size", "bulk/s", "store_many/s", "p50 ms", "p95 ms", "p99 ms", "hit@10",
                      "MRR", "LOCOMO hit@10", "MB/1k", "peak RSS MB", "load"],
                     [[r["size"], r["bulk_per_s"], r["store_many_per_s"], r["recall_p50_ms"],
@@ -586,6 +604,7 @@ def main() -> None:
                       r["peak_rss_mb"], r["load"]] for r in bulk_rows]))
         print(json.dumps(extra, indent=1))
         write_json(args.json_path, {"benchmark": "scale", "mode": "bulk", "model": args.model,
+                                    "backend": args.backend,
                                     "facts": args.facts, "sizes": sizes,
                                     "queries": args.queries, "machine": machine(),
                                     "results": bulk_rows, **extra})

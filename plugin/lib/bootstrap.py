@@ -17,7 +17,6 @@ environment is never used; an unstamped one is rebuilt from scratch.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
 import shutil
 import subprocess
@@ -26,9 +25,13 @@ import time
 from pathlib import Path
 
 STAMP = ".aide-memoire-stamp"
+WINDOWS = os.name == "nt"
 # Bounds the wait of a caller (not the install): after it the caller fails with a message
 # and the worker carries on.
 WAIT_SECONDS = float(os.environ.get("AIDE_MEMOIRE_SETUP_WAIT", "1800"))
+# Windows: how long a worker tries for the lock its starter released, and how long a
+# caller waits before reading a free lock as "the worker ended".
+HANDOVER_S = 10.0
 
 
 def _paths(data: Path) -> dict[str, Path]:
@@ -36,36 +39,79 @@ def _paths(data: Path) -> dict[str, Path]:
             "failed": data / "setup.failed", "src": data / "src"}
 
 
+def venv_file(venv: Path, name: str, windows: bool = WINDOWS) -> Path:
+    """A program of the venv: `Scripts\\<name>.exe` on Windows, `bin/<name>` elsewhere
+    (plugin/lib/launch.py's venv_command names the same)."""
+    return venv / "Scripts" / f"{name}.exe" if windows else venv / "bin" / name
+
+
 def _ready(data: Path, key: str) -> bool:
     venv = _paths(data)["venv"]
     try:
-        return (venv / "bin" / "aide-memoire").exists() and \
+        return venv_file(venv, "aide-memoire").exists() and \
             (venv / STAMP).read_text().strip() == key
     except OSError:
         return False
 
 
+def _lock(fd: int) -> bool:
+    """Take the exclusive lock on ``fd`` without waiting; False when another holds it."""
+    try:
+        if WINDOWS:
+            import msvcrt
+
+            os.lseek(fd, 0, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        else:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:  # BlockingIOError (POSIX), PermissionError (Windows)
+        return False
+    return True
+
+
 def _try_lock(path: Path) -> int | None:
     """An fd holding the exclusive setup lock, or None when a worker holds it."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not _lock(fd):
         os.close(fd)
         return None
     return fd
 
 
+def _wait_lock(path: Path, seconds: float) -> int | None:
+    """``_try_lock`` retried for ``seconds`` (a caller probing the lock holds it for an
+    instant)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        fd = _try_lock(path)
+        if fd is not None or time.monotonic() > deadline:
+            return fd
+        time.sleep(0.2)
+
+
+def _detached() -> dict[str, object]:
+    """Popen options for a process that outlives its starter, on either OS."""
+    if WINDOWS:
+        return {"creationflags": subprocess.DETACHED_PROCESS  # type: ignore[attr-defined]
+                | subprocess.CREATE_NEW_PROCESS_GROUP}  # type: ignore[attr-defined]
+    return {"start_new_session": True}
+
+
 def _spawn_worker(args: argparse.Namespace, lock_fd: int) -> None:
-    # The worker inherits the locked file description, so the lock passes to it with no
-    # gap in which a second caller could start another install.
+    # POSIX: the worker inherits the locked file description, so the lock passes to it
+    # with no gap in which a second caller could start another install. Windows cannot
+    # hand a descriptor over: the worker takes the lock itself (--lock), and of two
+    # workers started at once the second finds it held and leaves.
     log = open(_paths(args.data)["log"], "w", encoding="utf-8")  # noqa: SIM115 - child owns it
+    handover = (["--lock"] if WINDOWS else ["--lock-fd", str(lock_fd)])
     subprocess.Popen(
         [sys.executable, os.path.abspath(__file__), "install", "--data", str(args.data),
          "--pkg", str(args.pkg), "--key", args.key, "--extras", args.extras,
-         "--torch", args.torch, "--torch-index", args.torch_index, "--lock-fd", str(lock_fd)],
-        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, pass_fds=(lock_fd,),
-        start_new_session=True, close_fds=True)
+         "--torch", args.torch, "--torch-index", args.torch_index, *handover],
+        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        pass_fds=() if WINDOWS else (lock_fd,), close_fds=True, **_detached())  # type: ignore[call-overload]
     log.close()
 
 
@@ -80,16 +126,21 @@ def _start(args: argparse.Namespace) -> bool:
         if _ready(args.data, args.key):
             return False
         paths["failed"].unlink(missing_ok=True)
+        if WINDOWS:  # released first: the worker takes it (see _spawn_worker)
+            os.close(fd)
+            fd = -1
         _spawn_worker(args, fd)
         return True
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
 
 
 def _follow(args: argparse.Namespace) -> int:
     """Copy the worker's log to stderr until the environment is ready or the worker ends."""
     paths = _paths(args.data)
-    deadline = time.monotonic() + WAIT_SECONDS
+    begun = time.monotonic()
+    deadline = begun + WAIT_SECONDS
     offset = 0
     while True:
         try:
@@ -104,7 +155,8 @@ def _follow(args: argparse.Namespace) -> int:
             sys.stderr.flush()
         if _ready(args.data, args.key):
             return 0
-        fd = _try_lock(paths["lock"])
+        handing_over = WINDOWS and time.monotonic() - begun < 2 * HANDOVER_S
+        fd = None if handing_over else _try_lock(paths["lock"])
         if fd is not None:  # no worker holds the lock: it ended without a stamp
             os.close(fd)
             if _ready(args.data, args.key):
@@ -137,16 +189,23 @@ def _install(args: argparse.Namespace) -> int:
     wants_torch = bool({"all", "embeddings"} & set(extras))
     total = 4 if wants_torch else 3
     started = time.monotonic()
-    if args.lock_fd is not None:  # who holds the lock: the pid of this worker (and group)
-        os.ftruncate(args.lock_fd, 0)
-        os.pwrite(args.lock_fd, f"{os.getpid()}\n".encode(), 0)
+    lock_fd = args.lock_fd
+    if args.lock:  # Windows: take the lock here (see _spawn_worker)
+        lock_fd = _wait_lock(paths["lock"], HANDOVER_S)
+        if lock_fd is None or _ready(args.data, args.key):
+            return 0  # another worker holds it, or has just finished the work
+    if lock_fd is not None:  # who holds the lock: the pid of this worker (and group)
+        # After the first byte, which Windows locks (a locked range cannot be written).
+        os.ftruncate(lock_fd, 1)
+        os.lseek(lock_fd, 1, os.SEEK_SET)
+        os.write(lock_fd, f"{os.getpid()}\n".encode())
     try:
         print(f"aide-memoire plugin: first-use setup of its own environment in {venv} "
               f"({args.key}); this happens once.", flush=True)
         _step(1, total, f"creating the environment with {sys.executable}")
         shutil.rmtree(venv, ignore_errors=True)  # unstamped: partial or another version
         _run([sys.executable, "-m", "venv", str(venv)])
-        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--progress-bar", "off",
+        pip = [str(venv_file(venv, "python")), "-m", "pip", "install", "--progress-bar", "off",
                "--disable-pip-version-check"]
         # A copy with the symlinks of a checkout resolved, so the build writes nothing
         # into the plugin folder.
@@ -185,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--torch", default="torch==2.13.0")
     parser.add_argument("--torch-index", default="")
     parser.add_argument("--lock-fd", type=int)
+    parser.add_argument("--lock", action="store_true")
     args = parser.parse_args(argv)
     if args.mode == "install":
         return _install(args)

@@ -182,39 +182,127 @@ def run(command: str, args: list[str]) -> int:
     return subprocess.call([command, *args])
 
 
-def _fit_pipe(fd: int, size: int) -> None:
-    """Grow the pipe to hold ``size`` bytes where the OS allows it (Linux), so the write
-    returns before the child reads: a child slow to start must not hold the launcher.
-    Elsewhere, or past the system's limit, the write waits until the child reads."""
-    try:
-        import fcntl
+# -- one interpreter instead of two ----------------------------------------------------
+# A prompt or session-start hook otherwise costs two interpreter starts (this launcher,
+# then the command's). When the command's Python is this very one, or a venv of the same
+# base Python (the plugin's own environment, a pipx install), the launcher imports the
+# hook from that environment and runs it here. Anything unusual (a `#!/usr/bin/env` or
+# `#!/bin/sh` console script, another Python version, a venv that sees the system's
+# packages, a package too old to offer the entry) takes the exec path as before.
+IN_PROCESS = ("user-prompt-submit", "session-start")
 
-        setsize = getattr(fcntl, "F_SETPIPE_SZ", None)
-        if setsize is not None and size > 65536:
-            fcntl.fcntl(fd, setsize, size)
-    except (ImportError, OSError):
-        pass
+
+def _interpreter(command: str) -> str | None:
+    """The Python that runs the console script ``command``: its absolute `#!` line, or
+    on Windows the python.exe beside the .exe launcher in a venv's Scripts folder."""
+    if WINDOWS:
+        beside = os.path.join(os.path.dirname(command), "python.exe")
+        return beside if os.path.isfile(beside) else None
+    try:
+        with open(command, "rb") as script:
+            first = script.readline(1024)
+    except OSError:
+        return None
+    line = first[2:].strip().decode(sys.getfilesystemencoding(), "replace")
+    if not first.startswith(b"#!") or not os.path.isabs(line) or " " in line:
+        return None
+    return line
+
+
+def _venv_config(folder: str) -> dict[str, str]:
+    try:
+        with open(os.path.join(folder, "pyvenv.cfg"), encoding="utf-8") as cfg:
+            pairs = [line.split("=", 1) for line in cfg if "=" in line]
+    except OSError:
+        return {}
+    return {key.strip().lower(): value.strip() for key, value in pairs}
+
+
+def site_packages(venv: str, windows: bool = WINDOWS,
+                  version: tuple[int, int] = (sys.version_info[0], sys.version_info[1])) -> str:
+    """A venv's site folder: `Lib\\site-packages` on Windows, `lib/pythonX.Y/site-packages`
+    elsewhere."""
+    if windows:
+        return os.path.join(venv, "Lib", "site-packages")
+    return os.path.join(venv, "lib", f"python{version[0]}.{version[1]}", "site-packages")
+
+
+def _is_site(path: str) -> bool:
+    parts = os.path.normcase(os.path.abspath(path)).split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts
+
+
+def adopt(command: str) -> str | None:
+    """Make this process import what ``command`` would: the environment's interpreter
+    when it can (this process's path then holds that environment), else None."""
+    interpreter = _interpreter(command)
+    if interpreter is None:
+        return None
+    if interpreter == sys.executable:
+        return interpreter  # the same interpreter, hence the same environment
+    venv = os.path.dirname(os.path.dirname(interpreter))
+    cfg = _venv_config(venv)
+    version = cfg.get("version") or cfg.get("version_info") or ""
+    base = getattr(sys, "_base_executable", "") or sys.executable
+    if (not cfg or cfg.get("include-system-site-packages", "false").lower() == "true"
+            or version != "{}.{}.{}".format(*sys.version_info[:3])
+            or sys.implementation.name != "cpython"
+            or os.path.realpath(cfg.get("home", ""))
+            != os.path.dirname(os.path.realpath(base))):
+        return None
+    folder = site_packages(venv)
+    if not os.path.isdir(folder):
+        return None
+    import site
+
+    # As the venv's own interpreter would see it: $PYTHONPATH, the standard library, then
+    # the venv's site folder (its .pth files processed); none of this Python's own.
+    given = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[:] = given + [p for p in sys.path if p and p not in given and not _is_site(p)]
+    sys.prefix = sys.exec_prefix = venv
+    site.addsitedir(folder)
+    return interpreter
+
+
+def run_here(command: str, args: list[str]) -> bool:
+    """Run ``aide-memoire hook EVENT`` in this process when ``command``'s environment can
+    be adopted (see above); False when it cannot (nothing was read from stdin)."""
+    if len(args) != 1 or args[0] not in IN_PROCESS \
+            or os.environ.get("AIDE_MEMOIRE_PLUGIN_EXEC"):
+        return False
+    interpreter = adopt(command)
+    if interpreter is None:
+        return False
+    try:
+        from aide_memoire.cli.hook import run_in
+    except Exception:  # noqa: BLE001 - an older or broken package: the exec path says why
+        return False
+    run_in(args[0], interpreter)
+    return True
 
 
 def detach(command: str, args: list[str], payload: bytes) -> None:
     """Start ``command args`` in its own session with ``payload`` on its stdin, and return
-    without waiting: neither Claude Code's exit nor a closed terminal ends it."""
+    without waiting: neither Claude Code's exit nor a closed terminal ends it.
+
+    The payload goes through an anonymous temporary file, not a pipe: a pipe holds 64 KB
+    until its reader reads, so a child slow to start would hold the launcher (and Claude
+    Code) on a long hook JSON. The file is the child's stdin, read from its start, and it
+    goes when the child closes it: unlinked at once on POSIX, delete-on-close on Windows;
+    nothing is left behind, and no other user can read it meanwhile (mode 0600)."""
     import subprocess
+    import tempfile
 
     flags = 0
     if WINDOWS:
         flags = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
-    child = subprocess.Popen([command, *args], stdin=subprocess.PIPE,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=not WINDOWS, creationflags=flags,
-                             close_fds=True)
-    assert child.stdin is not None
-    try:  # a pipe, not a file: nothing is left behind
-        _fit_pipe(child.stdin.fileno(), len(payload))
-        child.stdin.write(payload)
-        child.stdin.close()
-    except OSError:
-        pass
+    with tempfile.TemporaryFile() as handed:
+        handed.write(payload)
+        handed.flush()
+        handed.seek(0)
+        subprocess.Popen([command, *args], stdin=handed, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=not WINDOWS,
+                         creationflags=flags, close_fds=True)
 
 
 def hook_main(argv: list[str]) -> int:
@@ -244,6 +332,8 @@ def hook_main(argv: list[str]) -> int:
     try:
         if detached:
             detach(command, ["hook", *args], _drain())
+            return 0
+        if run_here(command, args):
             return 0
         run(command, ["hook", *args])
     except OSError as error:  # fails open: the session goes on

@@ -15,6 +15,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -246,6 +247,11 @@ def test_the_hook_process_imports_no_engine_and_prints_the_engines_answer(
     assert b"LOADED [] []" in done.stderr, done.stderr.decode()[-2000:]
     log = (home / "logs" / "hooks.log").read_text()
     assert "keyword path unavailable" not in log
-    served = [json.loads(line) for line in
-              (home / "hooks" / "injections.jsonl").read_text().splitlines()]
+    # The log line is written after the answer, by a child the hook leaves behind.
+    path = home / "hooks" / "injections.jsonl"
+    deadline = time.monotonic() + 60
+    while '"fresh"' not in (path.read_text() if path.exists() else ""):
+        assert time.monotonic() < deadline, "the injection was never logged"
+        time.sleep(0.1)
+    served = [json.loads(line) for line in path.read_text().splitlines()]
     assert served[-1]["session_id"] == "fresh" and served[-1]["served_by"] == "process"

@@ -152,3 +152,42 @@ def test_the_gate_s_candidates_add_the_dense_best_recall_left_out(
     assert all("dense" in h.scores for h in hits if h.id in {r.id for r, _ in profile.best})
     reasons = prompt_context(memory, NS, prompt, budget_tokens=BUDGET).reasons
     assert all(r.z is not None for r in reasons)
+
+
+def test_a_prompt_naming_one_clause_matches_that_clause_better_than_the_whole(
+    stored: tuple[Memory, dict[str, str]],
+) -> None:
+    memory, ids = stored
+    service = memory.internals.services.recall
+    prompt = "async test functions are collected but never run"
+    record = memory.get(ids["learning-01"], namespace=NS)
+    one_clause = "Caroline went to the support group yesterday"
+    service.segments.clear()  # earlier tests met this memory already
+    before = service.segments.encoded
+    cut = service.segment_cosines(prompt, [record.content, one_clause])
+    assert cut is not None and cut[1] is None
+    whole = float(memory.internals.embedder.encode([record.content])[0]
+                  @ memory.internals.embedder.encode([prompt])[0])
+    assert cut[0] is not None and cut[0] > whole + 0.05, (cut, whole)
+    # Kept: the same memory's clauses are not encoded again for the next prompt.
+    encoded = service.segments.encoded
+    assert encoded > before
+    assert service.segment_cosines("my async tests never execute", [record.content])
+    assert service.segments.encoded == encoded
+
+
+def test_injected_reasons_carry_the_clause_cosine_and_stay_within_max_and_budget(
+    stored: tuple[Memory, dict[str, str]],
+) -> None:
+    memory, ids = stored
+    for m in load().memories[:30]:
+        for prompt in m.prompts:
+            shown = prompt_context(memory, NS, prompt, budget_tokens=BUDGET, session_id="x")
+            assert len(shown.ids) <= 3 and len(shown.text) <= BUDGET * 4
+            assert len(set(shown.ids)) == len(shown.ids)
+            for reason in shown.reasons:
+                assert reason.decision == "injected" and reason.gate == "dense"
+                assert reason.segment is None or -1.0 <= reason.segment <= 1.0
+            # The first went in on its own; only later ones may be companions.
+            if shown.reasons:
+                assert not shown.reasons[0].companion

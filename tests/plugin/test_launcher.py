@@ -100,13 +100,22 @@ def test_a_detached_capture_gets_the_hook_json_and_runs_on_after_the_launcher(
         "import json, os, sys, time\n"
         f"while not os.path.exists({str(go)!r}): time.sleep(0.05)\n"
         "data = sys.stdin.read()\n"
-        f"open({str(record)!r}, 'w').write(json.dumps([sys.argv[1:], data, os.getsid(0)]))\n")
+        f"open({str(record) + '.part'!r}, 'w').write("
+        "json.dumps([sys.argv[1:], data, os.getsid(0)]))\n"
+        f"os.replace({str(record) + '.part'!r}, {str(record)!r})\n")  # whole, or not there
     fake.chmod(0o755)
-    env = {"PATH": BARE_PATH, "HOME": str(tmp_path), "AIDE_MEMOIRE_BIN": str(fake)}
-    payload = '{"session_id": "s", "transcript_path": "/t.jsonl", "big": "' + "x" * 200_000 + '"}'
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {"PATH": BARE_PATH, "HOME": str(tmp_path), "AIDE_MEMOIRE_BIN": str(fake),
+           "TMPDIR": str(temp)}
+    # Larger than any pipe holds (Linux grows one to 1 MB at most): the launcher hands the
+    # JSON over in a file, on every OS, and returns while the child has read nothing.
+    payload = ('{"session_id": "s", "transcript_path": "/t.jsonl", "big": "'
+               + "x" * 3_000_000 + '"}')
     done = _launch(HOOK, "--detach", "stop", env=env, stdin=payload)
     assert done.returncode == 0 and done.stdout == ""
     assert not record.exists()  # the launcher returned while the capture still waits
+    assert list(temp.iterdir()) == []  # the hand-over file has no name left to find
     go.touch()
     for _ in range(600):
         if record.exists() and record.read_text():

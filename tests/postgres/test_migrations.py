@@ -83,8 +83,10 @@ def test_the_tables_are_those_of_a_new_sqlite_store(pg_url: str, tmp_path: Path)
     sqlite_columns, sqlite_indexes = _sqlite_schema(tmp_path)
     pg_columns, pg_indexes = _pg_schema(pg_url)
     # PostgreSQL's own: row-level security (security.py); FTS5's postings as plain
-    # tables here (schema step 11) where SQLite has an FTS5 virtual table.
+    # tables here (schema step 11) where SQLite has an FTS5 virtual table, with each
+    # term's document count (step 13).
     assert pg_columns.pop("namespace_roles") == ["namespace", "role"]
+    assert pg_columns.pop("keyword_terms") == ["term", "namespace", "docs"]
     assert pg_columns.pop("keyword_docs") == ["rowid", "namespace", "length"]
     assert pg_columns.pop("keyword_postings") == ["term", "namespace", "rowid", "freqs", "places"]
     assert pg_columns.pop("keyword_totals") == ["backend", "docs", "tokens"]

@@ -15,7 +15,7 @@ from aide_memoire.engine.storage.postgres.purge import purge
 from .conftest import PgServer
 from .rows import insert_memory
 
-_TABLES = ["memories", "keyword_docs", "keyword_postings", "memory_vec_test_2"]
+_TABLES = ["memories", "keyword_docs", "keyword_postings", "keyword_terms", "memory_vec_test_2"]
 
 
 def _files_holding(data_dir: Path, word: bytes) -> list[Path]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..hooks.home import log
 
-__all__ = ["EVENTS", "run_hook"]
+__all__ = ["EVENTS", "run_hook", "run_in"]
 
 EVENTS = ("session-start", "user-prompt-submit", "stop", "pre-compact", "session-end")
 CAPTURE_EVENTS = ("stop", "pre-compact", "session-end")
@@ -45,6 +45,9 @@ ACKNOWLEDGEMENTS = frozenset({
 # Started daemons outlive this process by design; holding them here keeps Popen from
 # warning that they still run when it is collected.
 _DETACHED: list[Any] = []
+# The interpreter of aide-memoire's environment, which starts the daemon: this process's
+# own, unless the plugin's launcher runs the hook in its process and names it (run_in).
+_PYTHON = [sys.executable]
 
 
 def data_home(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -214,7 +217,7 @@ def _spawn(home: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
     with open(home / "logs" / "daemon.log", "ab") as err:  # the child keeps its own copy
         _DETACHED.append(subprocess.Popen(
-            [sys.executable, "-m", "aide_memoire.cli.main", "--home", str(home),
+            [_PYTHON[0], "-m", "aide_memoire.cli.main", "--home", str(home),
              "serve", "--http", "--namespace", "default"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
             start_new_session=True, env=env, cwd=str(home), close_fds=True,
@@ -250,10 +253,52 @@ def keyword_answer(home: Path, request: dict[str, Any]) -> dict[str, Any]:
     if found is None:
         log(home, "user-prompt-submit", "keyword path unavailable: the engine answers")
         return in_process(home, request)
+    if found.get("ids"):
+        # The log's prompt excerpt needs the trust screen (secrets removed), whose import
+        # costs this path more than its answer: written once the answer is out (after_answer).
+        _AFTER.append(lambda: _record(home, request, found))
+    return found
+
+
+def _record(home: Path, request: dict[str, Any], answer: dict[str, Any]) -> None:
     from ..hooks.injections import record_request
 
-    record_request(home, request, found, "process")
-    return found
+    record_request(home, request, answer, "process")
+
+
+# Work that must be done but that Claude Code need not wait for (see after_answer).
+_AFTER: list[Any] = []
+
+
+def after_answer() -> None:
+    """Run the deferred work once the answer is printed: where the OS can fork, in a
+    child that holds none of Claude Code's pipes, so that the hook exits at once;
+    elsewhere (Windows) here, before exiting. Never raises."""
+    tasks, _AFTER[:] = list(_AFTER), []
+    if not tasks:
+        return
+    forked = False
+    if hasattr(os, "fork"):
+        try:
+            if os.fork():
+                return  # the hook itself is done
+            forked = True
+        except OSError:
+            pass
+    try:
+        if forked:
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+        for task in tasks:
+            with contextlib.suppress(Exception):
+                task()
+    except OSError:
+        pass
+    finally:
+        if forked:
+            os._exit(0)
 
 
 def _ask_prompt(home: Path, request: dict[str, Any], limit: float) -> dict[str, Any]:
@@ -397,8 +442,20 @@ def time_limit(event: str) -> float:
     return limit * SESSION_START_FACTOR if event == "session-start" else limit
 
 
-def run_hook(event: str, raw: bytes, home: Path) -> str:
-    """The hook's stdout text; never raises (failures and timeouts are logged)."""
+def run_hook(event: str, raw: bytes, home: Path, *, defer: bool = False) -> str:
+    """The hook's stdout text; never raises (failures and timeouts are logged). With
+    ``defer``, work the answer does not need stays for ``after_answer``."""
+    try:
+        return _run_hook(event, raw, home)
+    finally:
+        if not defer:
+            for task in _AFTER:
+                with contextlib.suppress(Exception):
+                    task()
+            _AFTER.clear()
+
+
+def _run_hook(event: str, raw: bytes, home: Path) -> str:
     started = time.perf_counter()
     try:
         payload = json.loads(raw or b"{}")
@@ -428,6 +485,14 @@ def run_hook(event: str, raw: bytes, home: Path) -> str:
     return result[0] if result else ""
 
 
+def run_in(event: str, python: str) -> None:
+    """``aide-memoire hook EVENT`` run inside the plugin's launcher (plugin/lib/launch.py),
+    which has put this environment on its path: ``python`` is the environment's own
+    interpreter, for what the hook starts (the daemon)."""
+    _PYTHON[0] = python
+    main(event)
+
+
 def main(event: str, home: str | os.PathLike[str] | None = None) -> None:
     """Entry for ``aide-memoire hook``: read stdin, print the context, exit 0."""
     where = data_home(home)
@@ -438,7 +503,9 @@ def main(event: str, home: str | os.PathLike[str] | None = None) -> None:
         raw = sys.stdin.buffer.read()
     except (OSError, ValueError):
         raw = b""
-    text = run_hook(event, raw, where)
+    text = run_hook(event, raw, where, defer=True)
     if text:
         sys.stdout.write(text + "\n")
+    with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
+    after_answer()

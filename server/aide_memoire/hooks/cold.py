@@ -3,12 +3,11 @@
 A hook process lives for one prompt. Importing the engine (pydantic settings and models,
 numpy, the trust screen) costs it several times the whole answer, so while no warm daemon
 runs the hook answers from here: the store opened read-only
-(engine/storage/sqlite/lookup.py), recall's keyword side rebuilt from the engine's own
-pieces, and the gate's decision itself (prompt.py, gate.py) run on the result. What is
-shared, not restated: the words searched and the FTS5 query (engine/core/text.py,
-engine/recall/keyword_query.py), the search statement and its weights, the calibrated
-keyword scale (calibrate.py), fusion and the timed lift (fusion.py), lifecycle's
-multiplier (lifecycle/scoring.py), and every line of the decision (``prompt_context``).
+(engine/storage/sqlite/lookup.py), recall's keyword-only path itself
+(engine/recall/keyword_path.py ``KeywordPath.recall``: the words, the FTS5 query and search,
+the calibrated scale, fusion and every stage after it, the one function the recaller
+runs too), the engine's default adjusters (lifecycle's multiplier, supersession), and
+the gate's decision (prompt.py, gate.py) on the result: nothing restated.
 
 Where it can differ from ``Memory.recall`` with no model (docs/hooks.md, "The command
 path"): it records no access statistics (it never writes), and it runs no re-ranker and
@@ -28,15 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..engine.core import clock
-from ..engine.core.text import query_shape, query_terms
 from ..engine.core.validate import validate_namespace
 from ..engine.facts.adjust import supersession
 from ..engine.lifecycle.scoring import Weights, utility_adjuster
-from ..engine.recall.calibrate import DocumentCounts
-from ..engine.recall.fusion import Candidates, RecallTuning, fuse, prefer_timed
-from ..engine.recall.keyword_query import keyword_match, keyword_terms
+from ..engine.recall.fusion import RecallTuning
+from ..engine.recall.keyword_path import KeywordCaches, KeywordPath, row_fact
+from ..engine.recall.stages import RowFact
 from ..engine.storage.filter import RowFilter
-from ..engine.storage.protocol import Connection
 from ..engine.storage.readonly import KeywordLookup, open_lookup
 from .prompt import answer_of, prompt_context
 
@@ -88,50 +85,28 @@ class ColdRecall:
         self.adjusters = [*([utility_adjuster(weights, rows)] if weights else []),
                           supersession(rows)]
 
-    def _names(self, conn: Connection, namespace: str) -> dict[str, str]:
-        """Speaker name tokens -> speaker (as the recaller's SpeakerNames)."""
-        names: dict[str, str] = {}
-        for speaker in self.lookup.speaker_names(conn, namespace):
-            for token in query_terms(speaker):
-                names.setdefault(token, speaker)
-        return names
-
-    def candidates(self, query: str, namespace: str, limit: int) -> Candidates:
-        """Recall's keyword candidates for ``query`` (Recaller.candidates, no model)."""
-        conn, lookup, tuning = self.lookup.conn, self.lookup, self.tuning
-        where = RowFilter(namespaces=[namespace])
-        words, named = keyword_terms(query_terms(query), self._names(conn, namespace), tuning)
-        match = keyword_match(words, lookup.size_hint(conn), tuning,
-                              lambda terms, threshold: lookup.common_terms(conn, terms,
-                                                                           threshold))
-        keyword: dict[int, float] = {}
-        if match is not None:
-            depth = max(tuning.keyword_depth, tuning.depth, limit)
-            keyword = dict(lookup.keyword_search(conn, match, where, depth, self.weights))
-        found = Candidates(keyword=keyword, dense={}, shape=query_shape(query))
-        if keyword and tuning.keyword_scale != "minmax":
-            found.keyword_ideal = DocumentCounts().ideal(conn, lookup, words)
-        if len(named) == 1:
-            (who,) = named
-            found.speaker_rows = {r for r, row in lookup.rows(conn, found.rows()).items()
-                                  if row.speaker == who}
-        return found
-
     def recall(self, query: str, *, namespace: str, limit: int) -> list[ColdHit]:
-        found = self.candidates(query, namespace, limit)
-        if not found.keyword:
-            return []
-        conn = self.lookup.conn
+        conn, lookup = self.lookup.conn, self.lookup
 
         def contents(rowids: Iterable[int]) -> Mapping[int, str]:
-            return {r: row.content for r, row in self.lookup.rows(conn, rowids).items()}
+            return {r: row.content for r, row in lookup.rows(conn, rowids).items()}
 
-        fused = prefer_timed(fuse(found, self.tuning), found.shape, self.tuning, contents)
-        request = _Request(query, RowFilter([namespace]), limit)
+        def facts(rowids: Iterable[int]) -> Mapping[int, RowFact]:
+            return {r: row_fact(row.namespace, row.session_id,
+                                clock.parse_stored(row.observed_at or row.created_at),
+                                row.content, row.speaker)
+                    for r, row in lookup.rows(conn, rowids).items()}
+
+        where = RowFilter(namespaces=[namespace])
+        path = KeywordPath(lookup, self.tuning, self.weights, KeywordCaches())
+        found, fused = path.recall(conn, query, where, limit, contents, facts)
+        if not fused:
+            return []
+        request = _Request(query, where, limit)
         for adjust in self.adjusters:
             fused = adjust(conn, cast("Any", request), fused)
         order = sorted(fused, key=lambda r: (-fused[r], r))[:limit]
-        rows = self.lookup.rows(conn, order)
+        rows = lookup.rows(conn, order)
         # A replacement supersession brought in has no keyword score (as in a Hit).
         return [_hit(rows[r], fused[r], found.keyword.get(r)) for r in order if r in rows]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -21,7 +22,34 @@ __all__ = [
     "tokens",
 ]
 
-_TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+
+
+class _Lazy:
+    """A pattern compiled on its first use: a process that lives for one prompt (the
+    prompt hook) compiles only the few it needs, not every pattern of this module."""
+
+    __slots__ = ("_compiled", "_flags", "_pattern")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._pattern, self._flags = pattern, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def _get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._pattern, self._flags)
+        return self._compiled
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self._get().search(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self._get().finditer(text)
+
+    def findall(self, text: str) -> list[str]:
+        return self._get().findall(text)
+
+
+_TOKEN_RE = _Lazy(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
 # Function words that carry no evidence. Kept short on purpose: content words such as
 # "like", "home" or "first" stay searchable.
@@ -252,7 +280,7 @@ def date_words(value: datetime | None, *, weekday: bool = True) -> str:
 
 # What a question about time looks like: asked with "when", "how long (ago)", "since
 # when", "what year / month / date / day", "how many days / weeks ... ago".
-_TEMPORAL_Q = re.compile(
+_TEMPORAL_Q = _Lazy(
     r"\b(?:when|since\s+when|how\s+long|how\s+many\s+(?:days|weeks|months|years)|"
     r"what\s+(?:year|month|date|day|time|week|weekend)|which\s+(?:year|month|day|week))\b",
     re.IGNORECASE,
@@ -261,7 +289,7 @@ _TEMPORAL_Q = re.compile(
 # "two years ago"), a month or weekday name, or a year.
 # ("May" only capitalised: "may" is a verb.)
 _MONTH_OR_DAY = "|".join(m.lower() for m in _MONTHS + _DAYS if m != "May") + "|(?-i:May)"
-_TIME_STATED = re.compile(
+_TIME_STATED = _Lazy(
     r"\b(?:yesterday|today|tonight|tomorrow|ago|recently|lately|earlier|"
     r"(?:last|next|this|past|coming)\s+(?:week|weekend|month|year|night|summer|winter|"
     r"spring|fall|autumn|few\s+\w+|couple|" + _MONTH_OR_DAY + r")|"
@@ -271,7 +299,7 @@ _TIME_STATED = re.compile(
 # Identifier-shaped words: snake_case, dotted names, paths, Foo::bar, kebab codes with a
 # digit, camelCase, ALL-CAPS with a digit, hex of 7+ characters. Prose forms stay out:
 # "U.S.", "J.K.", "and/or", "artists/bands".
-_IDENTIFIER = re.compile(
+_IDENTIFIER = _Lazy(
     r"(?<![\w.])(?:"
     r"\w+_\w+"  # snake_case, ALL_CAPS_NAME
     r"|\w{2,}(?:\.\w{2,})+"  # os.path.join, flags.yaml
@@ -300,14 +328,14 @@ class QueryShape:
     asks_name: bool = False
 
 
-_ASKS_NAME = re.compile(r"^\W*(?:which|where|who|whom|whose)\b", re.IGNORECASE)
+_ASKS_NAME = _Lazy(r"^\W*(?:which|where|who|whom|whose)\b", re.IGNORECASE)
 # A name in running text: a capitalised word that does not open a sentence (nor "I"), or
 # a number.
-_NAMED = re.compile(r"(?<![.!?:;\"]\s)(?<!^)(?<![.!?]\s\s)\b(?!I\b|I'[a-z]+\b)[A-Z][\w'-]*"
+_NAMED = _Lazy(r"(?<![.!?:;\"]\s)(?<!^)(?<![.!?]\s\s)\b(?!I\b|I'[a-z]+\b)[A-Z][\w'-]*"
                     r"|\b\d")
 
 
-_ADDRESSES = re.compile(r"\b(?:you|your|yours|you're|you've|you'd|you'll)\b", re.IGNORECASE)
+_ADDRESSES = _Lazy(r"\b(?:you|your|yours|you're|you've|you'd|you'll)\b", re.IGNORECASE)
 
 
 def addresses_someone(text: str) -> bool:
@@ -330,7 +358,7 @@ def named_words(text: str) -> frozenset[str]:
 # state ("switched", "moved", "no longer"), of the present against the past ("these days",
 # "anymore"), leaving one thing for another ("instead of", "gave up"). A class of English
 # phrasing, not of any one attribute: jobs, homes, tools, roles, habits, partners alike.
-_CHANGE = re.compile(
+_CHANGE = _Lazy(
     r"\b(?:now|nowadays|these\s+days|any\s?more|no\s+longer|not\s+anymore|instead|"
     r"switch(?:ed|ing)|swap(?:ped|ping)|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|"
     r"left|leaving|quit|gave\s+up|giving\s+up|dropped|replaced|promot(?:ed|ion)|"
@@ -345,13 +373,13 @@ def states_change(text: str) -> bool:
 
 
 # A wh-question in the present tense...
-_PRESENT_Q = re.compile(
+_PRESENT_Q = _Lazy(
     r"^\W*(?:what|which|where|who|whom|whose|how)\b[^.!]*?\b(?:is|does|do|'s|are)\b",
     re.IGNORECASE,
 )
 # ...that asks neither about the past nor for a series ("what pets", "who are her
 # friends", "what are his hobbies": every item of the series stays true).
-_NOT_PRESENT = re.compile(
+_NOT_PRESENT = _Lazy(
     r"\b(?:did|was|were|had|has|have\s+\w+ed|used\s+to|before|first|originally|"
     r"previously|ever|ago|last|earlier|all|every|list|other|else)\b"
     r"|^\W*(?:what|which)\s+(?:kinds?\s+of\s+|types?\s+of\s+)?(?!is\b|does\b|was\b|has\b)"

@@ -22,6 +22,7 @@ from ..storage.protocol import Connection
 from ..storage.store import NewRow, Written
 from ..trust import review
 from . import tiers
+from .near_index import SliceIndexes
 
 if TYPE_CHECKING:
     from ..core.settings import Settings
@@ -166,6 +167,8 @@ class NearDuplicates:
         self.actor = actor
         self.mirror = mirror if mirror is not None else VectorMirror(store.vectors)
         self.db = db
+        # Big namespaces are checked through a hashing index, not a scan (near_index.py).
+        self.indexes = SliceIndexes(DEDUP_KINDS)
 
     def live(self) -> bool:
         return self.settings.near_duplicate_policy != "off" and self.space() is not None
@@ -219,7 +222,9 @@ class NearDuplicates:
         mirror's (as last refreshed, never from this transaction), then the rows above
         it and below the batch, read here."""
         cached = self.mirror.cached(key, namespace)
-        pairs = cached.similar(query, threshold, first, DEDUP_KINDS) if cached else []
+        self.indexes.forget(lambda k: self.mirror.cached(*k) is not None)
+        pairs = (self.indexes.similar((key, namespace), cached, query, threshold, first)
+                 if cached else [])
         above = cached.max_rowid if cached is not None else 0
         if first - 1 > above:
             rowids, _, _, matrix = load_vectors(tx, table, namespace, above=above, below=first,

@@ -343,14 +343,17 @@ class _Slice:
         v.bits[:, index] = sign_bits(q, self.words).T
 
     def append(self, rows: Sequence[tuple[Any, ...]],
-               neighbours: Callable[[str, int, int], list[tuple[int, int]]],
-               raw_of: Callable[[list[int]], dict[int, np.ndarray]]) -> None:
+               neighbours: Callable[[str, int, int], list[tuple[int, int]]] | None = None,
+               raw_of: Callable[[list[int]], dict[int, np.ndarray]] | None = None) -> None:
         """Add (rowid, blob, session_id, position, kind) rows, rowid ascending, and
         re-smooth the turns they touch (theirs and the older ones next to them).
         ``neighbours(session, low, high)`` lists a session's (rowid, position) in that
-        range, ``raw_of(rowids)`` the stored vectors of older rows."""
+        range, ``raw_of(rowids)`` the stored vectors of older rows (without them, as in
+        benches of notes only, turns stay unsmoothed)."""
         start = self.view.size
         self.add_raw(rows)
+        if neighbours is None or raw_of is None:
+            return
         turns: dict[str, list[int]] = {}
         for r in rows:
             if r[2] is not None and r[3] is not None:
@@ -430,6 +433,17 @@ class _Slice:
         sample = v.vectors.dots_at(np.arange(0, n, max(1, n // _LOW_SAMPLE)), v.scales, query)
         low = float(min(sample.min(), scores.min()))
         return v.rowids[picked], scores, low, float(scores.max())
+
+    def kind_rows(self, kinds: Sequence[str], start: int, stop: int) -> np.ndarray:
+        """Indices in [start, stop) of the rows whose kind is one of ``kinds``."""
+        codes = np.array([c for c in (kind_code(k, False) for k in kinds) if c != _TURN], np.uint8)
+        return start + np.flatnonzero(np.isin(self.view.kinds[start:stop], codes))
+
+    def scores_at(self, index: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Cosines of the rows at ``index`` (ascending) to one query (int8 rows, as
+        ``similar`` scores them; the sum's order may move the last float bit)."""
+        v = self.view
+        return v.vectors.dots_at(index, v.scales, query)
 
     def similar(
         self, queries: np.ndarray, threshold: float, below: int, kinds: Sequence[str]

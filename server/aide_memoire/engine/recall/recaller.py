@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,33 +17,16 @@ import numpy as np
 
 from ...logs import get_logger
 from ..core.models import Hit, MemoryRecord
-from ..core.text import (
-    addresses_someone,
-    feedback_terms,
-    named_words,
-    names_something,
-    query_shape,
-    query_terms,
-    states_change,
-)
+from ..core.text import query_terms
 from ..storage.migrations import FTS_COLUMNS
 from ..storage.repositories import MemoryRows, VectorIndex
 from ..storage.store import RowFilter
-from .calibrate import DocumentCounts
 from .embed import Embedder
-from .fusion import KEYWORD_WEIGHTS, Candidates, RecallTuning, fuse, prefer_timed
-from .keyword_query import keyword_match
-from .keyword_query import keyword_terms as searched_terms
+from .fusion import KEYWORD_WEIGHTS, Candidates, RecallTuning
+from .keyword_path import CommonTerms, KeywordCaches, KeywordPath, SpeakerNames, row_fact
 from .mirror import VectorMirror
 from .rerank import Reranker, floor_for
-from .stages import (
-    RowFact,
-    lift_addressed,
-    lift_sessions,
-    prefer_named,
-    prefer_recent,
-    prefer_restated,
-)
+from .stages import RowFact
 
 __all__ = ["KEYWORD_WEIGHTS", "Adjuster", "DenseProfile", "Recaller", "RecallRequest",
            "RecallTuning"]
@@ -107,9 +89,10 @@ class Recaller:
         self.tables = tables
         self.cache = cache or VectorMirror(store.vectors)
         self.tuning = tuning or RecallTuning()
-        self.names = SpeakerNames()
-        self.common = CommonTerms()
-        self.counts = DocumentCounts()
+        # The keyword side's caches (keyword_path.py), shared with nothing else.
+        self.caches = KeywordCaches()
+        self.names: SpeakerNames = self.caches.names
+        self.common: CommonTerms = self.caches.common
         self._queries: dict[tuple[str, str], np.ndarray] = {}
         self._lock = threading.Lock()
         # Run in order after fusion unless the request is pure (see Adjuster).
@@ -176,6 +159,10 @@ class Recaller:
             return None
         return rowids, scores, low, high
 
+    def query_vector(self, query: str) -> np.ndarray:
+        """The query's unit vector, shared with recall's own (encoded once; see below)."""
+        return self._query_vector(query)
+
     def _query_vector(self, query: str) -> np.ndarray:
         """The query's vector; the last few are kept (per embedding space), so that a
         recall and a dense profile of the same prompt (the prompt hook's gate) encode
@@ -232,26 +219,24 @@ class Recaller:
         )
 
     def candidates(self, conn: Any, request: RecallRequest) -> Candidates:
-        """Both retrievers' scores for the query, before fusion (see fusion.fuse)."""
-        tuning = self.tuning
-        depth = max(tuning.depth, request.limit)
-        terms = query_terms(request.query)
-        names = self.names.lookup(conn, self.store, request.where.namespaces)
-        keyword_terms, named = searched_terms(terms, names, tuning)
-        match = self._keyword_match(conn, keyword_terms)
-        keyword: dict[int, float] = {}
-        if match is not None:
-            keyword = dict(
-                self.store.keyword_search(
-                    conn, match, request.where, max(tuning.keyword_depth, depth), self.weights
-                )
-            )
-        found = Candidates(keyword=keyword, dense={}, shape=query_shape(request.query))
-        if keyword and tuning.keyword_scale != "minmax":
-            found.keyword_ideal = self.counts.ideal(conn, self.store, keyword_terms)
-        dense_query = request.query
-        if not tuning.names_in_dense_query and named:
-            dense_query = without_names(request.query, {t for t in terms if t in names})
+        """Both retrievers' scores for the query, before fusion (see fusion.fuse): the
+        keyword path (keyword_path.py) with this recaller's dense side plugged in."""
+        return self.keyword_path().candidates(
+            conn, request.query, request.where, request.limit,
+            lambda rowids: {r: m.content for r, m in self.store.records(conn, rowids).items()},
+            dense=lambda found, names: self._dense_side(conn, request, found, names))
+
+    def keyword_path(self) -> KeywordPath:
+        """The keyword side and the stages after fusion, as this recaller runs them."""
+        return KeywordPath(self.store, self.tuning, self.weights, self.caches)
+
+    def _dense_side(self, conn: Any, request: RecallRequest, found: Candidates,
+                    names: set[str]) -> None:
+        """Fill ``found``'s dense side: the best ``depth`` rows and every keyword match,
+        for the query without ``names`` (the speakers the speaker boost handles)."""
+        depth = max(self.tuning.depth, request.limit)
+        keyword = found.keyword
+        dense_query = without_names(request.query, names) if names else request.query
         dense_all = self._dense(conn, request, keyword, dense_query)
         if dense_all is not None:
             rowids, scores, low, high = dense_all
@@ -268,16 +253,6 @@ class Recaller:
                         picked[rowid] = float(scores[i])
             found.dense, found.dense_low, found.dense_high = picked, low, high
             found.dense_live = True
-        if tuning.feedback_docs > 0:
-            found.feedback = self._feedback(conn, request, found, set(terms) | set(names))
-        if len(named) == 1:
-            (who,) = named
-            found.speaker_rows = {
-                rowid
-                for rowid, name in self.store.speakers(conn, found.rows()).items()
-                if name == who
-            }
-        return found
 
     def recall(self, conn: Any, request: RecallRequest) -> list[Hit]:
         found = self.candidates(conn, request)
@@ -294,13 +269,7 @@ class Recaller:
             read.update(self.store.records(conn, [r for r in rowids if r not in read]))
             return {r: _fact(read[r]) for r in rowids if r in read}
 
-        tuning = self.tuning
-        fused = prefer_timed(fuse(found, tuning), found.shape, tuning, contents)
-        fused = lift_sessions(fused, facts, tuning)
-        fused = lift_addressed(fused, found.speaker_rows, facts, tuning)
-        fused = prefer_named(fused, found.shape, facts, tuning)
-        fused = prefer_recent(fused, found.shape, facts, tuning)
-        fused = prefer_restated(fused, found.shape, found.speaker_rows, facts, tuning)
+        fused = self.keyword_path().rank(found, contents, facts)
         reranked: dict[int, float] = {}
         if self.reranker is not None and self.reranker.live():
             fused, reranked = self._rerank(conn, request, fused)
@@ -329,23 +298,6 @@ class Recaller:
             hits.append(to_hit(record, fused[rowid], scores_out, ranks))
         return hits
 
-    def _feedback(
-        self, conn: Any, request: RecallRequest, found: Candidates, known: set[str]
-    ) -> dict[int, float]:
-        """Keyword scores for the words the best rows of both sides share (RM3-like)."""
-        tuning = self.tuning
-        best: list[int] = []
-        for side in (found.keyword, found.dense):
-            best += sorted(side, key=lambda r: (-side[r], r))[: tuning.feedback_docs]
-        texts = [r.content for r in self.store.records(conn, dict.fromkeys(best)).values()]
-        terms = feedback_terms(texts, known, tuning.feedback_terms)
-        match = self._keyword_match(conn, terms) if terms else None
-        if match is None:
-            return {}
-        return dict(self.store.keyword_search(
-            conn, match, request.where, max(tuning.keyword_depth, tuning.depth), self.weights
-        ))
-
     def _rerank(
         self, conn: Any, request: RecallRequest, fused: dict[int, float]
     ) -> tuple[dict[int, float], dict[int, float]]:
@@ -372,88 +324,10 @@ class Recaller:
         out.update({r: RERANKED + p for r, p in read.items() if p >= floor})
         return out, read
 
-    def _keyword_match(self, conn: Any, terms: list[str]) -> str | None:
-        """The FTS5 query for ``terms`` (see keyword_query.keyword_match)."""
-        return keyword_match(
-            terms, self.store.size_hint(conn), self.tuning,
-            lambda words, threshold: self.common.check(conn, self.store, words, threshold),
-        )
-
-
-
-class CommonTerms:
-    """Which words are too common to rank by, remembered for a minute per threshold.
-
-    A word's document frequency moves slowly; a stale answer only shifts which words
-    the keyword side ranks by, never what is searched.
-    """
-
-    def __init__(self, ttl_s: float = 60.0, size: int = 4096) -> None:
-        self.ttl_s = ttl_s
-        self.size = size
-        self._seen: dict[tuple[str, int], tuple[float, bool]] = {}
-        self._lock = threading.Lock()
-
-    def check(self, conn: Any, store: MemoryRows, terms: Sequence[str], threshold: int) -> set[str]:
-        now = time.monotonic()
-        common: set[str] = set()
-        unknown: list[str] = []
-        with self._lock:
-            for term in terms:
-                seen = self._seen.get((term, threshold))
-                if seen is not None and now - seen[0] <= self.ttl_s:
-                    if seen[1]:
-                        common.add(term)
-                else:
-                    unknown.append(term)
-        if unknown:
-            found = store.common_terms(conn, unknown, threshold)
-            common |= found
-            with self._lock:
-                if len(self._seen) > self.size:
-                    self._seen.clear()
-                for term in unknown:
-                    self._seen[(term, threshold)] = (now, term in found)
-        return common
-
-
-class SpeakerNames:
-    """Name tokens of each namespace's speakers ("melanie" -> "Melanie"), cached briefly."""
-
-    def __init__(self, ttl_s: float = 10.0) -> None:
-        self.ttl_s = ttl_s
-        self._cache: dict[str, tuple[float, dict[str, str]]] = {}
-        self._lock = threading.Lock()
-
-    def lookup(self, conn: Any, store: MemoryRows, namespaces: Sequence[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        now = time.monotonic()
-        for namespace in namespaces:
-            with self._lock:
-                cached = self._cache.get(namespace)
-            if cached is None or now - cached[0] > self.ttl_s:
-                tokens: dict[str, str] = {}
-                for speaker in store.speaker_names(conn, namespace):
-                    for token in query_terms(speaker):
-                        tokens.setdefault(token, speaker)
-                cached = (now, tokens)
-                with self._lock:
-                    self._cache[namespace] = cached
-            out.update(cached[1])
-        return out
-
-    def forget(self, namespace: str) -> None:
-        with self._lock:
-            self._cache.pop(namespace, None)
-
 
 def _fact(record: MemoryRecord) -> RowFact:
-    at = record.observed_at or record.created_at
-    session = f"{record.namespace}\x00{record.session_id}" if record.session_id else None
-    return RowFact(session=session, at=at.timestamp() if at else None,
-                   named=names_something(record.content), speaker=record.speaker,
-                   addresses=addresses_someone(record.content),
-                   changes=states_change(record.content), names=named_words(record.content))
+    return row_fact(record.namespace, record.session_id,
+                    record.observed_at or record.created_at, record.content, record.speaker)
 
 
 def without_names(query: str, names: set[str]) -> str:

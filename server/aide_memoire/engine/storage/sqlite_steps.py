@@ -547,7 +547,7 @@ def _integrity(tx: Connection) -> None:
 
 # (version, name, apply), in order; engine/storage/migrations.py records them.
 # The mirror's int8 blocks, tombstones and their state (storage/sqlite/vector_blocks.py).
-_V13 = """
+_V14 = """
 CREATE TABLE vector_blocks (
     space TEXT NOT NULL,
     namespace TEXT NOT NULL,
@@ -605,8 +605,12 @@ STEPS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     # Forget's purge owed inside the file (a crash cannot lose it), and the fields that
     # decide recall sealed in the audit chain (trust/forget.py, trust/seal.py).
     (12, "integrity: owed purges, audited fields", _integrity),
+    # PostgreSQL counts each keyword term's documents in a table kept by the postings'
+    # triggers and drops the HNSW indexes recall never read (storage/postgres/schema.py
+    # step 13); FTS5 keeps its counts in its doclists, and sqlite-vec has no such index.
+    (13, "keyword term counts", _run("")),
     # The mirror's int8 blocks (storage/sqlite/vector_blocks.py): start-up reads them in
     # one pass instead of scanning vec0. A store's existing vectors are built into them
     # in the background at first use (no block state yet: stale, never read).
-    (13, "vector blocks", _run(_V13)),
+    (14, "vector blocks", _run(_V14)),
 )

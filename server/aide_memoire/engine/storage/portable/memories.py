@@ -12,6 +12,7 @@ always change together. ``rowid`` is the row's integer key: the indexes are keye
 from __future__ import annotations
 
 import builtins
+import json
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -54,6 +55,50 @@ class PortableMemoryRows(MemoryQueries):
     vectors: VectorIndex
     keywords: KeywordIndex
     render: Render
+    # The dialect's fragments for the statements below that differ only in them:
+    # ``same_slot``, session_id and position equal to two parameters, NULL matching NULL;
+    # ``id_in``, an id among one parameter's list (as ``ids_param`` passes it);
+    # ``holds``, the metadata text containing the parameter; ``citing_order``, the end of
+    # ``summaries_citing``'s statement.
+    same_slot: str
+    id_in: str
+    holds: str
+    citing_order: str = ""
+
+    @staticmethod
+    def ids_param(ids: builtins.list[str]) -> object:
+        return ids
+
+    def find_exact(
+        self,
+        conn: Connection,
+        namespace: str,
+        content: str,
+        kind: str,
+        session_id: str | None,
+        position: int | None,
+    ) -> str | None:
+        """An active or quarantined memory with the same text (and the same turn slot)."""
+        found = conn.execute(
+            "SELECT id FROM memories WHERE namespace = ? AND content_hash = ? AND kind = ? "
+            f"AND status IN ('active', 'quarantined') AND {self.same_slot} LIMIT 1",
+            (namespace, content_hash(content), kind, session_id, position),
+        ).fetchone()
+        return str(found[0]) if found else None
+
+    def summaries_citing(
+        self, conn: Connection, namespace: str, memory_id: str, linked: Iterable[str]
+    ) -> builtins.list[tuple[int, str, str]]:
+        """(rowid, id, metadata JSON) of the namespace's summaries whose id is in ``linked``
+        or whose metadata names ``memory_id`` (a cheap text test; the caller parses)."""
+        return [
+            (int(r), str(i), str(m))
+            for r, i, m in conn.execute(
+                "SELECT rowid, id, metadata FROM memories WHERE namespace = ? "
+                f"AND kind = 'summary' AND ({self.id_in} OR {self.holds}){self.citing_order}",
+                (namespace, self.ids_param(sorted(linked)), json.dumps(memory_id)),
+            )
+        ]
 
     def insert(
         self, tx: Connection, row: NewRow, *, at: datetime | None = None, index: bool = True

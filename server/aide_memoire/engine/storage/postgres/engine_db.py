@@ -32,7 +32,7 @@ log = get_logger(__name__)
 
 POINTER_FILENAME = "postgres.store"
 # The tables that held a memory's text, and every vector table (vector_spaces).
-_PURGED = ("memories", "keyword_docs", "keyword_postings")
+_PURGED = ("memories", "keyword_docs", "keyword_postings", "keyword_terms")
 
 
 class EngineDatabase(PostgresDatabase):

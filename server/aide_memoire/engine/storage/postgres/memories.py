@@ -12,13 +12,11 @@ the answers.
 from __future__ import annotations
 
 import builtins
-import json
 from collections.abc import Iterable
 
 from ..filter import RowFilter
 from ..portable.memories import PortableMemoryRows
 from ..protocol import Connection
-from ..rows import content_hash
 from .filters import where_pg
 from .keyword_index import PostgresKeywordIndex
 from .vector_index import PostgresVectorIndex
@@ -30,6 +28,11 @@ class PostgresMemoryRows(PortableMemoryRows):
     """The ``memories`` table with its full-text and pgvector indexes."""
 
     render = staticmethod(where_pg)
+    same_slot = ("session_id IS NOT DISTINCT FROM ?::text "
+                 "AND position IS NOT DISTINCT FROM ?::bigint")
+    id_in = "id = ANY(?)"
+    holds = "strpos(metadata, ?) > 0"
+    citing_order = " ORDER BY rowid"
 
     def __init__(
         self,
@@ -45,40 +48,6 @@ class PostgresMemoryRows(PortableMemoryRows):
         return {int(r) for (r,) in conn.execute(
             f"SELECT m.rowid FROM memories m WHERE m.rowid = ANY(?) AND {clause}",
             [list(rowids), *params])}
-
-    def find_exact(
-        self,
-        conn: Connection,
-        namespace: str,
-        content: str,
-        kind: str,
-        session_id: str | None,
-        position: int | None,
-    ) -> str | None:
-        """An active or quarantined memory with the same text (and the same turn slot)."""
-        found = conn.execute(
-            "SELECT id FROM memories WHERE namespace = ? AND content_hash = ? AND kind = ? "
-            "AND status IN ('active', 'quarantined') "
-            "AND session_id IS NOT DISTINCT FROM ?::text "
-            "AND position IS NOT DISTINCT FROM ?::bigint LIMIT 1",
-            (namespace, content_hash(content), kind, session_id, position),
-        ).fetchone()
-        return str(found[0]) if found else None
-
-    def summaries_citing(
-        self, conn: Connection, namespace: str, memory_id: str, linked: Iterable[str]
-    ) -> builtins.list[tuple[int, str, str]]:
-        """(rowid, id, metadata JSON) of the namespace's summaries whose id is in ``linked``
-        or whose metadata names ``memory_id`` (a cheap text test; the caller parses)."""
-        return [
-            (int(r), str(i), str(m))
-            for r, i, m in conn.execute(
-                "SELECT rowid, id, metadata FROM memories WHERE namespace = ? "
-                "AND kind = 'summary' AND (id = ANY(?) OR strpos(metadata, ?) > 0) "
-                "ORDER BY rowid",
-                (namespace, sorted(linked), json.dumps(memory_id)),
-            )
-        ]
 
     def metadata_values(
         self, conn: Connection, namespace: str, kind: str, source: str, key: str

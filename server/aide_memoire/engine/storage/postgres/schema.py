@@ -10,9 +10,11 @@ its own kind of index:
 - the keyword index: until step 11, ``memory_fts``, one ``tsvector`` per memory with a
   GIN index; from step 11, FTS5's own postings in b-tree tables (``keyword_docs``,
   ``keyword_postings``, ``keyword_totals``; keyword.py), written in the memory's
-  transaction and deleted with it (cascade).
+  transaction and deleted with it (cascade); from step 13 each term's document count
+  (``keyword_terms``), kept by the postings' triggers.
 - dense vectors: one table per embedding space, made when the space is first used
-  (vectors.py), as in SQLite; step 2 makes the registry and loads pgvector.
+  (vectors.py), as in SQLite; step 2 makes the registry and loads pgvector. Until step
+  13 each had an HNSW index; from step 13 none (recall scores the in-process mirror).
 
 Steps 4 and 5 made the code index in every SQLite store and step 10 dropped it again
 from stores that never indexed code: a new store has none of it, and here neither step
@@ -393,6 +395,62 @@ CREATE TABLE IF NOT EXISTS purge_owed (
 )
 """
 
+# Each term's document count, kept in step with the postings by statement triggers (one
+# upsert per written document, in its transaction), so that bm25's idf reads one key per
+# (term, namespace) instead of counting the term's postings: 17-54 ms a common word at
+# 100k under load (docs/postgres.md, "The tail, profiled"). Per namespace, under the same
+# row-level policy as the postings, so a role counts (and sees the words of) only the
+# namespaces it may read, as a count of the postings did; a count that reaches zero
+# leaves with its row, so a forgotten word stays in no table. Writers already queue on
+# one row lock (database.py), so a common term's row adds no wait of its own.
+# The HNSW indexes go: recall scores the in-process mirror exactly (every row, which the
+# gate's mean and spread need), never the index, and each written vector paid ~5.5 ms
+# for it. ``vectors.knn`` stays, exact (a scan of the namespace's partition).
+_V13 = """
+CREATE TABLE keyword_terms (
+    term TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    docs BIGINT NOT NULL,
+    PRIMARY KEY (term, namespace)
+);
+INSERT INTO keyword_terms (term, namespace, docs)
+    SELECT term, namespace, count(*) FROM keyword_postings GROUP BY term, namespace;
+CREATE FUNCTION keyword_terms_count() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $body$
+BEGIN
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        UPDATE keyword_terms t SET docs = t.docs - g.n
+            FROM (SELECT term, namespace, count(*) AS n FROM gone GROUP BY term, namespace) g
+            WHERE t.term = g.term AND t.namespace = g.namespace;
+        DELETE FROM keyword_terms t USING (SELECT DISTINCT term, namespace FROM gone) g
+            WHERE t.term = g.term AND t.namespace = g.namespace AND t.docs <= 0;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        INSERT INTO keyword_terms AS t (term, namespace, docs)
+            SELECT term, namespace, count(*) FROM added GROUP BY term, namespace
+            ORDER BY term, namespace
+            ON CONFLICT (term, namespace) DO UPDATE SET docs = t.docs + excluded.docs;
+    END IF;
+    RETURN NULL;
+END
+$body$;
+CREATE TRIGGER keyword_terms_added AFTER INSERT ON keyword_postings
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION keyword_terms_count();
+CREATE TRIGGER keyword_terms_gone AFTER DELETE ON keyword_postings
+    REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION keyword_terms_count();
+CREATE TRIGGER keyword_terms_moved AFTER UPDATE ON keyword_postings
+    REFERENCING OLD TABLE AS gone NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION keyword_terms_count();
+DO $drop$
+DECLARE vectors TEXT;
+BEGIN
+    FOR vectors IN SELECT table_name FROM vector_spaces LOOP
+        EXECUTE format('DROP INDEX IF EXISTS %I', vectors || '_hnsw');
+    END LOOP;
+END
+$drop$;
+"""
+
 # The SQL of each step by version; names come from engine/storage/migrations.py (one history
 # for both backends). An empty script records the step (see the module docstring).
 STEPS: dict[int, str] = {
@@ -400,7 +458,8 @@ STEPS: dict[int, str] = {
     # The owed purges only: sealing the audited fields rests on SQLite's TEMP triggers
     # (trust/seal.py) and is not done on this backend yet (docs/postgres.md).
     12: _V12,
+    13: _V13,
     # SQLite's int8 vector blocks: here the mirror reads the vector table (the blocks are
     # optional; docs/benchmarks.md, "A million memories, second round").
-    13: "",
+    14: "",
 }

@@ -30,7 +30,7 @@ POLICY = "namespace_role"
 
 # Tables with a namespace column, and how tables keyed by a memory find theirs.
 _BY_NAMESPACE = (
-    "memories", "keyword_docs", "keyword_postings", "vector_state", "review_items",
+    "memories", "keyword_docs", "keyword_postings", "keyword_terms", "vector_state", "review_items",
     "namespace_sizes", "entities", "facts", "entity_edges", "memory_links",
     "maintenance_runs", "maintenance_leases", "memory_terms", "memory_updates",
 )

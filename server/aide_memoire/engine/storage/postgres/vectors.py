@@ -2,14 +2,13 @@
 
 As in SQLite (engine/storage/vectors.py), each embedding space (model + dimension) has its own
 table, registered in ``vector_spaces``, and recall only compares vectors of one space.
-The table is partitioned by namespace (LIST), and its HNSW index (cosine) is made per
-partition: a search in a namespace walks that namespace's graph only, so a small
-namespace beside a large one is neither slowed nor starved of results, which a filter
-applied after one shared graph would do. Vectors follow their memory on delete (cascade).
+The table is partitioned by namespace (LIST): a search in a namespace reads that
+namespace's partition only, so a small namespace beside a large one is neither slowed
+nor starved of results. Vectors follow their memory on delete (cascade).
 
-HNSW is approximate: a search looks at ``hnsw.ef_search`` candidates and returns at most
-that many; it is raised to ``k`` per search (up to pgvector's 1000), and a larger ``k``
-is answered exactly, by a scan.
+No ANN index (schema step 13 dropped the HNSW indexes of earlier stores): recall scores
+the in-process mirror, exactly, and never read one, while each written vector paid ~5.5
+ms for it (docs/postgres.md, "HNSW"). :func:`knn` is exact: a scan of the partitions.
 """
 
 from __future__ import annotations
@@ -30,8 +29,7 @@ __all__ = [
 ]
 
 _KEY_RE = re.compile(r"^[0-9a-z_]+$")
-_EF_MAX = 1000  # pgvector's ceiling for hnsw.ef_search
-_DIM_MAX = 2000  # pgvector's HNSW limit for vector(n)
+_DIM_MAX = 16000  # pgvector's limit for vector(n)
 
 
 def table_name(space_key: str) -> str:
@@ -49,7 +47,7 @@ def ensure_space(tx: PgConnection, key: str, model: str, dim: int, stamp: str) -
     """The space's table, made (with its index and policy) if this is its first use."""
     table = table_name(key)
     if not 0 < dim <= _DIM_MAX:
-        raise InvalidInput(f"an HNSW index holds 1 to {_DIM_MAX} dimensions, not {dim}")
+        raise InvalidInput(f"a pgvector vector holds 1 to {_DIM_MAX} dimensions, not {dim}")
     found = tx.execute("SELECT table_name, dim FROM vector_spaces WHERE key = ?", (key,))
     row = found.fetchone()
     if row is None:
@@ -69,8 +67,7 @@ def ensure_space(tx: PgConnection, key: str, model: str, dim: int, stamp: str) -
         f"    embedding vector({int(dim)}) NOT NULL,\n"
         "    PRIMARY KEY (namespace, rowid)\n"
         ") PARTITION BY LIST (namespace);\n"
-        f"CREATE INDEX {table}_rowid ON {table} (rowid);\n"
-        f"CREATE INDEX {table}_hnsw ON {table} USING hnsw (embedding vector_cosine_ops);"
+        f"CREATE INDEX {table}_rowid ON {table} (rowid);"
     )
     tx.execute(
         "INSERT INTO vector_spaces (key, model, dim, table_name, created_at) "
@@ -120,34 +117,18 @@ def knn(
     namespaces: Sequence[str],
     k: int,
 ) -> list[tuple[int, float]]:
-    """The ``k`` nearest (rowid, cosine similarity) across ``namespaces``, best first."""
+    """The ``k`` nearest (rowid, cosine similarity) across ``namespaces``, best first:
+    exact, each namespace's partition scanned."""
     if k <= 0 or not namespaces:
         return []
     query = PgVector(vector)
-    if conn.in_transaction:
-        return _knn(conn, table, query, namespaces, k)
-    # ef_search is set for this search only (SET LOCAL needs a transaction).
-    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-    try:
-        return _knn(conn, table, query, namespaces, k)
-    finally:
-        conn.execute("COMMIT")
-
-
-def _knn(
-    conn: PgConnection, table: str, query: PgVector, namespaces: Sequence[str], k: int
-) -> list[tuple[int, float]]:
-    if k <= _EF_MAX:
-        conn.execute("SELECT set_config('hnsw.ef_search', ?, true)", (str(max(k, 40)),))
-    else:
-        conn.execute("SELECT set_config('enable_indexscan', 'off', true)")
     found: list[tuple[int, float]] = []
     for namespace in sorted(set(namespaces)):
         found.extend(
             (int(r), float(s))
             for r, s in conn.execute(
                 f"SELECT rowid, 1 - (embedding <=> ?) AS score FROM {table} "
-                "WHERE namespace = ? ORDER BY embedding <=> ? LIMIT ?",
+                "WHERE namespace = ? ORDER BY embedding <=> ?, rowid LIMIT ?",
                 (query, namespace, query, k),
             )
         )

@@ -42,6 +42,7 @@ class LookupRow:
 
     rowid: int
     id: str
+    namespace: str
     content: str
     kind: str
     speaker: str | None
@@ -126,6 +127,11 @@ class KeywordLookup(MemoryQueries):
     def passing(self, conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
         return passing(conn, rowids, where)
 
+    def speakers(self, conn: Connection, rowids: Iterable[int]) -> dict[int, str]:
+        """Speaker of each given row that has one (as the store's ``speakers``)."""
+        return {r: row.speaker for r, row in self.rows(conn, rowids).items()
+                if row.speaker is not None}
+
     def rows(self, conn: Connection, rowids: Iterable[int]) -> dict[int, LookupRow]:
         """What an injected line needs of each row."""
         ids = list(dict.fromkeys(rowids))
@@ -133,7 +139,7 @@ class KeywordLookup(MemoryQueries):
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
             for values in conn.execute(
-                "SELECT rowid, id, content, kind, speaker, session_id, observed_at, "
+                "SELECT rowid, id, namespace, content, kind, speaker, session_id, observed_at, "
                 f"created_at FROM memories WHERE rowid IN ({','.join('?' * len(chunk))})",
                 chunk,
             ):

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from ..portable.memories import PortableMemoryRows
 from ..protocol import Connection
-from ..rows import RowFilter, content_hash
+from ..rows import RowFilter
 from .filters import passing, where_sql
 from .keyword import SqliteKeywordIndex
 from .vectors import SqliteVectorIndex
@@ -26,6 +26,15 @@ class SqliteMemoryRows(PortableMemoryRows):
     """The ``memories`` table with its FTS5 and vec0 indexes."""
 
     render = staticmethod(where_sql)
+    # '+' keeps the planner on the hash index: with session_id IS NULL it would take
+    # memories_ns_session and scan every non-turn row of the namespace.
+    same_slot = "+session_id IS ? AND +position IS ?"
+    id_in = "id IN (SELECT value FROM json_each(?))"
+    holds = "instr(metadata, ?) > 0"
+
+    @staticmethod
+    def ids_param(ids: builtins.list[str]) -> object:
+        return json.dumps(ids)
 
     def __init__(
         self, vectors: SqliteVectorIndex | None = None, keywords: SqliteKeywordIndex | None = None
@@ -36,41 +45,6 @@ class SqliteMemoryRows(PortableMemoryRows):
     def passing(self, conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
         """The rowids among ``rowids`` that pass ``where`` (see :func:`passing`)."""
         return passing(conn, rowids, where)
-
-    def find_exact(
-        self,
-        conn: Connection,
-        namespace: str,
-        content: str,
-        kind: str,
-        session_id: str | None,
-        position: int | None,
-    ) -> str | None:
-        """An active or quarantined memory with the same text (and the same turn slot)."""
-        found = conn.execute(
-            "SELECT id FROM memories WHERE namespace = ? AND content_hash = ? AND kind = ? "
-            "AND status IN ('active', 'quarantined') "
-            # '+' keeps the planner on the hash index: with session_id IS NULL it would
-            # take memories_ns_session and scan every non-turn row of the namespace.
-            "AND +session_id IS ? AND +position IS ? LIMIT 1",
-            (namespace, content_hash(content), kind, session_id, position),
-        ).fetchone()
-        return str(found[0]) if found else None
-
-    def summaries_citing(
-        self, conn: Connection, namespace: str, memory_id: str, linked: Iterable[str]
-    ) -> builtins.list[tuple[int, str, str]]:
-        """(rowid, id, metadata JSON) of the namespace's summaries whose id is in ``linked``
-        or whose metadata names ``memory_id`` (a cheap text test; the caller parses)."""
-        return [
-            (int(r), str(i), str(m))
-            for r, i, m in conn.execute(
-                "SELECT rowid, id, metadata FROM memories WHERE namespace = ? "
-                "AND kind = 'summary' "
-                "AND (id IN (SELECT value FROM json_each(?)) OR instr(metadata, ?) > 0)",
-                (namespace, json.dumps(sorted(linked)), json.dumps(memory_id)),
-            )
-        ]
 
     def metadata_values(
         self, conn: Connection, namespace: str, kind: str, source: str, key: str

@@ -32,7 +32,7 @@ from ..repositories import BlockReader
 
 __all__ = ["FULL", "SqliteVectorBlocks", "rebuild"]
 
-# The tables: engine/storage/migrations.py, step 13.
+# The tables: engine/storage/migrations.py, step 14.
 
 FULL = 4096  # rows a block holds: 1.8 MB at 384-d, 245 of them at a million rows
 _TAIL_MERGE = 2  # merge the last two small blocks when the older is at most this x newer

@@ -30,7 +30,7 @@ KEYWORD_TABLE = "memory_fts"  # rebuilt on the target by its own keyword index
 # 11: FTS5's tokens in b-tree tables). Whichever the source has is rebuilt once on the
 # target by the target's own index; the other tables of PostgreSQL's go with it.
 _KEYWORD_DOCUMENTS = {KEYWORD_TABLE, "keyword_docs"}
-_KEYWORD_PARTS = {"keyword_postings", "keyword_totals"}
+_KEYWORD_PARTS = {"keyword_postings", "keyword_totals", "keyword_terms"}
 _REGISTRY = "vector_spaces"  # written by the target's VectorIndex.ensure_space
 _VERSIONS = "schema_migrations"  # compared before the copy, never copied
 # Rows a store's own schema makes (PostgreSQL's step 1 marks the schema as ours): neither

@@ -155,7 +155,8 @@ class _Copy:
         if self.target.dialect == "postgres":
             for result in results:
                 # plans for the new rows; PostgreSQL's keyword index is its step-11 tables
-                tables = (("keyword_docs", "keyword_postings") if result.how == "rebuilt"
+                tables = (("keyword_docs", "keyword_postings", "keyword_terms")
+                          if result.how == "rebuilt"
                           else () if result.how == "skipped" else (result.table,))
                 for table in tables:
                     self.tx.execute(f"ANALYZE {quote(table)}")
