@@ -81,7 +81,7 @@ def main() -> None:
         fill(memory, space, args.rows, rng)
         table = memory.internals.tables.table_name(space)
         out["rss_after_fill_mb"] = rss_mb()
-        cache = VectorMirror()
+        cache = VectorMirror(memory.internals.tables)
         conn = memory.internals.db.conn()
         queries = unit(rng, args.queries)
         times = []

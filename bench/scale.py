@@ -40,6 +40,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -371,6 +372,42 @@ def _reopened(args: argparse.Namespace, home: Path, tmp: Path,
     return out
 
 
+def _kept_state(kept: Path | None, seed: int, locomo: str | None) -> dict[str, Any]:
+    """What a kept store holds (its ids in write order, the hidden conversation's ids):
+    empty for a new store; refused when it was built with another seed or conversation."""
+    state: dict[str, Any] = {"ids": [], "by_id": {}}
+    if kept is None or not (kept / "manifest.json").exists():
+        return state
+    manifest = json.loads((kept / "manifest.json").read_text())
+    if manifest["seed"] != seed or (manifest["locomo"] or None) != locomo:
+        raise SystemExit(f"{kept} was built with seed {manifest['seed']} and conversation "
+                         f"{manifest['locomo']}: run with the same --seed and --locomo, or "
+                         "give another folder")
+    written = (kept / "ids.txt").read_text().split()
+    state["ids"] = written[: manifest["memories"]]
+    if len(written) > len(state["ids"]):  # a run stopped between the two files
+        (kept / "ids.txt").write_text("".join(f"{i}\n" for i in state["ids"]))
+    state["by_id"] = manifest["by_id"]
+    return state
+
+
+def _save_kept(kept: Path | None, seed: int, locomo: str | None, ids: list[str],
+               by_id: dict[str, str]) -> None:
+    """Record a kept store's ids after each batch (the ids file is appended: a
+    million ids rewritten every batch would cost more than the batch)."""
+    if kept is None:
+        return
+    kept.mkdir(parents=True, exist_ok=True)
+    ids_path, manifest = kept / "ids.txt", kept / "manifest.json"
+    have = json.loads(manifest.read_text())["memories"] if manifest.exists() else 0
+    if have < len(ids):
+        with ids_path.open("a") as out:
+            out.write("".join(f"{i}\n" for i in ids[have:]))
+    manifest.write_text(json.dumps(
+        {"seed": seed, "locomo": locomo if by_id else None, "by_id": by_id,
+         "memories": len(ids)}))
+
+
 def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The ``--bulk`` run (one namespace): rows per size, then the whole-store figures."""
@@ -389,22 +426,27 @@ def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
             _, turns, alone_ids = ingest(alone, sample, namespace)
             extra["locomo_alone_hit_at_10"] = _locomo_hits(alone, sample, alone_ids, namespace)
             extra["locomo_turns"] = turns
-    with tempfile.TemporaryDirectory(prefix="aide-scale-", dir=args.tmp) as tmp:
+    kept = args.keep or args.reuse
+    with contextlib.ExitStack() as outer:
+        tmp = (str(kept) if kept is not None else outer.enter_context(
+            tempfile.TemporaryDirectory(prefix="aide-scale-", dir=args.tmp)))
         home = Path(tmp) / "home"
-        ids: list[str] = []
+        saved = _kept_state(kept, seed, args.locomo_sample if sample is not None else None)
+        ids: list[str] = saved["ids"]
         with contextlib.ExitStack() as stack:
             memory = stack.enter_context(Memory(settings=_settings(home, args.model, facts)))
             memory.recall("warm up the model", namespace=namespace)
             composer = Composer(memory, TEMPLATES, seed)
             extra["fidelity"] = composer.fidelity(
                 [make_item(item_rng(seed + 1, n), n) for n in range(300)])
-            by_id: dict[str, str] = {}
-            if sample is not None:
+            by_id: dict[str, str] = saved["by_id"]
+            if sample is not None and not by_id:
                 from locomo import ingest
 
                 _, _, by_id = ingest(memory, sample, namespace)
+                _save_kept(kept, seed, args.locomo_sample, ids, by_id)
             for size in sizes:
-                started = time.perf_counter()
+                started, before = time.perf_counter(), len(ids)
                 bulk_to = max(len(ids), size - args.probe)
                 while len(ids) < bulk_to:
                     count = min(args.bulk_batch, bulk_to - len(ids))
@@ -413,6 +455,7 @@ def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
                     ids += bulk_write(memory, items, [namespace] * count,
                                       composer.vectors(items), pipeline=args.bulk_pipeline,
                                       skip_hooks=args.bulk_skip)
+                    _save_kept(kept, seed, args.locomo_sample, ids, by_id)
                 bulk_s = time.perf_counter() - started
                 rates = []
                 while len(ids) < size:
@@ -423,13 +466,14 @@ def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
                     ids += memory.store_many([{"content": it["content"], "tags": it["tags"]}
                                               for it in items], namespace=namespace)
                     rates.append(count / (time.perf_counter() - t0))
+                _save_kept(kept, seed, args.locomo_sample, ids, by_id)
                 targets = _targets(seed, size, ids, args.queries)
                 for _memory_id, _item, query in targets[:3]:  # warm the caches for this size
                     memory.recall(query, namespace=namespace)
                 row: dict[str, Any] = {
                     "backend": "sqlite", "layout": "one", "namespaces": 1, "size": size,
-                    "bulk_per_s": (bulk_to - (rows[-1]["size"] if rows else 0)) / bulk_s
-                    if bulk_s else 0.0,
+                    "bulk_per_s": (bulk_to - before) / bulk_s if bulk_to > before
+                    else float("nan"),
                     "store_many_per_s": percentile(rates, 50) if rates else float("nan"),
                     **_time_queries(memory, namespace, targets)}
                 if sample is not None:
@@ -442,6 +486,9 @@ def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
                             "load": os.getloadavg()[0]})
                 rows.append(row)
                 print(table(list(row), [list(row.values())]), file=sys.stderr, flush=True)
+                t0 = time.perf_counter()  # a store from before the blocks builds them now
+                memory.internals.mirror.wait_for_rebuilds()
+                row["blocks_wait_s"] = time.perf_counter() - t0
                 memory.close()  # the store as a user would find it: closed, then opened
                 row["reopened"] = _reopened(args, home, Path(tmp), targets)
                 print(json.dumps(row["reopened"]), file=sys.stderr, flush=True)
@@ -452,19 +499,31 @@ def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
                     composer.memory = memory
         if args.forget_share > 0:
             targets = _targets(seed, sizes[-1], ids, 1)
+            if kept is not None:  # a kept store stays whole: forget on a copy of it
+                copy = Path(tmp) / "forget-copy"
+                shutil.rmtree(copy, ignore_errors=True)
+                shutil.copytree(home, copy)
+                outer.callback(shutil.rmtree, copy, True)
+                home = copy
             with Memory(settings=_settings(home, args.model, facts)) as memory:
                 frng = random.Random(seed - 1)
                 share = int(args.forget_share * sizes[-1])
-                # Past --forget-max the cost is timed on that many and scaled to the share
-                # (each forget is its own transaction: the cost per forget is the figure).
-                doomed = frng.sample(range(sizes[-1]), min(share, args.forget_max))
+                # One forget on its own (it purges the whole index), then one batch of the
+                # share (at most --forget-max, scaled up past it: an upper bound, as the
+                # batch's purge is paid once).
+                single = frng.randrange(sizes[-1])
                 t0 = time.perf_counter()
-                for number in doomed:
-                    memory.forget(ids[number], namespace=namespace)
+                memory.forget(ids[single], namespace=namespace)
+                single_s = time.perf_counter() - t0
+                doomed = [n for n in frng.sample(range(sizes[-1]), min(share, args.forget_max))
+                          if n != single]
+                t0 = time.perf_counter()
+                forgotten = memory.forget_many([ids[n] for n in doomed], namespace=namespace)
                 forget_s = time.perf_counter() - t0
                 t0 = time.perf_counter()
                 memory.recall(targets[0][2], namespace=namespace, limit=10)
-                extra["forget"] = {"count": len(doomed), "seconds": forget_s, "share": share,
+                extra["forget"] = {"single_forget_s": single_s, "count": forgotten,
+                                   "seconds": forget_s, "share": share,
                                    "share_seconds_projected": forget_s * share / len(doomed),
                                    "per_forget_ms": 1000 * forget_s / len(doomed),
                                    "first_recall_after_s": time.perf_counter() - t0,
@@ -511,6 +570,12 @@ def main() -> None:
     parser.add_argument("--forget-share", type=float, default=0.1)
     parser.add_argument("--forget-max", type=int, default=3000)
     parser.add_argument("--tmp", default=None, help="folder for the temporary store")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="bulk: build the store in this folder and keep it (with its "
+                        "ids), growing it where a run left it")
+    parser.add_argument("--reuse", type=Path, default=None,
+                        help="bulk: open the store kept in this folder (migrated as a "
+                        "user's store would be) and grow it only past its size")
     parser.add_argument("--serve-child", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--targets", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--json", type=Path, default=None, dest="json_path")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from aide_memoire import Memory
 
@@ -71,3 +72,42 @@ def test_forgetting_a_held_memory_closes_its_review_item(mem: Memory) -> None:
     assert mem.review_queue(namespace="p") == []
     decision = mem.review_decide(item.id, "approve")
     assert not decision.applied and decision.status == "expired"
+
+
+def test_forget_many_deletes_them_all_and_purges_once(tmp_path: Path) -> None:
+    """A batch forget: every chosen memory leaves the rows, the keyword index and the
+    vector blocks (no int8 copy left behind a tombstone), the index is rewritten once
+    for the whole batch, and unknown ids are only not counted."""
+    import pytest
+
+    from aide_memoire.engine.core.errors import InvalidInput
+
+    home = tmp_path / "home"
+    with Memory(home) as memory:
+        _fill(memory, 40)
+        target = memory.store(f"The vault code word is {MARK}, tell nobody", namespace="p")
+        others = memory.store_many([{"content": f"shelf {i} holds the spare fuses"}
+                                    for i in range(5)], namespace="p")
+        keywords = memory.internals.store.keywords
+        rewrites: list[int] = []
+        optimize = keywords.optimize
+
+        def counted(tx: Any) -> None:
+            rewrites.append(1)
+            optimize(tx)
+
+        keywords.optimize = counted  # type: ignore[method-assign]
+        with pytest.raises(InvalidInput, match="list of non-empty id strings"):
+            memory.forget_many(target, namespace="p")  # a bare string is not a list
+        assert memory.forget_many([target, *others, "mem_missing"], namespace="p") == 6
+        assert rewrites == [1]
+        assert _found(home) == []
+        assert all(h.id not in {target, *others}
+                   for h in memory.recall("vault code word spare fuses", namespace="p"))
+        space = memory.internals.embedder.space
+        assert space is not None
+        blocks: Any = memory.internals.tables.blocks  # type: ignore[attr-defined]
+        conn = memory.internals.db.conn()
+        assert blocks.tombstones(conn, space.key, "p") == 0
+        total, _, _ = blocks.read(conn, space.key, "p", space.dim)
+        assert total == 40

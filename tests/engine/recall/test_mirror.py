@@ -10,6 +10,7 @@ import numpy as np
 
 from aide_memoire import Memory
 from aide_memoire.engine.recall.mirror import VectorMirror, _Slice, sign_bits
+from aide_memoire.engine.storage.portable.vectors import PortableVectorReads
 
 TOPICS = ["deploy", "billing", "kitchen", "garden", "travel", "music", "sport", "health"]
 
@@ -65,15 +66,16 @@ def test_the_budget_evicts_and_an_oversize_namespace_is_streamed(memory: Memory)
     space, table = _table(memory)
     query = memory.internals.embedder.encode(["the kitchen item on shelf 4"])[0]
     conn = memory.internals.db.conn()
-    full = VectorMirror()
+    reads = memory.internals.tables
+    full = VectorMirror(reads)
     exact = {ns: full.scores(conn, space, table, [ns], query) for ns in ("a", "b")}  # type: ignore[arg-type]
     per_row = _Slice.bytes_per_row(384)
-    small = VectorMirror(budget_bytes=per_row * 300)  # room for one namespace's slice only
+    small = VectorMirror(reads, budget_bytes=per_row * 300)  # room for one namespace's slice only
     for ns in ("a", "b"):
         rowids, scores, _, _ = small.scores(conn, space, table, [ns], query)  # type: ignore[arg-type]
         assert np.array_equal(rowids, exact[ns][0]) and np.allclose(scores, exact[ns][1])
     assert list(k[1] for k in small._slices) == ["b"] and small.nbytes <= small.budget_bytes
-    tiny = VectorMirror(budget_bytes=per_row * 10)  # smaller than any namespace: streamed
+    tiny = VectorMirror(reads, budget_bytes=per_row * 10)  # smaller than any namespace: streamed
     rowids, scores, low, high = tiny.scores(conn, space, table, ["a"], query)  # type: ignore[arg-type]
     assert not tiny._slices and np.array_equal(rowids, exact["a"][0])
     # Streamed from the table (no neighbour smoothing; these are notes): the same cosines.
@@ -87,8 +89,8 @@ def test_a_slice_keeps_one_copy_and_scores_a_big_one_through_its_shortlist() -> 
     raw /= np.linalg.norm(raw, axis=1, keepdims=True)
     piece = _Slice(384)
     rows = [(i + 1, raw[i].tobytes(), None, None, "note") for i in range(len(raw))]
-    piece.append(rows[:20_000], lambda ids: {})
-    piece.append(rows[20_000:], lambda ids: {})
+    piece.append(rows[:20_000], lambda session, low, high: [], lambda ids: {})
+    piece.append(rows[20_000:], lambda session, low, high: [], lambda ids: {})
     view = piece.view
     assert view.size == len(raw) and view.vectors.blocks[0].shape[1] == 384
     assert piece.nbytes < 1.6 * len(raw) * _Slice.bytes_per_row(384)  # one copy, growth slack
@@ -169,7 +171,7 @@ def test_a_mirror_that_followed_the_store_scores_as_one_just_opened(memory: Memo
         _fill_ids(memory, "p", 7)
         memory.recall("garden", namespace="p")  # appends only: the turn before re-smoothed
     conn = memory.internals.db.conn()
-    fresh = VectorMirror()
+    fresh = VectorMirror(PortableVectorReads())  # from vec0, as a store before the blocks
     loads: list[bool] = []
     cold = fresh._cold
 
@@ -194,3 +196,66 @@ def _fill_ids(memory: Memory, namespace: str, count: int) -> list[str]:
         [{"content": f"Note {n} about {TOPICS[n % len(TOPICS)]}: item {n * 7919 % 1000} "
                      f"was moved to shelf {n % 13}"} for n in range(start, start + count)],
         namespace=namespace)
+
+
+def _state_of(memory: Memory, namespace: str) -> tuple[str, int, int, float] | None:
+    space = memory.internals.embedder.space
+    assert space is not None
+    blocks: Any = memory.internals.tables.blocks  # type: ignore[attr-defined]
+    return blocks.state(memory.internals.db.conn(), space.key,  # type: ignore[no-any-return]
+                                                namespace)
+
+
+def test_a_mirror_started_from_the_blocks_scores_as_one_read_from_vec0(memory: Memory) -> None:
+    """The int8 blocks follow every write (appends, a turn re-smoothing its neighbour, a
+    forget's tombstone, a replaced vector): a mirror loaded from them gives the same
+    scores, to the bit, as one that scans vec0, and reads no vec0 partition."""
+    first = _fill_ids(memory, "p", 25)
+    memory.store_conversation([{"speaker": "Ana", "content": "I moved the garden tools."},
+                               {"speaker": "Ben", "content": "To which shelf?"}],
+                              namespace="p", session_id="s1")
+    memory.forget(first[2], namespace="p")
+    memory.update(first[4], namespace="p", content="The garden rake now hangs on shelf 9.")
+    memory.store_conversation([{"speaker": "Ana", "content": "Shelf 4, by the door."}],
+                              namespace="p", session_id="s1")
+    state = _state_of(memory, "p")
+    assert state is not None and state[0] == "live"
+    space, table = _table(memory)
+    conn = memory.internals.db.conn()
+    query = memory.internals.embedder.encode(["who moved the garden item to shelf 4"])[0]
+    from_blocks = VectorMirror(memory.internals.tables)
+    scanned: list[bool] = []
+    from_blocks._cold = lambda *a, **k: scanned.append(True)  # type: ignore[method-assign]
+    from_vec0 = VectorMirror(PortableVectorReads())
+    got = from_blocks.scores(conn, space, table, ["p"], query)  # type: ignore[arg-type]
+    want = from_vec0.scores(conn, space, table, ["p"], query)  # type: ignore[arg-type]
+    assert not scanned and len(got[0]) == 25 - 1 + 3
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert got[2:] == want[2:]
+
+
+def test_blocks_missing_are_rebuilt_in_the_background_while_writes_go_on(
+        memory: Memory) -> None:
+    """A store from before the blocks (here: their state dropped) loads from vec0, and
+    the blocks are rebuilt in the background; a write landing meanwhile is kept; then a
+    new mirror starts from them with the same scores."""
+    _fill_ids(memory, "p", 30)
+    space, table = _table(memory)
+    with memory.internals.db.write() as tx:
+        memory.internals.tables.blocks.drop(tx, space.key)  # type: ignore[attr-defined]
+    memory.recall("garden", namespace="p")  # loads from vec0, starts the rebuild
+    _fill_ids(memory, "p", 5)
+    memory.internals.mirror.wait_for_rebuilds(60)
+    memory.recall("garden", namespace="p")
+    memory.internals.mirror.wait_for_rebuilds(60)
+    state = _state_of(memory, "p")
+    assert state is not None and state[0] == "live"
+    conn = memory.internals.db.conn()
+    query = memory.internals.embedder.encode(["the kitchen item on shelf 4"])[0]
+    from_blocks = VectorMirror(memory.internals.tables)
+    scanned: list[bool] = []
+    from_blocks._cold = lambda *a, **k: scanned.append(True)  # type: ignore[method-assign]
+    got = from_blocks.scores(conn, space, table, ["p"], query)  # type: ignore[arg-type]
+    want = VectorMirror(PortableVectorReads()).scores(conn, space, table, ["p"], query)  # type: ignore[arg-type]
+    assert not scanned and len(got[0]) == 35
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

@@ -146,6 +146,16 @@ class AsyncMemory(AsyncBase):
         """Delete a memory from the rows and every index. False if there was none."""
         return await self._run(self.sync.forget, memory_id, namespace=namespace)
 
+    async def forget_many(
+        self,
+        memory_ids: Sequence[str],
+        *,
+        namespace: str,
+    ) -> int:
+        """Delete many memories of a namespace, purging the indexes once for all of them (a forget
+        at a time rewrites the keyword index each time); how many were found."""
+        return await self._run(self.sync.forget_many, memory_ids, namespace=namespace)
+
     async def get(
         self,
         memory_id: str,

@@ -204,6 +204,11 @@ class Memory:
         """Delete a memory from the rows and every index. False if there was none."""
         return self._services.trust.forget(memory_id, namespace=namespace)
 
+    def forget_many(self, memory_ids: Sequence[str], *, namespace: str) -> int:
+        """Delete many memories of a namespace, purging the indexes once for all of them
+        (a forget at a time rewrites the keyword index each time); how many were found."""
+        return self._services.trust.forget_many(memory_ids, namespace=namespace)
+
     def get(self, memory_id: str, *, namespace: str) -> MemoryRecord:
         return self._services.records.get(memory_id, namespace=namespace)
 

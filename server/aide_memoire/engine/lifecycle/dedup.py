@@ -165,7 +165,7 @@ class NearDuplicates:
         self.settings = settings
         self.space = space
         self.actor = actor
-        self.mirror = mirror if mirror is not None else VectorMirror()
+        self.mirror = mirror if mirror is not None else VectorMirror(store.vectors)
         self.db = db
         # Big namespaces are checked through a hashing index, not a scan (near_index.py).
         self.indexes = SliceIndexes(DEDUP_KINDS)

@@ -96,6 +96,9 @@ class RecallTuning:
     prune_above: int = 5_000
     common_share: float = 0.01
     common_floor: int = 1000
+    # ... and at most this many rows: 1% of a million is 10k rows, each scored by FTS5
+    # for a word called "rare". Changes nothing up to 500k rows (issue 28).
+    common_cap: int = 5000
     # Namespaces bigger than this are ranked by the sign bits of their vectors first, and
     # only the best `shortlist` rows (and every keyword match) get an exact cosine: the
     # float scan is memory-bound (154 MB at 100k rows). None: always exact.

@@ -51,7 +51,8 @@ def keyword_match(
     if len(words) < 2 or size <= tuning.prune_above:
         return fts_query(words)
     # Rounded so that cached answers survive a few writes.
-    threshold = max(tuning.common_floor, int(tuning.common_share * size) // 1000 * 1000)
+    threshold = max(tuning.common_floor,
+                    min(tuning.common_cap, int(tuning.common_share * size) // 1000 * 1000))
     found = common(words, threshold)
     rare = [t for t in words if t not in found]
     often = [t for t in words if t in found]

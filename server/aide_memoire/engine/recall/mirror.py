@@ -31,10 +31,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..core.validate import KINDS
+from ...logs import get_logger
+from ..storage.protocol import Connection, Database
+from ..storage.repositories import BlockReader
+from ..storage.repositories import MirrorReads as VectorReads
+from ..storage.vector_codec import TURN, Packed, kind_code, quantise, sign_bits
 from .embed import EmbeddingSpace
 
-__all__ = ["NEIGHBOUR_WEIGHTS", "VectorMirror", "quantise", "sign_bits"]
+__all__ = ["NEIGHBOUR_WEIGHTS", "VectorMirror", "VectorReads", "quantise", "sign_bits"]
+
+log = get_logger(__name__)
 
 # Free dense context for a turn: its vector plus a little of the turns around it in the
 # session (no extra encoding). Measured on LOCOMO: docs/benchmarks.md.
@@ -44,9 +50,8 @@ _LOW_SAMPLE = 1024  # rows whose cosine sets a big slice's low end for min-max s
 _CHUNK = 16_384  # rows converted to float32 at a time: bounds the scoring temporaries
 _BLOCK = _CHUNK  # rows per block of a slice's vectors (Blocks)
 _SIMILAR_CELLS = 2**22  # cosines computed at once by a near-duplicate check (16 MB)
-_KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
 _MIN_ROWS = 256  # first capacity of a slice; it grows by half
-_TURN = 255  # kind code of a session turn (never a near-duplicate candidate)
+_TURN = TURN  # kind code of a session turn (never a near-duplicate candidate)
 
 
 def _closest(distance: np.ndarray, count: int) -> np.ndarray:
@@ -67,29 +72,26 @@ def _dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     return out
 
 
-def quantise(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row as int8 (its largest component at +-127) and the float32 scale that
-    turns it back into the row; a zero row gets scale 0."""
-    vectors = np.asarray(vectors, dtype=np.float32)
-    peak = np.abs(vectors).max(axis=1) if vectors.size else np.zeros(len(vectors), np.float32)
-    scale = (peak / 127).astype(np.float32)
-    safe = np.where(scale > 0, scale, 1).astype(np.float32)
-    q = np.rint(vectors / safe[:, None]).clip(-127, 127).astype(np.int8)
-    return q, scale
-
-
 def _scored(q: np.ndarray, scale: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Cosines of int8 rows (with their scales) to a float32 query."""
     out: np.ndarray = _dot(q.astype(np.float32), query) * scale
     return out
 
 
-def sign_bits(vectors: np.ndarray, words: int) -> np.ndarray:
-    """Each row's signs packed into ``words`` uint64 (1 = positive)."""
-    packed = np.packbits(vectors > 0, axis=1)
-    padded = np.zeros((len(vectors), words * 8), dtype=np.uint8)
-    padded[:, : packed.shape[1]] = packed
-    return padded.view(np.uint64)
+def _dequantised(q: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    out: np.ndarray = q.astype(np.float32) * scale[:, None]
+    return out
+
+
+def _smoothed(own: np.ndarray, before: np.ndarray, after: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Turns' int8 rows from their own stored rows and their neighbours' (zero rows where
+    a turn has none), all dequantised: every path that smooths calls this, on the same
+    inputs, so a slice gets the same bytes however it was filled."""
+    vector = own + np.float32(NEIGHBOUR_WEIGHTS[-1]) * before \
+        + np.float32(NEIGHBOUR_WEIGHTS[1]) * after
+    norm = np.sqrt((vector * vector).sum(axis=1))
+    return quantise(vector / np.where(norm > 0, norm, 1).astype(np.float32)[:, None])
 
 
 class Blocks(NamedTuple):
@@ -142,6 +144,22 @@ class Blocks(NamedTuple):
             self.blocks[b][offset : offset + count] = values[done : done + count]
             done += count
 
+    def take(self, index: np.ndarray) -> np.ndarray:
+        """The int8 rows at ``index`` (any order)."""
+        out = np.empty((len(index), self.blocks[0].shape[1] if self.blocks else 0), np.int8)
+        which = index // _BLOCK
+        for b in np.unique(which).tolist():
+            at = np.flatnonzero(which == b)
+            out[at] = self.blocks[b][index[at] - b * _BLOCK]
+        return out
+
+    def put_at(self, index: np.ndarray, values: np.ndarray) -> None:
+        """Write ``values`` into the rows at ``index`` (any order)."""
+        which = index // _BLOCK
+        for b in np.unique(which).tolist():
+            at = np.flatnonzero(which == b)
+            self.blocks[b][index[at] - b * _BLOCK] = values[at]
+
     def dots(self, size: int, scale: np.ndarray, query: np.ndarray) -> np.ndarray:
         """Rows [0, size) dotted with ``query``."""
         parts = [_scored(self.blocks[b][: min(_BLOCK, size - b * _BLOCK)],
@@ -177,6 +195,10 @@ class View(NamedTuple):
 
 
 class _Slice:
+    """One (space, namespace)'s rows, rowid ascending. A turn's row is smoothed with its
+    session neighbours; no per-turn table is kept (a new turn finds its neighbours with
+    one indexed query per session of the batch)."""
+
     def __init__(self, dim: int, epoch: int = -1) -> None:
         self.dim = dim
         self.epoch = epoch
@@ -185,8 +207,6 @@ class _Slice:
         # Column-major sign bits: a big slice's first pass runs over long rows.
         self.view = View(0, np.zeros(0, np.int64), Blocks(()), np.zeros(0, np.float32),
                          np.zeros((self.words, 0), np.uint64), np.zeros(0, np.uint8))
-        self.slot: dict[tuple[str, int], int] = {}  # (session, position) -> row index
-        self.key_of: dict[int, tuple[str, int]] = {}
 
     @property
     def nbytes(self) -> int:
@@ -215,59 +235,172 @@ class _Slice:
         kinds[: v.size] = v.kinds[: v.size]
         return View(v.size, rowids, vectors, scales, bits, kinds)
 
-    def append(self, rows: Sequence[tuple[Any, ...]], raw_of: Any) -> None:
-        """Add (rowid, blob, session_id, position, kind) rows, rowid ascending.
-        ``raw_of(rowids)`` reads stored vectors of older rows a new turn re-smooths."""
-        v = self._grown(len(rows))
-        start, end = v.size, v.size + len(rows)
-        raw = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1)
-        v.rowids[start:end] = [r[0] for r in rows]
-        q, scale = quantise(raw)
-        v.vectors.put(start, q)
-        v.scales[start:end] = scale
-        v.kinds[start:end] = [_TURN if r[2] is not None and r[3] is not None
-                              else _KIND_CODE.get(str(r[4]), _TURN) for r in rows]
-        raws = {int(r[0]): raw[i] for i, r in enumerate(rows)}
-        touched: set[int] = set()
-        for offset, r in enumerate(rows):
-            if r[2] is None or r[3] is None:
-                continue
-            session, position = str(r[2]), int(r[3])
-            self.slot[(session, position)] = start + offset
-            self.key_of[start + offset] = (session, position)
-            touched.add(start + offset)
-            for delta in NEIGHBOUR_WEIGHTS:
-                near = self.slot.get((session, position - delta))
-                if near is not None:
-                    touched.add(near)
-        if touched:
-            self._smooth(v, touched, raws, raw_of)
-        # The bits come from the int8 rows, so they too follow from what is kept.
-        v.bits[:, start:end] = sign_bits(v.vectors.rows(start, end), self.words).T
-        for index in touched:
-            if index < start:
-                v.bits[:, index] = sign_bits(v.vectors.rows(index, index + 1), self.words)[0]
-        self.view = View(end, v.rowids, v.vectors, v.scales, v.bits, v.kinds)
+    def _put(self, v: View, start: int, block: Packed) -> None:
+        end = start + len(block)
+        v.rowids[start:end] = block.rowids
+        v.vectors.put(start, block.vectors)
+        v.scales[start:end] = block.scales
+        v.kinds[start:end] = block.kinds
+        v.bits[:, start:end] = block.bits.T
 
-    def _smooth(self, v: View, touched: set[int], raws: dict[int, Any], raw_of: Any) -> None:
-        plans: dict[int, list[tuple[float, int]]] = {}
-        for index in touched:
-            session, position = self.key_of[index]
-            terms = [(1.0, int(v.rowids[index]))]
-            for delta, weight in NEIGHBOUR_WEIGHTS.items():
-                near = self.slot.get((session, position + delta))
-                if near is not None:
-                    terms.append((weight, int(v.rowids[near])))
-            plans[index] = terms
-        wanted = {rowid for terms in plans.values() for _, rowid in terms} - set(raws)
-        if wanted:
-            raws.update(raw_of(sorted(wanted)))
-        for index, terms in plans.items():
-            vector = sum(weight * raws[rowid] for weight, rowid in terms)
-            norm = float(np.linalg.norm(vector))
-            q, scale = quantise((vector / norm if norm else vector)[None, :])
-            v.vectors.put(index, q)
-            v.scales[index] = scale[0]
+    def fill(self, total: int, listing: Sequence[tuple[int, int]],
+             block: Callable[[int], Packed]) -> None:
+        """Load stored int8 blocks (raw rows; :meth:`smooth_turns` follows), sized once."""
+        v = self._grown(total)
+        at = v.size
+        for seq, _ in listing:
+            rows = block(seq)
+            self._put(v, at, rows)
+            at += len(rows)
+        self.view = View(at, v.rowids, v.vectors, v.scales, v.bits, v.kinds)
+        if at > 1 and bool((np.diff(v.rowids[:at]) <= 0).any()):
+            self._sort()
+
+    def _sort(self) -> None:
+        """Rows back in rowid order (a replaced vector's new copy sits in a later block)."""
+        v = self.view
+        order = np.argsort(v.rowids[: v.size], kind="stable")
+        fresh = _Slice(self.dim)
+        w = fresh._grown(v.size)
+        for start in range(0, v.size, _CHUNK):
+            at = order[start : start + _CHUNK]
+            q = v.vectors.take(at)
+            self._put(w, start, Packed(v.rowids[at], v.scales[at], v.kinds[at],
+                                       v.bits[:, at].T, q))
+        self.view = View(v.size, w.rowids, w.vectors, w.scales, w.bits, w.kinds)
+
+    def add_raw(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Add (rowid, blob, session_id, position, kind) rows as stored, rowid ascending,
+        unsmoothed (a cold load: :meth:`smooth_turns` follows)."""
+        rowids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        raw = np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1)
+        q, scale = quantise(raw)
+        kinds = np.fromiter((kind_code(str(r[4]), r[2] is not None and r[3] is not None)
+                             for r in rows), np.uint8, len(rows))
+        v = self._grown(len(rows))
+        self._put(v, v.size, Packed(rowids, scale, kinds, sign_bits(q, self.words), q))
+        self.view = View(v.size + len(rows), v.rowids, v.vectors, v.scales, v.bits, v.kinds)
+
+    def _index_of(self, rowids: np.ndarray) -> np.ndarray:
+        """Row indices of ``rowids`` (-1 where the slice has no such row)."""
+        v = self.view
+        n = v.size
+        if not n:
+            return np.full(len(rowids), -1, np.int64)
+        at = np.minimum(np.searchsorted(v.rowids[:n], rowids), n - 1)
+        return np.where(v.rowids[at] == rowids, at, -1)
+
+    def smooth_turns(self, keys: Sequence[tuple[int, str, int]]) -> None:
+        """Smooth every turn of a freshly loaded slice (``keys``: (rowid, session,
+        position) by session and position), a chunk at a time from the stored rows: a
+        chunk's results are written after the next chunk has read its neighbours."""
+        if not keys:
+            return
+        index = self._index_of(np.fromiter((k[0] for k in keys), np.int64, len(keys)))
+        sessions = np.array([k[1] for k in keys], dtype=object)
+        positions = np.fromiter((k[2] for k in keys), np.int64, len(keys))
+        keep = index >= 0
+        index, sessions, positions = index[keep], sessions[keep], positions[keep]
+        follows = np.r_[False, (sessions[1:] == sessions[:-1])
+                        & (positions[1:] - positions[:-1] == 1)]
+        before = np.where(follows, np.r_[-1, index[:-1]], -1)
+        after = np.where(np.r_[follows[1:], False], np.r_[index[1:], -1], -1)
+        pending: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        for start in range(0, len(index), _CHUNK):
+            own = index[start : start + _CHUNK]
+            result = self._smooth(own, before[start : start + _CHUNK],
+                                  after[start : start + _CHUNK], self._stored)
+            if pending is not None:
+                self._write_smoothed(*pending)
+            pending = (own, *result)
+        if pending is not None:
+            self._write_smoothed(*pending)
+
+    def _stored(self, index: np.ndarray) -> np.ndarray:
+        v = self.view
+        return _dequantised(v.vectors.take(index), v.scales[index])
+
+    @staticmethod
+    def _smooth(own: np.ndarray, before: np.ndarray, after: np.ndarray,
+                rows_of: Callable[[np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Smoothed int8 rows for the rows at ``own``; ``before``/``after`` hold each
+        one's neighbour (-1: none); ``rows_of`` gives stored rows, dequantised."""
+        wanted = np.unique(np.concatenate([own, before[before >= 0], after[after >= 0]]))
+        stored = rows_of(wanted)
+
+        def of(index: np.ndarray) -> np.ndarray:
+            out = np.zeros((len(index), stored.shape[1]), np.float32)
+            present = index >= 0
+            out[present] = stored[np.searchsorted(wanted, index[present])]
+            return out
+
+        return _smoothed(of(own), of(before), of(after))
+
+    def _write_smoothed(self, index: np.ndarray, q: np.ndarray, scale: np.ndarray) -> None:
+        v = self.view
+        v.vectors.put_at(index, q)
+        v.scales[index] = scale
+        v.bits[:, index] = sign_bits(q, self.words).T
+
+    def append(self, rows: Sequence[tuple[Any, ...]],
+               neighbours: Callable[[str, int, int], list[tuple[int, int]]] | None = None,
+               raw_of: Callable[[list[int]], dict[int, np.ndarray]] | None = None) -> None:
+        """Add (rowid, blob, session_id, position, kind) rows, rowid ascending, and
+        re-smooth the turns they touch (theirs and the older ones next to them).
+        ``neighbours(session, low, high)`` lists a session's (rowid, position) in that
+        range, ``raw_of(rowids)`` the stored vectors of older rows (without them, as in
+        benches of notes only, turns stay unsmoothed)."""
+        start = self.view.size
+        self.add_raw(rows)
+        if neighbours is None or raw_of is None:
+            return
+        turns: dict[str, list[int]] = {}
+        for r in rows:
+            if r[2] is not None and r[3] is not None:
+                turns.setdefault(str(r[2]), []).append(int(r[3]))
+        if not turns:
+            return
+        own: list[int] = []
+        before: list[int] = []
+        after: list[int] = []
+        for session, new in turns.items():
+            # Positions within two of a new turn: the touched turns and their neighbours.
+            found = neighbours(session, min(new) - 2, max(new) + 2)
+            rowids = np.array([r for r, _ in found], np.int64)
+            at_of = dict(zip([p for _, p in found],
+                             self._index_of(rowids).tolist() if len(found) else [],
+                             strict=True))
+            touched = {p + d for p in new for d in (0, -1, 1)}
+            for position in sorted(touched):
+                index = at_of.get(position, -1)
+                if index < 0:
+                    continue
+                own.append(index)
+                before.append(at_of.get(position - 1, -1))
+                after.append(at_of.get(position + 1, -1))
+        if not own:
+            return
+        v = self.view
+
+        def rows_of(index: np.ndarray) -> np.ndarray:
+            # Stored rows as they are in a block: quantised from the stored float32.
+            # New rows are still raw in the slice; older turns are smoothed there, so
+            # they are read again from the store.
+            out = np.empty((len(index), self.dim), np.float32)
+            old = [i for i in index.tolist() if i < start]
+            raw = raw_of([int(v.rowids[i]) for i in old]) if old else {}
+            for k, i in enumerate(index.tolist()):
+                if i >= start:
+                    out[k] = _dequantised(v.vectors.rows(i, i + 1), v.scales[i : i + 1])[0]
+                else:
+                    q, scale = quantise(raw[int(v.rowids[i])][None, :])
+                    out[k] = _dequantised(q, scale)[0]
+            return out
+
+        index = np.array(own, np.int64)
+        q, scale = self._smooth(index, np.array(before, np.int64), np.array(after, np.int64),
+                                rows_of)
+        self._write_smoothed(index, q, scale)
 
     def search(
         self, query: np.ndarray, qbits: np.ndarray, must: np.ndarray, shortlist: int | None
@@ -303,7 +436,7 @@ class _Slice:
 
     def kind_rows(self, kinds: Sequence[str], start: int, stop: int) -> np.ndarray:
         """Indices in [start, stop) of the rows whose kind is one of ``kinds``."""
-        codes = np.array([_KIND_CODE[k] for k in kinds if k in _KIND_CODE], np.uint8)
+        codes = np.array([c for c in (kind_code(k, False) for k in kinds) if c != _TURN], np.uint8)
         return start + np.flatnonzero(np.isin(self.view.kinds[start:stop], codes))
 
     def scores_at(self, index: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -321,7 +454,7 @@ class _Slice:
         rows at once were a 65 MB temporary on every batched write)."""
         v = self.view
         n = int(np.searchsorted(v.rowids[: v.size], below))
-        codes = np.array([_KIND_CODE[k] for k in kinds if k in _KIND_CODE], np.uint8)
+        codes = np.array([c for c in (kind_code(k, False) for k in kinds) if c != _TURN], np.uint8)
         out: list[tuple[int, int, float]] = []
         step = max(256, min(_CHUNK, _SIMILAR_CELLS // max(1, len(queries))))
         for start in range(0, n, step):
@@ -341,12 +474,20 @@ class _Slice:
 
 
 class VectorMirror:
-    """The per-process mirror of each (space, namespace)'s vectors, refreshed on demand."""
+    """The per-process mirror of each (space, namespace)'s vectors, refreshed on demand.
 
-    def __init__(self, budget_bytes: int = 512 * 2**20) -> None:
+    A slice starts from the store's int8 blocks when they are whole (one sequential
+    read), else from the vector table; then the blocks are rebuilt in the background
+    (``db``, when given, is the store they are rebuilt in)."""
+
+    def __init__(self, reads: VectorReads, budget_bytes: int = 512 * 2**20,
+                 db: Database | None = None) -> None:
         self.budget_bytes = budget_bytes
+        self.reads = reads
+        self.db = db
         self._slices: OrderedDict[tuple[str, str], _Slice] = OrderedDict()
         self._lock = threading.Lock()  # loading only; scoring never takes it
+        self._building: dict[tuple[str, str], threading.Thread] = {}
         # Called as each slice's scoring starts, with no lock held (tracing; the test
         # that four threads are inside scoring at once).
         self.on_scoring: Callable[[], None] | None = None
@@ -355,24 +496,18 @@ class VectorMirror:
     def nbytes(self) -> int:
         return sum(s.nbytes for s in list(self._slices.values()))
 
-    def _state(self, conn: Any, key: tuple[str, str]) -> tuple[int, int] | None:
-        state = conn.execute(
-            "SELECT max_rowid, epoch FROM vector_state WHERE space = ? AND namespace = ?", key
-        ).fetchone()
-        return None if state is None else (int(state[0]), int(state[1]))
-
     def cached(self, space_key: str, namespace: str) -> _Slice | None:
         """The slice as last loaded, not refreshed (inside a write transaction, whose
         uncommitted rows must never enter the mirror)."""
         return self._slices.get((space_key, namespace))
 
     def slice(
-        self, conn: Any, space: EmbeddingSpace, table: str, namespace: str
+        self, conn: Connection, space: EmbeddingSpace, table: str, namespace: str
     ) -> _Slice | None:
         """The namespace's fresh slice as of ``conn``'s snapshot (which must hold only
         committed rows), or None when it would not fit in the budget."""
         key = (space.key, namespace)
-        state = self._state(conn, key)
+        state = self.reads.mirror_state(conn, space.key, namespace)
         cached = self._slices.get(key)
         if cached is not None and state is not None and state == (cached.max_rowid,
                                                                    cached.epoch):
@@ -381,7 +516,7 @@ class VectorMirror:
             return self._load(conn, space, table, namespace, state)
 
     def _load(
-        self, conn: Any, space: EmbeddingSpace, table: str, namespace: str,
+        self, conn: Connection, space: EmbeddingSpace, table: str, namespace: str,
         state: tuple[int, int] | None,
     ) -> _Slice | None:
         key = (space.key, namespace)
@@ -393,31 +528,26 @@ class VectorMirror:
         max_rowid, epoch = state
         if cached is not None and (max_rowid, epoch) == (cached.max_rowid, cached.epoch):
             return cached  # another thread loaded it meanwhile
+        reader = None
         if cached is None or epoch != cached.epoch:
-            rows = int(conn.execute("SELECT count(*) FROM memories WHERE namespace = ?",
-                                    (namespace,)).fetchone()[0])
+            # The blocks know their size: no count of the rows (0.5 s at 500k, loaded).
+            reader = self.reads.block_reader(conn, space, namespace, state)
+            rows = reader[0] if reader is not None else self.reads.namespace_rows(
+                conn, namespace)
             if rows * _Slice.bytes_per_row(space.dim) > self.budget_bytes:
                 self._slices.pop(key, None)
                 return None
             cached = _Slice(space.dim, epoch=epoch)
         if cached.view.size:
-            # Appends: walk the rows written since (a rowid range of the rows table; the
-            # namespace only filters) and look their vectors up. vec0 does not narrow a
-            # scan by rowid: the same query driven from it read the whole partition for
-            # every refresh (1.8 s for 100 new rows at 30k, loaded machine). `|| ''` keeps
-            # SQLite off the namespace index (the rowid range drives) and runs on PostgreSQL.
-            cursor = conn.execute(
-                f"SELECT m.rowid, v.embedding, m.session_id, m.position, m.kind FROM memories m "
-                f"JOIN {table} v ON v.rowid = m.rowid "
-                "WHERE m.rowid > ? AND m.namespace || '' = ? ORDER BY m.rowid",
-                (cached.max_rowid, namespace),
-            )
+            cursor = self.reads.appended(conn, table, namespace, cached.max_rowid)
             while batch := cursor.fetchmany(_CHUNK):
-                cached.append(batch, lambda ids: _raw(conn, table, ids))
+                cached.append(
+                    batch,
+                    lambda session, low, high: self.reads.session_rows(
+                        conn, namespace, session, low, high),
+                    lambda ids: self.reads.raw_vectors(conn, table, ids))
         else:
-            cached = self._cold(conn, table, namespace, cached, ordered=False) or self._cold(
-                conn, table, namespace, _Slice(space.dim, epoch=epoch), ordered=True)
-            assert cached is not None
+            cached = self._fresh(conn, space, table, namespace, state, reader)
         cached.max_rowid = max(max_rowid, cached.max_rowid)
         size = cached.view.size
         if size * _Slice.bytes_per_row(space.dim) > self.budget_bytes:
@@ -428,23 +558,34 @@ class VectorMirror:
         self._evict(keep=key)
         return cached
 
-    @staticmethod
-    def _cold(
-        conn: Any, table: str, namespace: str, fresh: _Slice, *, ordered: bool
-    ) -> _Slice | None:
-        """Load a whole partition into ``fresh``, a chunk at a time (never every blob).
+    def _fresh(self, conn: Connection, space: EmbeddingSpace, table: str, namespace: str,
+               state: tuple[int, int], reader: BlockReader | None) -> _Slice:
+        """A whole slice: from the blocks when they are whole, else from the table (and
+        the blocks rebuilt in the background); then its turns smoothed."""
+        fresh = _Slice(space.dim, epoch=state[1])
+        if reader is None:
+            reader = self.reads.block_reader(conn, space, namespace, state)
+        if reader is not None:
+            fresh.fill(*reader)
+        else:
+            loaded = self._cold(conn, table, namespace, fresh, ordered=False) or self._cold(
+                conn, table, namespace, _Slice(space.dim, epoch=state[1]), ordered=True)
+            assert loaded is not None
+            fresh = loaded
+            if self.reads.blocks_need_build(conn, space, namespace, state):
+                self._rebuild(space, namespace)
+        fresh.smooth_turns(self.reads.turn_keys(conn, namespace))
+        return fresh
 
-        Unordered first: an ORDER BY made SQLite sort every blob in a temporary b-tree
-        in memory (+460 MB RSS at 300k rows, and slower: 73 s against 48 s, loaded
-        machine), while vec0 returns a partition in insertion order, which is rowid
-        order unless a row's vector was replaced. A row out of order: None, and the
-        caller loads again ordered."""
-        cursor = conn.execute(
-            f"SELECT v.rowid, v.embedding, m.session_id, m.position, m.kind FROM {table} v "
-            "JOIN memories m ON m.rowid = v.rowid WHERE v.namespace = ?"
-            + (" ORDER BY v.rowid" if ordered else ""),
-            (namespace,),
-        )
+    def _cold(
+        self, conn: Connection, table: str, namespace: str, fresh: _Slice, *, ordered: bool
+    ) -> _Slice | None:
+        """Load a whole partition from the table into ``fresh``, a chunk at a time.
+
+        Unordered first (see ``appended``'s reads): the table returns a partition in
+        insertion order, which is rowid order unless a row's vector was replaced. A row
+        out of order: None, and the caller loads again ordered."""
+        cursor = self.reads.partition(conn, table, namespace, ordered=ordered)
         last = 0
         while batch := cursor.fetchmany(_CHUNK):
             rowids = np.fromiter((r[0] for r in batch), np.int64, len(batch))
@@ -452,8 +593,33 @@ class VectorMirror:
                 assert not ordered
                 return None
             last = int(rowids[-1])
-            fresh.append(batch, lambda ids: _raw(conn, table, ids))
+            fresh.add_raw(batch)
         return fresh
+
+    def _rebuild(self, space: EmbeddingSpace, namespace: str) -> None:
+        """Rebuild a namespace's blocks in a daemon thread (one at a time per namespace),
+        in short transactions of its own: recall and writes go on meanwhile."""
+        db, key = self.db, (space.key, namespace)
+        running = self._building.get(key)
+        if db is None or (running is not None and running.is_alive()):
+            return
+
+        def run() -> None:
+            try:
+                done = self.reads.rebuild_blocks(db, space, namespace)
+                log.info("vector_blocks_rebuilt", namespace=namespace, live=done)
+            except Exception as exc:  # noqa: BLE001 - a closed store, a busy one: retried later
+                log.warning("vector_blocks_rebuild_failed", namespace=namespace,
+                            error=str(exc))
+
+        thread = threading.Thread(target=run, name=f"vector-blocks-{namespace}", daemon=True)
+        self._building[key] = thread
+        thread.start()
+
+    def wait_for_rebuilds(self, timeout: float | None = None) -> None:
+        """Wait for the background block rebuilds started so far (benches, tests)."""
+        for thread in list(self._building.values()):
+            thread.join(timeout)
 
     def _evict(self, keep: tuple[str, str]) -> None:
         while self.nbytes > self.budget_bytes and len(self._slices) > 1:
@@ -462,7 +628,7 @@ class VectorMirror:
 
     def scores(
         self,
-        conn: Any,
+        conn: Connection,
         space: EmbeddingSpace,
         table: str,
         namespaces: Sequence[str],
@@ -482,7 +648,7 @@ class VectorMirror:
         for namespace in namespaces:
             found = self.slice(conn, space, table, namespace)
             if found is None:
-                parts.append(_streamed(conn, table, namespace, query))
+                parts.append(self._streamed(conn, table, namespace, query))
             elif found.view.size:
                 size = found.view.size
                 if self.on_scoring is not None:
@@ -500,34 +666,20 @@ class VectorMirror:
         order = np.argsort(rowids, kind="stable")
         return rowids[order], np.concatenate([p[1] for p in parts])[order], low, high
 
-
-def _raw(conn: Any, table: str, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-    out: dict[int, np.ndarray] = {}
-    for start in range(0, len(rowids), 500):
-        chunk = list(rowids[start : start + 500])
-        for rowid, blob in conn.execute(
-            f"SELECT rowid, embedding FROM {table} WHERE rowid IN "
-            f"({','.join('?' * len(chunk))})", chunk,
-        ):
-            out[int(rowid)] = np.frombuffer(blob, np.float32)
-    return out
-
-
-def _streamed(
-    conn: Any, table: str, namespace: str, query: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """Every row's cosine, read from the table a chunk at a time and quantised as the
-    mirror would (over budget: no mirror, no neighbour smoothing)."""
-    ids: list[np.ndarray] = []
-    scores: list[np.ndarray] = []
-    cursor = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE namespace = ?",
-                          (namespace,))
-    while batch := cursor.fetchmany(_CHUNK):
-        ids.append(np.fromiter((r[0] for r in batch), np.int64, len(batch)))
-        matrix = np.frombuffer(b"".join(r[1] for r in batch), np.float32)
-        scores.append(_scored(*quantise(matrix.reshape(len(batch), -1)), query))
-    if not ids:
-        return np.zeros(0, np.int64), np.zeros(0, np.float32), 0.0, 0.0
-    rowids, values = np.concatenate(ids), np.concatenate(scores)
-    order = np.argsort(rowids)
-    return rowids[order], values[order], float(values.min()), float(values.max())
+    def _streamed(
+        self, conn: Connection, table: str, namespace: str, query: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, float, float]:
+        """Every row's cosine, read from the table a chunk at a time and quantised as the
+        mirror would (over budget: no mirror, no neighbour smoothing)."""
+        ids: list[np.ndarray] = []
+        scores: list[np.ndarray] = []
+        cursor = self.reads.stream(conn, table, namespace)
+        while batch := cursor.fetchmany(_CHUNK):
+            ids.append(np.fromiter((r[0] for r in batch), np.int64, len(batch)))
+            matrix = np.frombuffer(b"".join(r[1] for r in batch), np.float32)
+            scores.append(_scored(*quantise(matrix.reshape(len(batch), -1)), query))
+        if not ids:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32), 0.0, 0.0
+        rowids, values = np.concatenate(ids), np.concatenate(scores)
+        order = np.argsort(rowids)
+        return rowids[order], values[order], float(values.min()), float(values.max())

@@ -89,7 +89,7 @@ class Recaller:
         self.reranker = reranker
         self.embedder = embedder
         self.tables = tables
-        self.cache = cache or VectorMirror()
+        self.cache = cache or VectorMirror(store.vectors)
         self.tuning = tuning or RecallTuning()
         # The keyword side's caches (keyword_path.py), shared with nothing else.
         self.caches = KeywordCaches()

@@ -229,7 +229,7 @@ def open_context(settings: Settings) -> EngineContext:
             settings.reranker_model,
             tuning=RerankTuning(depth=settings.rerank_depth, base_floor=settings.rerank_floor),
         )
-        mirror = VectorMirror(settings.vector_mirror_mb * 2**20)
+        mirror = VectorMirror(tables, settings.vector_mirror_mb * 2**20, db=db)
         recaller = Recaller(
             store, embedder=embedder, tables=tables, cache=mirror,
             reranker=reranker if reranker.configured else None,

@@ -19,15 +19,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
+
 from ..core.compose import FtsDoc
 from ..core.models import MemoryRecord
 from ..core.space import EmbeddingSpace
-from .protocol import Connection
+from .protocol import Connection, Cursor, Database
 from .rows import NewRow, RowFilter, StoredTurn
+from .vector_codec import Packed
 
 __all__ = [
-    "EntityGraph", "KeywordIndex", "MemoryLinks", "MemoryRows", "Repositories", "ReviewLookups",
-    "VectorIndex",
+    "BlockReader", "EntityGraph", "KeywordIndex", "MemoryLinks", "MemoryRows", "MirrorReads",
+    "Repositories", "ReviewLookups", "VectorIndex",
 ]
 
 
@@ -64,8 +67,52 @@ class KeywordIndex(Protocol):
         ...
 
 
+# A namespace's int8 blocks: (rows in all, [(seq, rows)] of each block, a reader of one
+# block's live rows by seq).
+BlockReader = tuple[int, list[tuple[int, int]], Callable[[int], Packed]]
+
+
 @runtime_checkable
-class VectorIndex(Protocol):
+class MirrorReads(Protocol):
+    """What the vector mirror (engine/recall/mirror.py) reads of a store's vectors: both
+    backends run storage/portable/vectors.py's; one with int8 blocks (SQLite) overrides
+    the block methods."""
+
+    def mirror_state(self, conn: Connection, space_key: str, namespace: str
+                     ) -> tuple[int, int] | None: ...
+
+    def namespace_rows(self, conn: Connection, namespace: str) -> int: ...
+
+    def appended(self, conn: Connection, table: str, namespace: str, after: int) -> Cursor: ...
+
+    def partition(self, conn: Connection, table: str, namespace: str, *, ordered: bool
+                  ) -> Cursor: ...
+
+    def raw_vectors(self, conn: Connection, table: str, rowids: Sequence[int]
+                    ) -> dict[int, np.ndarray]: ...
+
+    def stream(self, conn: Connection, table: str, namespace: str) -> Cursor: ...
+
+    def turn_keys(self, conn: Connection, namespace: str) -> list[tuple[int, str, int]]: ...
+
+    def session_rows(self, conn: Connection, namespace: str, session: str, low: int,
+                     high: int) -> list[tuple[int, int]]: ...
+
+    def block_reader(self, conn: Connection, space: EmbeddingSpace, namespace: str,
+                     state: tuple[int, int]) -> BlockReader | None: ...
+
+    def blocks_need_build(self, conn: Connection, space: EmbeddingSpace, namespace: str,
+                          state: tuple[int, int]) -> bool: ...
+
+    def rebuild_blocks(self, db: Database, space: EmbeddingSpace, namespace: str) -> bool: ...
+
+    def compact_blocks(self, tx: Connection) -> int:
+        """Drop forgotten rows' copies from the blocks; the blocks rewritten."""
+        ...
+
+
+@runtime_checkable
+class VectorIndex(MirrorReads, Protocol):
     """Dense vectors per embedding space, partitioned by namespace, keyed by rowid."""
 
     vec_available: bool

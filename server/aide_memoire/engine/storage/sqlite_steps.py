@@ -546,6 +546,40 @@ def _integrity(tx: Connection) -> None:
 
 
 # (version, name, apply), in order; engine/storage/migrations.py records them.
+# The mirror's int8 blocks, tombstones and their state (storage/sqlite/vector_blocks.py).
+_V14 = """
+CREATE TABLE vector_blocks (
+    space TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    rows INTEGER NOT NULL,
+    rowids BLOB NOT NULL,
+    scales BLOB NOT NULL,
+    kinds BLOB NOT NULL,
+    bits BLOB NOT NULL,
+    vectors BLOB NOT NULL,
+    PRIMARY KEY (space, namespace, seq)
+);
+CREATE TABLE vector_tombstones (
+    space TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    row INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    PRIMARY KEY (space, namespace, row, seq)
+) WITHOUT ROWID;
+CREATE TABLE vector_block_state (
+    space TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    status TEXT NOT NULL,
+    max_rowid INTEGER NOT NULL,
+    epoch INTEGER NOT NULL,
+    built_to INTEGER NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (space, namespace)
+)
+"""
+
+
 STEPS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "initial store", _run(_V1)),
     (2, "dense vector spaces", _run(_V2)),
@@ -575,4 +609,8 @@ STEPS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     # triggers and drops the HNSW indexes recall never read (storage/postgres/schema.py
     # step 13); FTS5 keeps its counts in its doclists, and sqlite-vec has no such index.
     (13, "keyword term counts", _run("")),
+    # The mirror's int8 blocks (storage/sqlite/vector_blocks.py): start-up reads them in
+    # one pass instead of scanning vec0. A store's existing vectors are built into them
+    # in the background at first use (no block state yet: stale, never read).
+    (14, "vector blocks", _run(_V14)),
 )

@@ -459,4 +459,7 @@ STEPS: dict[int, str] = {
     # (trust/seal.py) and is not done on this backend yet (docs/postgres.md).
     12: _V12,
     13: _V13,
+    # SQLite's int8 vector blocks: here the mirror reads the vector table (the blocks are
+    # optional; docs/benchmarks.md, "A million memories, second round").
+    14: "",
 }

@@ -2,7 +2,9 @@
 
 Each embedding space (model + dimension) has its own ``vec0`` table, partitioned by
 namespace, written in the same transaction as the row. ``vector_state`` tells the
-in-process mirror (engine/recall/mirror.py) when a namespace's vectors changed.
+in-process mirror (engine/recall/mirror.py) when a namespace's vectors changed, and the
+int8 blocks (vector_blocks.py) follow every change in the same transaction, so the
+mirror starts from one sequential read instead of a scan of vec0.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import numpy as np
 from ...core.errors import StoreError
 from ...core.space import EmbeddingSpace
 from ..portable.vectors import PortableVectorReads
-from ..protocol import Connection
+from ..protocol import Connection, Database
+from ..repositories import BlockReader
+from .vector_blocks import SqliteVectorBlocks, rebuild
 
 __all__ = ["CHUNK_MAX", "CHUNK_MIN", "SqliteVectorIndex", "chunk_size_for"]
 
@@ -50,6 +54,7 @@ class SqliteVectorIndex(PortableVectorReads):
 
     def __init__(self, vec_available: bool) -> None:
         self.vec_available = vec_available
+        self.blocks = SqliteVectorBlocks()
 
     @staticmethod
     def table_name(space: EmbeddingSpace) -> str:
@@ -110,25 +115,23 @@ class SqliteVectorIndex(PortableVectorReads):
             if len(rowids) <= 900
             else None
         )
-        replaced = set()
+        replaced: dict[str, list[int]] = {}
         for rowid, namespace, vector in items:
             if existing is None or rowid in existing:
                 deleted = tx.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,)).rowcount
                 if deleted:
-                    replaced.add(namespace)
+                    replaced.setdefault(namespace, []).append(rowid)
             tx.execute(
                 f"INSERT INTO {table} (rowid, namespace, embedding) VALUES (?, ?, ?)",
                 (rowid, namespace, _blob(vector)),
             )
-        per_namespace: dict[str, int] = {}
-        for rowid, namespace, _ in items:
-            per_namespace[namespace] = max(per_namespace.get(namespace, 0), rowid)
-        for namespace, top in per_namespace.items():
-            state = tx.execute(
-                "SELECT max_rowid FROM vector_state WHERE space = ? AND namespace = ?",
-                (space.key, namespace),
-            ).fetchone()
-            appended = state is None or min(r for r, ns, _ in items if ns == namespace) > state[0]
+        per_namespace: dict[str, list[tuple[int, Any]]] = {}
+        for rowid, namespace, vector in items:
+            per_namespace.setdefault(namespace, []).append((rowid, vector))
+        for namespace, added in per_namespace.items():
+            before = self.mirror_state(tx, space.key, namespace)
+            top = max(r for r, _ in added)
+            appended = before is None or min(r for r, _ in added) > before[0]
             tx.execute(
                 "INSERT INTO vector_state (space, namespace, max_rowid, epoch) VALUES (?, ?, ?, 0) "
                 "ON CONFLICT (space, namespace) DO UPDATE SET "
@@ -136,13 +139,49 @@ class SqliteVectorIndex(PortableVectorReads):
                 "epoch = epoch + ?",
                 (space.key, namespace, top, 0 if appended and namespace not in replaced else 1),
             )
+            after = self.mirror_state(tx, space.key, namespace)
+            assert after is not None
+            if before is None:  # a namespace's first vector: its blocks start whole
+                self.blocks.begin(tx, space.key, namespace, (0, 0), status="live")
+                before = (0, 0)
+            self.blocks.after_write(tx, space.key, space.dim, namespace, before, after,
+                                    added, replaced.get(namespace, []))
 
     def delete(self, tx: Connection, rowid: int, namespace: str) -> None:
         """Remove a row's vectors from every space."""
-        for key, _, _, table in self.spaces(tx):
+        for key, _, dim, table in self.spaces(tx):
             self._require_vec()
             if tx.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,)).rowcount:
+                before = self.mirror_state(tx, key, namespace)
                 tx.execute(
                     "UPDATE vector_state SET epoch = epoch + 1 WHERE space = ? AND namespace = ?",
                     (key, namespace),
                 )
+                after = self.mirror_state(tx, key, namespace)
+                if after is not None:
+                    self.blocks.after_write(tx, key, dim, namespace, before, after, [], [rowid])
+
+    # -- the int8 blocks (vector_blocks.py) ----------------------------------------------
+
+    def block_reader(self, conn: Connection, space: EmbeddingSpace, namespace: str,
+                     state: tuple[int, int]) -> BlockReader | None:
+        if not self.blocks.usable(conn, space.key, namespace, state):
+            return None
+        return self.blocks.read(conn, space.key, namespace, space.dim)
+
+    def blocks_need_build(self, conn: Connection, space: EmbeddingSpace, namespace: str,
+                          state: tuple[int, int]) -> bool:
+        return self.blocks.needs_build(conn, space.key, namespace, state)
+
+    def compact_blocks(self, tx: Connection) -> int:
+        """Drop forgotten rows' int8 copies from the blocks (forget's purge)."""
+        return self.blocks.compact(tx, {key: dim for key, _, dim, _ in self.spaces(tx)})
+
+    def rebuild_blocks(self, db: Database, space: EmbeddingSpace, namespace: str) -> bool:
+        """Build a namespace's blocks from vec0 (in the background: writes go on)."""
+        with db.read() as conn:
+            table = self.table_of(conn, space)
+        if table is None:
+            return False
+        return rebuild(db, self.blocks, lambda c: self.mirror_state(c, space.key, namespace),
+                       space.key, space.dim, table, namespace)
