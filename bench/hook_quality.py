@@ -11,13 +11,9 @@ stored in one project namespace among ``--distractors`` generated memories and
 related = a question against its own conversation (needed = an evidence turn), unrelated
 = the next conversation's questions against it.
 
-Tuning (on the tuning half and LOCOMO only): for each set of weights on a small grid
-(the clause cosine's share in relevance, overlap, margin), the threshold is the lowest
-whose false share stays within ``--false-target`` on each source (the best candidate
-alone decides whether an unrelated prompt receives anything); then the companion gap
-(how far below the threshold the others may go in beside it) and the weights with the
-best mean useful share win (the grid runs vectorised, class Grid; rates() recomputes the
-chosen tuning through gate.decide_all itself). The cosine's Platt scaling (the
+Tuning (on the tuning half and LOCOMO only): for each pair of weights on a small grid,
+the threshold is the lowest whose false share stays within ``--false-target`` on each
+source; the pair with the best mean useful share wins. The cosine's Platt scaling (the
 calibrated value shown with each decision) is a logistic fit. Five folds (corpus by hash, LOCOMO by
 conversation) give cross-validated figures; the constants fitted on all the tuning
 material are printed next to the ones in hooks/gate.py (GateTuning), which are
@@ -61,18 +57,11 @@ from _common import machine, percentile, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
 from aide_memoire.engine.core.projects import project_for  # noqa: E402
 from aide_memoire.hooks.briefing import CHARS_PER_TOKEN  # noqa: E402
-from aide_memoire.hooks.gate import (  # noqa: E402
-    GateTuning,
-    Signals,
-    decide_all,
-    relevance,
-    signals,
-)
+from aide_memoire.hooks.gate import GateTuning, Signals, decide, score  # noqa: E402
 from aide_memoire.hooks.prompt import (  # noqa: E402
     candidates,
     hit_signals,
     prompt_stems,
-    segment_cosines,
 )
 from aide_memoire.hooks.service import handle  # noqa: E402
 from locomo import CATEGORIES, ingest, parse_evidence, sessions, turn_text  # noqa: E402
@@ -125,22 +114,9 @@ def locomo_distractor_turns(samples: list[dict[str, Any]], count: int) -> list[s
 
 
 def observe(memory: Memory, namespace: str, prompt: str) -> list[Signals]:
-    """The gate's signals for ``prompt``: the candidates, clause cosines and signals
-    prompt_context reads (margins as GateTuning's w_segment makes them; refit() remakes
-    them for other weights)."""
+    """The gate's signals for ``prompt``: the candidates and signals prompt_context reads."""
     hits, profile = candidates(memory, namespace, prompt)
-    cut = segment_cosines(memory, prompt, hits) if profile is not None else None
-    return hit_signals(hits, prompt_stems(prompt), profile, cut)
-
-
-def remargin(found: list[Signals], tuning: GateTuning) -> list[Signals]:
-    """The same signals with margins over relevance as ``tuning`` mixes it."""
-    if not found or found[0].dense is None:
-        return found
-    again = signals([s.id for s in found], [s.kind for s in found],
-                    [s.dense for s in found], [s.overlap for s in found],
-                    [s.segment for s in found], tuning)
-    return [dataclasses.replace(s, margin=n.margin) for s, n in zip(found, again, strict=True)]
+    return hit_signals(hits, prompt_stems(prompt), profile)
 
 
 def corpus_prompts(memory: Memory, namespace: str, corpus: gate_corpus.Corpus,
@@ -213,10 +189,8 @@ def _source_weights(prompts: list[Prompt], rows: list[int]) -> np.ndarray:
     return np.array([1.0 / counts[k] for k in keys])
 
 
-W_SEGMENT = (0.0, 0.5, 1.0)
 W_OVERLAP = (0.0, 0.1, 0.2, 0.3, 0.4)
 W_MARGIN = (0.0, 0.25, 0.5, 1.0)
-GAPS = (0.0, 0.05, 0.1, 0.2, 1.0)
 
 
 def platt(prompts: list[Prompt]) -> tuple[float, float]:
@@ -241,78 +215,40 @@ def platt(prompts: list[Prompt]) -> tuple[float, float]:
     return float(beta[1]), float(beta[0])
 
 
-class Grid:
-    """The prompts' signals as padded arrays, for the weight grid (the same arithmetic as
-    gate.score and gate.decide_all, vectorised; rates() checks the chosen one the slow,
-    real way)."""
-
-    def __init__(self, prompts: list[Prompt], tuning: GateTuning) -> None:
-        width = max(len(p["signals"]) for p in prompts)
-        shape = (len(prompts), width)
-        self.rel = np.full(shape, -9.0)
-        self.ov = np.zeros(shape)
-        self.mpos = np.zeros(shape)
-        self.needed = np.zeros(shape, dtype=bool)
-        for row, p in enumerate(prompts):
-            for col, sig in enumerate(remargin(p["signals"], tuning)):
-                self.rel[row, col] = relevance(sig.dense or 0.0, sig.segment, tuning)
-                self.ov[row, col] = sig.overlap
-                self.mpos[row, col] = max(sig.margin, 0.0)
-                self.needed[row, col] = sig.id in p["needed"]
-        self.related = np.array([p["related"] for p in prompts])
-        self.source = np.array([p["source"] for p in prompts])
-
-    def scores(self, tuning: GateTuning) -> np.ndarray:
-        return self.rel + tuning.w_overlap * self.ov + tuning.w_margin * self.mpos
-
-    def threshold(self, sc: np.ndarray, false_target: float) -> float:
-        """The lowest threshold (0.01 steps) whose false share stays within the target on
-        every source: an unrelated prompt receives something when its best passes."""
-        lowest = 0.2
-        best = sc.max(axis=1)
-        for src in set(self.source.tolist()):
-            values = np.sort(best[(self.source == src) & ~self.related])[::-1]
-            allowed = int(false_target * len(values) + 1e-9)
-            if allowed < len(values):
-                lowest = max(lowest, math.floor(values[allowed] * 100 + 1) / 100)
-        return round(lowest, 2)
-
-    def useful(self, sc: np.ndarray, tuning: GateTuning) -> dict[str, float]:
-        """Per source, the share of related prompts whose needed memory goes in."""
-        k = tuning.max_memories
-        order = np.argsort(-sc, axis=1, kind="stable")[:, :k]
-        top = np.take_along_axis(sc, order, axis=1)
-        need = np.take_along_axis(self.needed, order, axis=1)
-        passes = sc.max(axis=1) >= tuning.threshold
-        inside = top >= tuning.threshold - tuning.companion_gap
-        got = passes & (need & inside).any(axis=1)
-        return {src: float(got[(self.source == src) & self.related].mean())
-                for src in sorted(set(self.source.tolist()))}
-
-
 def fit(prompts: list[Prompt], false_target: float, max_memories: int) -> GateTuning:
-    """The weights, gap and threshold with the best mean useful share over the sources
-    while every source's false share stays within the target; Platt scaling beside."""
+    """The weights and threshold with the best mean useful share over the sources while
+    every source's false share stays within the target; Platt scaling beside."""
     slope, offset = platt(prompts)
+    sources = sorted({p["source"] for p in prompts})
     best: tuple[float, GateTuning] | None = None
-    for w_segment in W_SEGMENT:
-        base = GateTuning(cosine_slope=round(slope, 3), cosine_offset=round(offset, 3),
-                          w_segment=w_segment, max_memories=max_memories)
-        grid = Grid(prompts, base)
-        for w_overlap in W_OVERLAP:
-            for w_margin in W_MARGIN:
-                weights = dataclasses.replace(base, w_overlap=w_overlap, w_margin=w_margin)
-                sc = grid.scores(weights)
-                weights = dataclasses.replace(
-                    weights, threshold=grid.threshold(sc, false_target))
-                for gap in GAPS:
-                    tuning = dataclasses.replace(weights, companion_gap=gap)
-                    useful = float(np.mean(list(grid.useful(sc, tuning).values())))
-                    # Ties go to the smaller gap (fewer tokens) and the simpler weights.
-                    if best is None or useful > best[0] + 1e-9:
-                        best = (useful, tuning)
+    for w_overlap in W_OVERLAP:
+        for w_margin in W_MARGIN:
+            tuning = GateTuning(cosine_slope=round(slope, 3), cosine_offset=round(offset, 3),
+                                w_overlap=w_overlap, w_margin=w_margin,
+                                max_memories=max_memories)
+            tuning = dataclasses.replace(
+                tuning, threshold=choose_threshold(prompts, tuning, false_target))
+            useful = float(np.mean([rates([p for p in prompts if p["source"] == src],
+                                          tuning)["useful"] for src in sources]))
+            if best is None or useful > best[0] + 1e-9:
+                best = (useful, tuning)
     assert best is not None
     return best[1]
+
+
+def choose_threshold(prompts: list[Prompt], tuning: GateTuning, false_target: float) -> float:
+    """The lowest threshold (0.01 steps) whose false share stays within the target on
+    every source: an unrelated prompt receives something when its best value passes."""
+    lowest = 0.2
+    for src in {p["source"] for p in prompts}:
+        best = sorted((max((score(s, tuning) for s in p["signals"]), default=-1.0)
+                       for p in prompts if p["source"] == src and not p["related"]),
+                      reverse=True)
+        allowed = int(false_target * len(best) + 1e-9)
+        if allowed < len(best):
+            # Just above the value of the first unrelated prompt that must be refused.
+            lowest = max(lowest, math.floor(best[allowed] * 100 + 1) / 100)
+    return round(lowest, 2)
 
 
 def choose_floor(prompts: list[Prompt], false_target: float) -> float:
@@ -325,9 +261,9 @@ def choose_floor(prompts: list[Prompt], false_target: float) -> float:
     return 1.0
 
 
-def injected(found: list[Signals], tuning: GateTuning) -> list[str]:
+def injected(signals: list[Signals], tuning: GateTuning) -> list[str]:
     """What the gate lets in (what prompt_context keeps, before budget and session)."""
-    verdicts = decide_all(remargin(found, tuning), tuning)
+    verdicts = [decide(s, tuning) for s in signals]
     passed = sorted((v for v in verdicts if v.decision == "injected"),
                     key=lambda v: -v.score)
     return [v.id for v in passed[: tuning.max_memories]]
@@ -399,46 +335,6 @@ def through_handle(memory: Memory, prompts: list[Prompt]) -> dict[str, Any]:
             "by_class": {k: f"{v[0]}/{v[1]}" for k, v in sorted(by_class.items())}}
 
 
-def gate_cost(memory: Memory, prompts: list[Prompt]) -> dict[str, Any]:
-    """The whole prompt operation (service.handle) per prompt, first with the clause
-    cache emptied before every prompt (every candidate's clauses encoded anew: the worst
-    case, a server's first prompts), then again as the warm process meets it (the cache
-    kept); with the clauses encoded per prompt."""
-    kept = memory.internals.services.recall.segments
-    out: dict[str, Any] = {"prompts": len(prompts)}
-    # The clauses' own share, alternated prompt by prompt with the whole operation so
-    # that the machine's load falls on both alike: segment_cosines over the very
-    # candidates handle reads, with the cache emptied (a first meeting).
-    alone: list[float] = []
-    for p in prompts:
-        hits, _ = candidates(memory, p["ns"], p["text"])
-        kept.clear()
-        started = time.perf_counter()
-        segment_cosines(memory, p["text"], hits)
-        alone.append((time.perf_counter() - started) * 1000)
-    out["segments_alone_cold"] = {"ms_p50": round(percentile(alone, 50), 1),
-                                  "ms_p95": round(percentile(alone, 95), 1),
-                                  "load": [round(x, 1) for x in os.getloadavg()]}
-    for case in ("cold_cache", "warm_cache"):
-        costs: list[float] = []
-        encoded: list[float] = []
-        for n, p in enumerate(prompts):
-            if case == "cold_cache":
-                kept.clear()
-            before = kept.encoded
-            started = time.perf_counter()
-            handle(memory, {"op": "prompt", "namespace": p["ns"], "prompt": p["text"],
-                            "session_id": f"cost-{case}-{n}"})
-            costs.append((time.perf_counter() - started) * 1000)
-            encoded.append(float(kept.encoded - before))
-        out[case] = {"ms_p50": round(percentile(costs, 50), 1),
-                     "ms_p95": round(percentile(costs, 95), 1),
-                     "clauses_encoded_p50": percentile(encoded, 50),
-                     "clauses_encoded_p95": percentile(encoded, 95),
-                     "load": [round(x, 1) for x in os.getloadavg()]}
-    return out
-
-
 def through_cli(home: Path, project: Path, prompts: list[Prompt]) -> dict[str, Any]:
     """The same prompts through the real hook process (keyword-only in process)."""
     env = {**os.environ, "AIDE_MEMOIRE_HOME": str(home), "AIDE_MEMOIRE_HOOK_DAEMON": "false",
@@ -456,39 +352,6 @@ def through_cli(home: Path, project: Path, prompts: list[Prompt]) -> dict[str, A
     return {"prompts": len(prompts), "same_as_handle": same}
 
 
-def through_mcp(home: Path, project: Path, prompts: list[Prompt]) -> dict[str, Any]:
-    """The same prompts through the real `mcp_tool` path: `hook_prompt` called on the
-    stdio session of a real `aide-memoire serve` process (the plugin's server) started in
-    the project, once its model is loaded; the text must be what ``handle`` returned."""
-    import hooks as hook_bench  # bench/hooks.py: its console script and stdio session
-
-    with tempfile.TemporaryDirectory() as scripts:
-        command = hook_bench.console_script(Path(scripts))
-        session = hook_bench.McpSession(hook_bench.Hooks(home, command), command, project)
-        try:
-            deadline = time.monotonic() + 600
-            while time.monotonic() < deadline:
-                status = session.request("tools/call", {"name": "memory_status",
-                                                        "arguments": {}})
-                stages = status.get("result", {}).get("structuredContent", {}).get(
-                    "stages", [])
-                if any(st.get("name") == "dense" and "loaded" in st.get("detail", "")
-                       for st in stages):
-                    break
-                time.sleep(2)
-            same = 0
-            times: list[float] = []
-            for n, p in enumerate(prompts):
-                ms, text = session.hook_prompt(p["text"], f"mcp-{n}")
-                times.append(ms)
-                same += text.strip() == str(p["answer"]["text"]).strip()
-        finally:
-            session.close()
-    return {"prompts": len(prompts), "same_as_handle": same,
-            "ms_p50": round(percentile(times, 50), 1), "ms_p95": round(percentile(times, 95), 1),
-            "load": [round(x, 1) for x in os.getloadavg()]}
-
-
 # -- main ----------------------------------------------------------------------------------
 
 
@@ -504,16 +367,6 @@ def run_mode(args: argparse.Namespace, home: Path, samples: list[dict[str, Any]]
         ids = store_corpus(memory, namespace, corpus,
                            gate_corpus.distractors(args.distractors),
                            locomo_distractor_turns(samples, args.locomo_distractors))
-        if args.only_cost:
-            held = [p for p in corpus_prompts(memory, namespace, corpus, ids,
-                                              with_signals=False) if p["half"] == "held"]
-            out: dict[str, Any] = {"mode": "hybrid (model)",
-                                   "gate_cost": gate_cost(memory, held[: args.cost])}
-            if args.cli:
-                out["handle_sample"] = through_handle(memory, held[: args.cli])
-                out["mcp"] = through_mcp(home, project, held[: args.cli])
-            out["seconds"] = round(time.perf_counter() - started, 1)
-            return out
         observed = corpus_prompts(memory, namespace, corpus, ids)
         observed += locomo_prompts(memory, samples)
         if args.observations:
@@ -535,12 +388,8 @@ def run_mode(args: argparse.Namespace, home: Path, samples: list[dict[str, Any]]
             "tune_corpus": through_handle(memory, [p for p in tune if p["source"] == "corpus"]),
             "locomo_dev": through_handle(memory, locomo),
         }
-        if not lexical and args.cost:
-            result["gate_cost"] = gate_cost(memory, held[: args.cost])
     if lexical and args.cli:
         result["cli"] = through_cli(home, project, held[: args.cli])
-    if not lexical and args.cli:
-        result["mcp"] = through_mcp(home, project, held[: args.cli])
     result["seconds"] = round(time.perf_counter() - started, 1)
     return result
 
@@ -572,10 +421,6 @@ def main() -> None:
     parser.add_argument("--false-target", type=float, default=0.05)
     parser.add_argument("--cli", type=int, default=24,
                         help="held-out prompts also run through the hook process")
-    parser.add_argument("--cost", type=int, default=120,
-                        help="held-out prompts timed with the clause cache cold and warm")
-    parser.add_argument("--only-cost", action="store_true",
-                        help="store the corpus and time --cost held-out prompts only")
     parser.add_argument("--mode", choices=["both", "hybrid", "keyword"], default="both")
     parser.add_argument("--observations", type=Path, default=None,
                         help="pickle of the observed signals: written, or read to refit only")
@@ -585,16 +430,9 @@ def main() -> None:
         refit(args, pickle.loads(args.observations.read_bytes()))
         return
     results = []
-    modes = [False, True] if args.mode == "both" else [args.mode == "keyword"]
-    for lexical in [False] if args.only_cost else modes:
+    for lexical in ([False, True] if args.mode == "both" else [args.mode == "keyword"]):
         with tempfile.TemporaryDirectory() as tmp:
             results.append(run_mode(args, Path(tmp), samples, lexical=lexical))
-    if args.only_cost:
-        print(json.dumps({k: v for k, v in results[0].items() if k != "handle_sample"},
-                         indent=1))
-        write_json(args.json, {"machine": machine(), "load": os.getloadavg(),
-                               "results": results})
-        return
     rows = []
     for r in results:
         for name in ("held_out", "tune_corpus", "locomo_dev"):
@@ -609,14 +447,9 @@ def main() -> None:
         print(f"\n{r['mode']}: cross-validated on the tuning material (5 folds)")
         print(table(list(r["cv"][0]), [list(row.values()) for row in r["cv"]]))
         print(f"held out by class: {r['held_out']['by_class']}")
-        if "gate_cost" in r:
-            print(f"gate cost per prompt (service.handle): {r['gate_cost']}")
         if "cli" in r:
             print(f"hook process agrees with handle on {r['cli']['same_as_handle']} of "
                   f"{r['cli']['prompts']} held-out prompts")
-        if "mcp" in r:
-            print(f"mcp_tool (hook_prompt on a real server) agrees with handle on "
-                  f"{r['mcp']['same_as_handle']} of {r['mcp']['prompts']} held-out prompts")
         print(f"fitted on all tuning material: {r['fitted']}")
         print(f"in code (used above):         {r['in_code']}")
     write_json(args.json, {"machine": machine(), "load": os.getloadavg(), "results": results})

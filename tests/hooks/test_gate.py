@@ -10,14 +10,11 @@ import dataclasses
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.recall.segments import MAX_SEGMENTS, MIN_WORDS, segments
 from aide_memoire.hooks.gate import (
     GateTuning,
     Signals,
     calibrated,
     decide,
-    decide_all,
-    relevance,
     signals,
 )
 from aide_memoire.hooks.prompt import HEADER, candidates, hit_signals, prompt_context, prompt_stems
@@ -62,75 +59,6 @@ def test_lexical_gate_without_the_model() -> None:
     below = decide(Signals("a", "note", None, tuning.lexical_floor - 0.01, 1, 0.0), tuning)
     assert below.decision == "below_gate" and below.gate == "lexical"
     assert below.calibrated is None
-
-
-@pytest.mark.parametrize(("text", "expected"), [
-    # A learning: the condition, then what happens otherwise.
-    ("pytest-asyncio 0.23 requires asyncio_mode = auto in pytest.ini (or a marker on each "
-     "test); otherwise async test functions are collected but silently skipped.",
-     ["pytest-asyncio 0.23 requires asyncio_mode = auto in pytest.ini",
-      "or a marker on each test", "otherwise async test functions are collected but "
-      "silently skipped"]),
-    # Two sentences.
-    ("Alembic autogenerate does not detect renamed columns. Write op.alter_column by hand.",
-     ["Alembic autogenerate does not detect renamed columns", "Write op.alter_column by hand"]),
-    # A clause joined by 'because' after a comma, and a dash between words.
-    ("The deploy failed twice, because the runner image lacks git - pin the image tag",
-     ["The deploy failed twice", "because the runner image lacks git", "pin the image tag"]),
-])
-def test_segments_are_the_clauses(text: str, expected: list[str]) -> None:
-    assert segments(text) == expected
-
-
-@pytest.mark.parametrize("text", [
-    "Caroline went to the LGBTQ support group yesterday",  # a conversation turn: one clause
-    "ok. sure. fine.",  # clauses too short to stand alone
-    "",
-])
-def test_one_clause_has_no_segments(text: str) -> None:
-    assert segments(text) == []
-
-
-def test_segments_are_bounded_and_long_enough() -> None:
-    text = ". ".join(f"step {n} runs the linter" for n in range(20))
-    cut = segments(text)
-    assert len(cut) == MAX_SEGMENTS and all(len(c.split()) >= MIN_WORDS for c in cut)
-
-
-def test_relevance_rises_toward_the_best_clause_and_never_falls() -> None:
-    tuning = GateTuning(w_segment=0.5)
-    assert relevance(0.4, None, tuning) == 0.4
-    assert relevance(0.4, 0.3, tuning) == 0.4  # a weaker clause never lowers the whole
-    assert relevance(0.4, 0.6, tuning) == pytest.approx(0.5)
-    assert relevance(0.4, 0.6, GateTuning(w_segment=0.0)) == 0.4
-    assert relevance(0.4, 0.6, GateTuning(w_segment=1.0)) == pytest.approx(0.6)
-
-
-def test_margin_is_over_relevance_with_clauses() -> None:
-    tuning = GateTuning(w_segment=1.0)
-    found = signals(["a", "b"], ["learning"] * 2, [0.5, 0.45], [0.0, 0.0], [None, 0.7],
-                    tuning)
-    # b's clause lifts it over a: b stands out, a is below it.
-    assert [round(s.margin, 6) for s in found] == [-0.2, 0.2]
-    assert found[1].segment == 0.7 and found[0].segment is None
-
-
-def test_companions_go_in_only_beside_a_prompt_that_passes() -> None:
-    tuning = GateTuning(w_segment=0.0, w_overlap=0.0, w_margin=0.0, threshold=0.7,
-                        companion_gap=0.1)
-    best = Signals("a", "learning", 0.75, 0.0, 1, 0.0)
-    near = Signals("b", "learning", 0.62, 0.0, 2, 0.0)
-    far = Signals("c", "learning", 0.5, 0.0, 3, 0.0)
-    verdicts = decide_all([best, near, far], tuning)
-    assert [v.decision for v in verdicts] == ["injected", "injected", "below_gate"]
-    assert [v.companion for v in verdicts] == [False, True, False]
-    # Nothing passes on its own: no companion either (an unrelated prompt gets nothing).
-    alone = decide_all([dataclasses.replace(best, dense=0.69), near, far], tuning)
-    assert all(v.decision == "below_gate" for v in alone)
-    # The lexical gate has no companions.
-    lexical = decide_all([Signals("a", "note", None, 1.0, 1, 0.0),
-                          Signals("b", "note", None, 0.5, 2, 0.0)], tuning)
-    assert [v.decision for v in lexical] == ["injected", "below_gate"]
 
 
 def test_split_is_fixed_and_keeps_a_memory_s_prompts_together() -> None:

@@ -8,9 +8,6 @@ the one encoding of the prompt (prompt.py builds the candidates):
 - the raw dense cosine of prompt and memory (``Hit.scores["dense"]``), put on an
   absolute scale for this model: ``calibrated`` is the probability that a pair at this
   cosine is related, a logistic fit on related and unrelated pairs (Platt scaling);
-- the segment cosine: the prompt's best cosine to one clause of the memory
-  (engine/recall/segments.py), since a prompt names one clause of a learning (its
-  symptom, its fix) more often than the whole; ``relevance`` mixes it with the cosine;
 - the lexical overlap: the share of the prompt's content words the memory holds;
 - the fused rank (1 = recall's best) and the margin of the hit's cosine over the best
   cosine of the other hits, which says "this one stands out" where a flat list of
@@ -20,13 +17,8 @@ the one encoding of the prompt (prompt.py builds the candidates):
   namespace: recorded, not weighed (under CV it did not separate related prompts from
   unrelated ones on this model; docs/hooks.md).
 
-They add up on the cosine's own scale, ``relevance + w_overlap * overlap + w_margin *
-max(margin, 0)`` (the margin taken over relevance), in two stages: the prompt is about
-something in memory when its best candidate reaches ``threshold`` (that alone decides
-whether an unrelated prompt receives anything); then its other candidates within
-``companion_gap`` of the threshold go in beside it, best first, up to ``max_memories``
-(the needed memory is often second or third, and a companion costs tokens, not a false
-injection). A weighted sum with
+They add up on the cosine's own scale, ``cosine + w_overlap * overlap + w_margin *
+max(margin, 0)``, and a hit passes when that reaches ``threshold``. A weighted sum with
 three constants rather than a learned model: the tuning material holds a few hundred
 prompts, and a rule a person can read in the injection log is worth more than a point
 of fit. Kind and recency get no weight of their own: recall's order already weighs
@@ -41,7 +33,6 @@ installs, the hook process) the gate is lexical: the overlap must reach
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -56,10 +47,8 @@ __all__ = [
     "Signals",
     "calibrated",
     "decide",
-    "decide_all",
     "overlap",
     "prompt_stems",
-    "relevance",
     "signals",
     "stem",
 ]
@@ -104,15 +93,10 @@ class GateTuning:
     # the injection log shows beside the cosine.
     cosine_slope: float = 5.48
     cosine_offset: float = -2.388
-    # relevance = (1 - w_segment) * cosine + w_segment * max(cosine, segment cosine).
-    w_segment: float = 0.5
-    # The gate's value: relevance + w_overlap * overlap + w_margin * max(margin, 0).
-    w_overlap: float = 0.3
+    # The gate's value: cosine + w_overlap * overlap + w_margin * max(margin, 0).
+    w_overlap: float = 0.2
     w_margin: float = 1.0
-    # The best candidate must reach it for anything to go in...
-    threshold: float = 0.72
-    # ...and then the others within this gap of it go in beside it (max_memories at most).
-    companion_gap: float = 1.0
+    threshold: float = 0.65
     # Keyword-only: the overlap a memory must reach.
     lexical_floor: float = 0.65
     # How many memories at most go in before one prompt.
@@ -132,8 +116,6 @@ class Signals:
     # The cosine in standard deviations above the prompt's cosine to every row of the
     # namespace (None without the model's dense profile): shown, not thresholded.
     z: float | None = None
-    # The prompt's best cosine to one clause of the memory (None: one clause, or no model).
-    segment: float | None = None
 
 
 @dataclass(frozen=True)
@@ -151,9 +133,6 @@ class GateReason:
     score: float
     decision: Decision
     z: float | None = None
-    segment: float | None = None
-    # True for a memory that went in beside the prompt's best, within companion_gap.
-    companion: bool = False
 
 
 def _sigmoid(x: float) -> float:
@@ -168,43 +147,29 @@ def calibrated(cosine: float, tuning: GateTuning) -> float:
     return _sigmoid(tuning.cosine_slope * cosine + tuning.cosine_offset)
 
 
-def relevance(cosine: float, segment: float | None, tuning: GateTuning) -> float:
-    """The cosine, raised toward the best clause's cosine when that is higher."""
-    if segment is None or segment <= cosine:
-        return cosine
-    return cosine + tuning.w_segment * (segment - cosine)
-
-
 def signals(
     ids: Sequence[str],
     kinds: Sequence[str],
     cosines: Sequence[float | None],
     overlaps: Sequence[float],
-    segments: Sequence[float | None] | None = None,
-    tuning: GateTuning | None = None,
 ) -> list[Signals]:
     """Each hit's signals, in recall's order (rank 1 first).
 
-    The margin is the hit's relevance minus the best relevance of the other hits:
-    positive for the one that stands out, near 0 when many are alike (as for a prompt
-    nothing in the store is about), negative for the rest; 0 without cosines.
+    The margin is the hit's cosine minus the best cosine of the other hits: positive for
+    the one that stands out, near 0 when many are alike (as for a prompt nothing in the
+    store is about), negative for the rest; 0 without cosines.
     """
-    tuning = tuning or GateTuning()
-    cut = list(segments) if segments is not None else [None] * len(ids)
-    values = [None if c is None else relevance(c, g, tuning)
-              for c, g in zip(cosines, cut, strict=True)]
-    known = sorted((v for v in values if v is not None), reverse=True)
     out: list[Signals] = []
+    known = [c for c in cosines if c is not None]
     for i, (memory_id, kind, cosine, lexical) in enumerate(
         zip(ids, kinds, cosines, overlaps, strict=True)
     ):
         margin = 0.0
-        value = values[i]
-        if value is not None and len(known) > 1:
-            best_other = known[1] if value >= known[0] else known[0]
-            margin = value - best_other
-        out.append(Signals(memory_id, kind, cosine, lexical, i + 1, margin,
-                           segment=cut[i]))
+        if cosine is not None and len(known) > 1:
+            others = sorted(known, reverse=True)
+            best_other = others[1] if cosine >= others[0] else others[0]
+            margin = cosine - best_other
+        out.append(Signals(memory_id, kind, cosine, lexical, i + 1, margin))
     return out
 
 
@@ -213,13 +178,11 @@ def score(s: Signals, tuning: GateTuning) -> float:
     without it."""
     if s.dense is None:
         return s.overlap
-    return (relevance(s.dense, s.segment, tuning) + tuning.w_overlap * s.overlap
-            + tuning.w_margin * max(s.margin, 0.0))
+    return s.dense + tuning.w_overlap * s.overlap + tuning.w_margin * max(s.margin, 0.0)
 
 
 def decide(s: Signals, tuning: GateTuning) -> GateReason:
-    """Whether one hit passes the gate on its own (before companions, budget, count and
-    session rules)."""
+    """Whether one hit passes the gate (before budget, count and session rules)."""
     value = score(s, tuning)
     if s.dense is None:
         passed = value >= tuning.lexical_floor
@@ -230,17 +193,4 @@ def decide(s: Signals, tuning: GateTuning) -> GateReason:
                       round(calibrated(s.dense, tuning), 4), s.overlap, s.rank,
                       round(s.margin, 4), round(value, 4),
                       "injected" if passed else "below_gate",
-                      None if s.z is None else round(s.z, 3),
-                      None if s.segment is None else round(s.segment, 4))
-
-
-def decide_all(found: Sequence[Signals], tuning: GateTuning) -> list[GateReason]:
-    """Every hit's decision, in the given order: those that pass on their own and, when
-    one does (with the model), the others within ``companion_gap`` of the threshold."""
-    verdicts = [decide(s, tuning) for s in found]
-    if not any(v.decision == "injected" and v.gate == "dense" for v in verdicts):
-        return verdicts
-    floor = tuning.threshold - tuning.companion_gap
-    return [dataclasses.replace(v, decision="injected", companion=True)
-            if v.decision == "below_gate" and v.gate == "dense" and v.score >= floor else v
-            for v in verdicts]
+                      None if s.z is None else round(s.z, 3))

@@ -6,9 +6,7 @@ encoding) adds the densest rows recall's fusion left out: the gate's candidates 
 recall's best ``RECALL_LIMIT`` plus the dense best ``DENSE_CANDIDATES``, so a memory the
 prompt means but shares no word with is a candidate even when the keyword side outvotes
 it, and each hit's margin is over the true next-best cosine of the namespace. The gate
-(gate.py) decides from those signals which candidates go in, with each candidate's best
-clause cosine beside its whole cosine (recall's segment vectors, encoded for these few
-candidates and kept by the warm process). At most
+(gate.py) decides from those signals which candidates go in. At most
 ``GateTuning.max_memories`` go in, best first, within the token budget; a memory at most
 once per session, a turn of the running session never (it is in the context already);
 what goes in is framed as quoted data with its date and id. ``Injection.reasons`` says,
@@ -27,7 +25,7 @@ from .gate import (
     GateReason,
     GateTuning,
     Signals,
-    decide_all,
+    decide,
     overlap,
     prompt_stems,
     signals,
@@ -40,7 +38,7 @@ if TYPE_CHECKING:
     from ..engine.recall.recaller import DenseProfile
 
 __all__ = ["HEADER", "GateReason", "Injection", "answer_of", "candidates", "hit_signals",
-           "prompt_context", "prompt_stems", "segment_cosines", "stem"]
+           "prompt_context", "prompt_stems", "stem"]
 
 MIN_TERMS = 1
 RECALL_LIMIT = 20  # the gate's candidates: the needed memory is in them far more often than in 12
@@ -96,29 +94,15 @@ def candidates(memory: Memory, namespace: str, prompt: str) -> tuple[list[Hit],
     return hits, profile
 
 
-def segment_cosines(memory: Memory, prompt: str, hits: list[Hit]) -> list[float | None] | None:
-    """Each hit's best clause cosine to the prompt (None: one clause); None without the
-    model or for the cold hook's keyword-only stand-in."""
-    internals = getattr(memory, "internals", None)
-    if internals is None or not hits:
-        return None
-    found: list[float | None] | None = internals.services.recall.segment_cosines(
-        prompt, [h.content for h in hits])
-    return found
-
-
 def hit_signals(hits: list[Hit], terms: set[str],
-                profile: DenseProfile | None = None,
-                segments: list[float | None] | None = None,
-                tuning: GateTuning | None = None) -> list[Signals]:
+                profile: DenseProfile | None = None) -> list[Signals]:
     """What the gate reads of each hit, in recall's order (bench/hook_quality.py too)."""
     dense_live = profile is not None or any("dense" in h.scores for h in hits)
     # With the model live, a hit recall did not score densely lies below the dense
     # shortlist: no evidence of meaning, so it is held to a cosine of 0.
     cosines = [h.scores.get("dense", 0.0) if dense_live else None for h in hits]
     found = signals([h.id for h in hits], [h.kind for h in hits], cosines,
-                    [overlap(terms, h.content) for h in hits],
-                    segments if dense_live else None, tuning)
+                    [overlap(terms, h.content) for h in hits])
     if profile is None or profile.std <= 0:
         return found
     # How far the cosine stands above this prompt's cosine to everything (shown in the
@@ -150,12 +134,11 @@ def prompt_context(
     if _trivial(prompt, terms):
         return Injection("", ())
     hits, profile = candidates(memory, namespace, prompt)
-    cut = segment_cosines(memory, prompt, hits) if profile is not None else None
     exclude = exclude or set()
     budget = budget_tokens * CHARS_PER_TOKEN - len(HEADER) - 1
     lines: list[str] = []
     reasons: list[GateReason] = []
-    verdicts = decide_all(hit_signals(hits, terms, profile, cut, tuning), tuning)
+    verdicts = [decide(s, tuning) for s in hit_signals(hits, terms, profile)]
     # Best first by the gate's own value: recall's order weighs recency and feedback,
     # the gate weighs how surely the memory is about this prompt.
     order = sorted(range(len(hits)), key=lambda i: (-verdicts[i].score, i))

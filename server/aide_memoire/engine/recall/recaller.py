@@ -161,10 +161,6 @@ class Recaller:
             return None
         return rowids, scores, low, high
 
-    def query_vector(self, query: str) -> np.ndarray:
-        """The query's unit vector, shared with recall's own (encoded once; see below)."""
-        return self._query_vector(query)
-
     def _query_vector(self, query: str) -> np.ndarray:
         """The query's vector; the last few are kept (per embedding space), so that a
         recall and a dense profile of the same prompt (the prompt hook's gate) encode

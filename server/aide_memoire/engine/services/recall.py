@@ -11,7 +11,6 @@ from ..core import parts
 from ..core.errors import InvalidInput
 from ..core.models import FieldFilters, Hit, Stage
 from ..recall.recaller import DenseProfile, RecallRequest
-from ..recall.segments import SegmentVectors
 from .query import check_limit, row_filter
 
 if TYPE_CHECKING:
@@ -27,7 +26,6 @@ class RecallService:
         self.recaller = ctx.recaller
         self.embedder = ctx.embedder
         self.reranker = ctx.reranker
-        self.segments = SegmentVectors(ctx.embedder)
 
     def warm(self) -> None:
         """Start loading the embedding model in the background (servers call this at start)."""
@@ -85,16 +83,6 @@ class RecallService:
         where = row_filter(namespace, None, None, None, None, None)
         with self.db.read() as conn:
             return self.recaller.dense_profile(conn, query, where, check_limit(k))
-
-    def segment_cosines(self, query: str, texts: Sequence[str]) -> list[float | None] | None:
-        """Per text, the query's best cosine to one of its clauses (None for a text of one
-        clause; None for all without the model). The prompt hook's gate reads it: a prompt
-        names one clause of a memory (its symptom, its fix), rarely the whole."""
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInput("query is empty; say what to recall")
-        if not self.recaller.dense_live() or not self.embedder.wait():
-            return None
-        return self.segments.best(self.recaller.query_vector(query), texts)
 
     def rerank_stage(self) -> Stage:
         reranker = self.reranker
