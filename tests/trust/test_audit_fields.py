@@ -187,7 +187,7 @@ def test_a_store_from_before_the_seals_migrates_with_its_chain_intact(
             assert memory.internals.db.schema_version() == 11
             before = memory.audit_verify()
     with Memory(settings=keyword_settings(home)) as memory:
-        assert memory.internals.db.schema_version() == 12
+        assert memory.internals.db.schema_version() == migrations.SCHEMA_VERSION
         after = memory.audit_verify()
         assert after.intact, after.problem
         assert after.events == before.events + 1  # one event seals the existing memories

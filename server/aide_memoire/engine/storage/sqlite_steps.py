@@ -545,10 +545,10 @@ def _integrity(tx: Connection) -> None:
         append_event(tx, actor="migration", action=seals.ACTION, detail=detail)
 
 
-# (version, name, apply), in order; engine/storage/migrations.py records them.
-# The mirror's int8 blocks, tombstones and their state (storage/sqlite/vector_blocks.py).
+# The mirror's int8 blocks, tombstones and their state (storage/sqlite/vector_blocks.py);
+# IF NOT EXISTS as the steps before it, so that a store marked older runs it again unharmed.
 _V14 = """
-CREATE TABLE vector_blocks (
+CREATE TABLE IF NOT EXISTS vector_blocks (
     space TEXT NOT NULL,
     namespace TEXT NOT NULL,
     seq INTEGER NOT NULL,
@@ -560,14 +560,14 @@ CREATE TABLE vector_blocks (
     vectors BLOB NOT NULL,
     PRIMARY KEY (space, namespace, seq)
 );
-CREATE TABLE vector_tombstones (
+CREATE TABLE IF NOT EXISTS vector_tombstones (
     space TEXT NOT NULL,
     namespace TEXT NOT NULL,
     row INTEGER NOT NULL,
     seq INTEGER NOT NULL,
     PRIMARY KEY (space, namespace, row, seq)
 ) WITHOUT ROWID;
-CREATE TABLE vector_block_state (
+CREATE TABLE IF NOT EXISTS vector_block_state (
     space TEXT NOT NULL,
     namespace TEXT NOT NULL,
     status TEXT NOT NULL,
@@ -580,6 +580,7 @@ CREATE TABLE vector_block_state (
 """
 
 
+# (version, name, apply), in order; engine/storage/migrations.py records them.
 STEPS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "initial store", _run(_V1)),
     (2, "dense vector spaces", _run(_V2)),
