@@ -94,6 +94,8 @@ def test_the_cue_path_reads_a_said_change_without_a_name() -> None:
     assert not changed("I coach the juniors.", "I coach the juniors now.", 14)
     assert not changed("My niece plays violin.", "My nephew plays cello now.", 14)
     assert not changed("I knit scarves.", "I crochet hats now as well.", 14)
+    # a change said about something else: no word of a frame in common
+    assert not changed("The boiler makes a racket at night.", "I finally fixed the bike.", 14)
 
 
 def test_a_reply_is_read_with_the_question_before_it() -> None:

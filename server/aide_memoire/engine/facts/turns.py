@@ -194,14 +194,17 @@ def swapped(old: str, new: str, people: frozenset[str], max_words: int) -> bool:
 
 def changed(old: str, new: str, max_words: int) -> bool:
     """The cue path's test, for values without a name: one statement each, not one
-    more member of a set, and each says a content word the other does not (a
-    restatement says nothing new)."""
+    more member of a set, a content word in common (the frame), and each says a
+    content word the other does not (a restatement says nothing new)."""
     if content_words(old) > max_words or content_words(new) > max_words:
         return False
     if adds_one_more(old, new) or EXTENDS.search(new) or CONTINUES.search(old):
         return False
     before, after = _frame(old, frozenset()), _frame(new, frozenset())
-    return bool(before - after) and bool(after - before)
+    # A frame in common, as the named path asks: a turn near the older that shares no
+    # word with it ("I finally fixed the bike" after "Our rabbit chewed a cable") says
+    # something else changed.
+    return bool(before - after) and bool(after - before) and bool(before & after)
 
 
 def _frame(text: str, named: frozenset[str]) -> set[str]:
