@@ -2,14 +2,15 @@
 ``as_of`` a day between the sessions, controls (series that only add) left unlinked.
 
     python bench/conv_updates.py [tests/facts/conversational_updates.json]
-        [--tunings 'recency_weight=0;default'] [--json bench/results/conv_updates.json]
+        [--tunings 'recency_weight=0;default;turns.cue_z=1.5'] [--json OUT.json]
 
 Each scenario (bench/conv_updates_gen.py) gets its own namespace: two sessions stored with
 ``store_conversation`` at their dates, then its question recalled now and as of the day
 between. Prints top-1 counts per split and per class, and the links made (a turn
 ``superseded_by`` another) for scenarios and controls. The engine's defaults, or each
-tuning listed (``--tunings 'recency_weight=0,named_weight=0'``: those stages off); the
-stages' weights are chosen on the "tune" half only.
+tuning listed (``--tunings 'recency_weight=0,named_weight=0'``: those stages off;
+``turns.cue_z=1.5``: a TurnTuning constant of the write path); the weights and constants
+are chosen on the "tune" half only.
 """
 
 from __future__ import annotations
@@ -19,15 +20,18 @@ import json
 import sys
 import tempfile
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
+from aide_memoire.engine.facts.turns import TurnTuning  # noqa: E402
 from aide_memoire.engine.recall.fusion import RecallTuning  # noqa: E402
+from aide_memoire.engine.services import facts as facts_service  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "facts" / "conversational_updates.json"
 
@@ -70,6 +74,10 @@ def run(path: Path, home: Path, *, weights: list[dict[str, float]], mode: str
     for number, (out, weight) in enumerate(zip(rows, weights, strict=True)):
         settings = Settings(home=home / str(number), embedding_model="none"
                             if mode == "bm25" else Settings().embedding_model)
+        weight, links = _parts(weight)
+        # The write path's turn-link constants ("turns.cue_z=1.5"): the facts service
+        # builds its TurnTuning when the store opens.
+        vars(facts_service)["TurnTuning"] = partial(TurnTuning, **cast(dict[str, Any], links))
         with Memory(settings=settings) as memory:
             memory.internals.embedder.wait()
             default = memory.internals.recaller.tuning
@@ -96,8 +104,21 @@ def run(path: Path, home: Path, *, weights: list[dict[str, float]], mode: str
                 })
     stages = ("recency_weight", "named_weight", "addressed_weight", "session_weight",
               "adaptive_keyword", "restated_depth", "current_depth", "names_in_dense_query")
-    return [summarise(r, {k: getattr(replace(default, **w), k) for k in stages}, mode)  # type: ignore[arg-type]
-            for r, w in zip(rows, weights, strict=True)]
+    out = []
+    for r, w in zip(rows, weights, strict=True):
+        recall, links = _parts(w)
+        tuned = replace(default, **recall)  # type: ignore[arg-type]
+        out.append(summarise(r, {**{k: getattr(tuned, k) for k in stages},
+                                 **{f"turns.{k}": v for k, v in
+                                    asdict(TurnTuning(**cast(dict[str, Any], links))).items()}},
+                             mode))
+    return out
+
+
+def _parts(weight: dict[str, float]) -> tuple[dict[str, float], dict[str, float]]:
+    """A tuning's RecallTuning changes, and its TurnTuning ones (``turns.`` keys)."""
+    return ({k: v for k, v in weight.items() if not k.startswith("turns.")},
+            {k.removeprefix("turns."): v for k, v in weight.items() if k.startswith("turns.")})
 
 
 def summarise(rows: list[dict[str, Any]], tuning: dict[str, Any], mode: str

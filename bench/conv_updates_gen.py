@@ -164,6 +164,23 @@ CONTROLS: list[tuple[str, str, str, str]] = [
      "I made a new friend, {b}, at the climbing gym.", "Who are {name}'s friends?"),
     ("trip", "We spent a week in Crete in the spring.",
      "We also did a long weekend in Vienna later on.", "Where has {name} travelled?"),
+    # Series that only add and say nothing of it (no "also", "another", "too"): the
+    # members of a set-valued attribute named one session at a time.
+    ("children", "My son {a} started at the village school last week.",
+     "My daughter {b} started at the village school today, she was so proud.",
+     "Who are {name}'s children?"),
+    ("friends", "I had a long lunch with my friend {a} on Sunday.",
+     "My friend {b} dragged me to a long lunch at the pier.", "Who are {name}'s friends?"),
+    ("pets", "We adopted a kitten from the shelter, {a}.",
+     "We adopted {b} from the shelter, the sweetest puppy.", "What pets does {name} have?"),
+    ("languages", "I speak Portuguese with my grandmother every Sunday.",
+     "I speak Japanese with the clients every Sunday call.",
+     "What languages does {name} speak?"),
+    ("visited", "Our holiday in Crete was wonderful, so much sun.",
+     "Our holiday in Vienna was wonderful, so many cafes.", "Where has {name} been on holiday?"),
+    ("hobbies", "I play Catan with the neighbours most Fridays.",
+     "I play Dungeons and Dragons with the neighbours on Fridays now.",
+     "What games does {name} play?"),
 ]
 PET_NAMES = ["Biscuit", "Pepper", "Mochi", "Juniper", "Ziggy", "Clementine"]
 
@@ -237,14 +254,10 @@ def scenarios(seed: int) -> list[dict[str, Any]]:
                     key = [(name, new_text)]
                 s2, new_index = _session(rng, name, other, key, attribute)
                 identifier = f"{attribute}:{phrasing}:{copy}"
-                out.append({
-                    "id": identifier, "cls": f"{attribute}:{phrasing}", "split": _split(identifier),
-                    "speakers": [name, other],
-                    "sessions": [{"at": first_at, "turns": s1}, {"at": second_at, "turns": s2}],
-                    "old_turn": [0, old_index], "new_turn": [1, new_index],
-                    "query": rng.choice(QUERY[attribute]).format(name=name),
-                    "as_of": between, "now": new, "then": old,
-                })
+                out.append(item(identifier, _split(identifier), [name, other],
+                                [(first_at, s1), (second_at, s2)], (0, old_index),
+                                (1, new_index), rng.choice(QUERY[attribute]).format(name=name),
+                                between, now=new, then=old))
     return out
 
 
@@ -259,14 +272,35 @@ def controls(seed: int) -> list[dict[str, Any]]:
             s1, i1 = _session(rng, name, other, [(name, first.format(a=a, b=b))], None)
             s2, i2 = _session(rng, name, other, [(name, second.format(a=a, b=b))], None)
             identifier = f"control:{cls}:{copy}"
-            out.append({
-                "id": identifier, "cls": f"control:{cls}", "split": _split(identifier),
-                "speakers": [name, other],
-                "sessions": [{"at": first_at, "turns": s1}, {"at": second_at, "turns": s2}],
-                "old_turn": [0, i1], "new_turn": [1, i2],
-                "query": query.format(name=name), "as_of": between,
-            })
+            out.append(item(identifier, _split(identifier), [name, other],
+                            [(first_at, s1), (second_at, s2)], (0, i1), (1, i2),
+                            query.format(name=name), between))
     return out
+
+
+def item(identifier: str, split: str, speakers: list[str], sessions: list[tuple[str, Any]],
+         old_turn: tuple[int, int], new_turn: tuple[int, int], query: str, as_of: str,
+         **extra: Any) -> dict[str, Any]:
+    """One scenario or control as both sets store it: ``sessions`` (date, turns), the
+    session and index of the old and the new statement, the question and the day
+    between (``as_of``); ``extra`` after those (a scenario's values, its phrasing)."""
+    return {"id": identifier, "cls": identifier.rsplit(":", 1)[0], **extra.pop("head", {}),
+            "split": split, "speakers": speakers,
+            "sessions": [{"at": at, "turns": turns} for at, turns in sessions],
+            "old_turn": list(old_turn), "new_turn": list(new_turn), "query": query,
+            "as_of": as_of, **extra}
+
+
+def write_set(doc: str | None, out: Path, seed: int,
+              build: tuple[Any, Any]) -> None:
+    """Write one set: ``build`` the (scenarios, controls) functions of a seed; the
+    module's doc (from its third paragraph) says what the set holds."""
+    scenario_items, control_items = build[0](seed), build[1](seed)
+    data = {"about": (doc or "").split("\n\n", 2)[2].strip(), "seed": seed,
+            "scenarios": scenario_items, "controls": control_items}
+    out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    halves = {s: sum(x["split"] == s for x in scenario_items) for s in ("tune", "held-out")}
+    print(f"{len(scenario_items)} scenarios {halves}, {len(control_items)} controls -> {out}")
 
 
 def main() -> None:
@@ -275,16 +309,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--seed", type=int, default=31)
     args = parser.parse_args()
-    data = {
-        "about": __doc__.split("\n\n", 2)[2].strip(),
-        "seed": args.seed,
-        "scenarios": scenarios(args.seed),
-        "controls": controls(args.seed),
-    }
-    args.out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    halves = {s: sum(x["split"] == s for x in data["scenarios"]) for s in ("tune", "held-out")}
-    print(f"{len(data['scenarios'])} scenarios {halves}, {len(data['controls'])} controls "
-          f"-> {args.out}")
+    write_set(__doc__, args.out, args.seed, (scenarios, controls))
 
 
 if __name__ == "__main__":

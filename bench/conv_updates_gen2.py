@@ -21,7 +21,6 @@ Deterministic: a fixed seed.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from conv_updates_gen import NAMES, _split  # noqa: E402
+from conv_updates_gen import NAMES, _split, item, write_set  # noqa: E402
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "facts" / "conversational_updates2.json"
 
@@ -228,6 +227,23 @@ CONTROLS: list[tuple[str, str, str, str]] = [
      "Where does {name} work?"),
     ("samehome", "We live in Aarhus, close to the beach.",
      "Aarhus is still home, we love it here.", "Where does {name} live?"),
+    # Series that only add and say nothing of it (no "also", "another", "too").
+    ("children", "Our eldest, {a}, is learning to ride a bike.",
+     "Our youngest, {b}, learned to ride a bike at the weekend.",
+     "How many kids does {name} have?"),
+    ("friends", "Went climbing with my buddy {a} on Saturday, great day.",
+     "Went climbing with {b}, a buddy from work, on Saturday.",
+     "Who does {name} go climbing with?"),
+    ("pets", "Our dog {a} stole a sandwich off the table.",
+     "{b}, our other dog, stole a sandwich this time.", "What dogs does {name} have?"),
+    ("languages", "My Italian is getting decent, I practise every day.",
+     "My Korean is getting decent, I practise every day with an app.",
+     "What languages is {name} learning?"),
+    ("visited", "We visited Seville in March, the heat was something.",
+     "We visited Tromso in December, the northern lights were unreal.",
+     "Which places has {name} visited?"),
+    ("siblings", "My sister {a} lives near the coast.",
+     "My sister {b} moved near the coast last month.", "Who are {name}'s sisters?"),
 ]
 PET_NAMES = ["Biscuit", "Pepper", "Mochi", "Juniper", "Ziggy", "Clementine", "Nutmeg", "Olive"]
 
@@ -302,16 +318,12 @@ def scenarios(seed: int) -> list[dict[str, Any]]:
                             NEW_QUESTION[attribute].format(**fill), name, other)
                 s3, new_index = _session(rng, name, other, key2, talk, length)
                 identifier = f"{attribute}:{new_phrasing}:{copy}"
-                out.append({
-                    "id": identifier, "cls": f"{attribute}:{new_phrasing}",
-                    "old_phrasing": old_phrasing, "twin": twin_at is not None,
-                    "split": _split("v2:" + identifier), "speakers": [name, other],
-                    "sessions": [{"at": d, "turns": t} for d, t in zip(dates, (s1, s2, s3),
-                                                                      strict=True)],
-                    "old_turn": [0, old_index], "new_turn": [2, new_index],
-                    "query": rng.choice(QUERY[attribute]).format(name=name),
-                    "as_of": between, "now": new, "then": old,
-                })
+                out.append(item(identifier, _split("v2:" + identifier), [name, other],
+                                list(zip(dates, (s1, s2, s3), strict=True)), (0, old_index),
+                                (2, new_index), rng.choice(QUERY[attribute]).format(name=name),
+                                between, now=new, then=old,
+                                head={"old_phrasing": old_phrasing,
+                                      "twin": twin_at is not None}))
     return out
 
 
@@ -331,14 +343,9 @@ def controls(seed: int) -> list[dict[str, Any]]:
             s3, i3 = _session(rng, name, other, [(name, second.format(a=a, b=b))],
                               SMALL_TALK, length)
             identifier = f"control:{cls}:{copy}"
-            out.append({
-                "id": identifier, "cls": f"control:{cls}", "split": _split("v2:" + identifier),
-                "speakers": [name, other],
-                "sessions": [{"at": d, "turns": t} for d, t in zip(dates, (s1, s2, s3),
-                                                                  strict=True)],
-                "old_turn": [0, i1], "new_turn": [2, i3],
-                "query": query.format(name=name), "as_of": between,
-            })
+            out.append(item(identifier, _split("v2:" + identifier), [name, other],
+                            list(zip(dates, (s1, s2, s3), strict=True)), (0, i1), (2, i3),
+                            query.format(name=name), between))
     return out
 
 
@@ -348,12 +355,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--seed", type=int, default=3105)
     args = parser.parse_args()
-    data = {"about": (__doc__ or "").split("\n\n", 2)[2].strip(), "seed": args.seed,
-            "scenarios": scenarios(args.seed), "controls": controls(args.seed)}
-    args.out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    halves = {s: sum(x["split"] == s for x in data["scenarios"]) for s in ("tune", "held-out")}
-    print(f"{len(data['scenarios'])} scenarios {halves}, {len(data['controls'])} controls "
-          f"-> {args.out}")
+    write_set(__doc__, args.out, args.seed, (scenarios, controls))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,15 @@ import pytest
 
 from aide_memoire import Memory
 from aide_memoire.engine.core.text import query_shape
-from aide_memoire.engine.facts.turns import Turn, _questions, adds_one_more, subjects, swapped
+from aide_memoire.engine.facts.turns import (
+    Turn,
+    _questions,
+    adds_one_more,
+    changed,
+    says_change,
+    subjects,
+    swapped,
+)
 from aide_memoire.engine.recall.fusion import RecallTuning
 from aide_memoire.engine.recall.stages import RowFact, prefer_current
 
@@ -54,6 +62,40 @@ def test_another_value_swaps_and_one_more_does_not() -> None:
                        PEOPLE, 14)
     long = "I teach at Elmwood " + " ".join(f"word{n}x" for n in range(20))
     assert not swapped(long, "These days I teach at Brookside.", PEOPLE, 14)
+
+
+def test_members_of_a_set_valued_attribute_never_swap() -> None:
+    # kin, the people around them, pets, languages, places been: two values named in
+    # the same frame, with no "also" or "another", are two members, not a change
+    assert not swapped("My nephew Arlo turned six on Friday.",
+                       "My niece Bea turned four on Friday.", PEOPLE, 14)
+    assert not swapped("Walked the hills with my flatmate Orla.",
+                       "Walked the hills with Saoirse, my flatmate.", PEOPLE, 14)
+    assert not swapped("I speak Basque at home.", "I speak Dutch at home.", PEOPLE, 14)
+    assert not swapped("We toured Bergen by boat.", "We toured Oslo by boat.", PEOPLE, 14)
+    assert not swapped("Our hamster Tig escaped.", "Our new hamster Pip escaped again.",
+                       PEOPLE, 14)
+    # one more member said with an ordinal, even when the older named no such noun
+    assert adds_one_more("I adore Tig.", "We got a second hamster, Pip.")
+    # a single-valued attribute in the same frame still swaps
+    assert swapped("I'm dating Noor, she's lovely.", "I'm dating Sami now, it's lovely.",
+                   PEOPLE, 14)
+    assert swapped("I bank with Harlow.", "I bank with Monzo these days.", PEOPLE, 14)
+
+
+def test_the_cue_path_reads_a_said_change_without_a_name() -> None:
+    # off by default (TurnTuning.cue_z None); its two text tests, on values without a name
+    assert says_change("I coach the juniors now, the seniors were too much.")
+    assert says_change("No longer on nights, thank goodness.")
+    assert says_change("Switched to decaf after the doctor's visit.")
+    assert not says_change("I coach the juniors on Tuesdays.")
+    assert changed("I coach the seniors on Tuesdays.", "I coach the juniors now.", 14)
+    # a restatement, one more member of a set, or an addition: no change
+    assert not changed("I coach the juniors.", "I coach the juniors now.", 14)
+    assert not changed("My niece plays violin.", "My nephew plays cello now.", 14)
+    assert not changed("I knit scarves.", "I crochet hats now as well.", 14)
+    # a change said about something else: no word of a frame in common
+    assert not changed("The boiler makes a racket at night.", "I finally fixed the bike.", 14)
 
 
 def test_a_reply_is_read_with_the_question_before_it() -> None:

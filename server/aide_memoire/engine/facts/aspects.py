@@ -21,7 +21,7 @@ from ..core.text import STOP_WORDS, tokens
 from .entities import Mention
 from .scope import ADDS, CONTINUES, EXTENDS, Marked, main_clause, marked, reaches
 
-__all__ = ["Signature", "bounded_signature", "pair_features", "signature", "stem"]
+__all__ = ["STRONG_CUES", "Signature", "bounded_signature", "pair_features", "signature", "stem"]
 
 # Words that state a change. Strong ones say so outright; weak ones ("now", "these days")
 # mostly mark the present, which a stale statement was not.
@@ -49,6 +49,7 @@ _WEAK = frozenset(
     ]
 )
 CUES = _STRONG | _WEAK
+STRONG_CUES = _STRONG
 # Phrases whose words alone would be stop words or too common.
 _PHRASES = re.compile(
     r"\bno longer\b|\bnot any ?more\b|\bthese days\b|\bfrom now on\b|\bover to\b|"

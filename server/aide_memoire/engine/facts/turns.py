@@ -16,9 +16,15 @@ This path reads structure instead of a lexicon:
   the pool's mean), so a turn near everything (small talk) links nothing.
 - **values**: the two differ both ways in their content words (a restatement says
   nothing new), and the newer does not say it adds ("also", "as well", "another", a
-  closing "too") or that the old value holds ("still"): scope.py's grammatical markers,
-  the only words read. And they share a frame: the newer names the old value beside
-  the new one, or a content word of the two is the same once the values are masked.
+  closing "too") or that the old value holds ("still"): scope.py's grammatical markers.
+  And they share a frame: the newer names the old value beside the new one, or a
+  content word of the two is the same once the values are masked.
+- **sets**: attributes held many at once (kin, friends, pets, pastimes, languages,
+  places been: word classes of kinds of attribute, ``_SET_CLASSES``) never link: two
+  turns about one of them name two members ("My son Leo" / "My daughter Mia").
+- **cue path** (``TurnTuning.cue_z``, off by default): a value without a name ("team
+  lead", "engaged to Elias" after "dating Elias") links when the newer says it changed
+  ("now", "no longer", a change word) and its nearest turn stands out by ``cue_z``.
 
 A link names the newer in the older's ``superseded_by`` (both stay active: a turn is a
 record of what was said), with a ``memory_updates`` row (rule ``turn``) and an audit
@@ -39,13 +45,13 @@ import numpy as np
 
 from ..core.text import STOP_WORDS, content_words, named_words, tokens
 from ..storage.portable.updates import earlier_turns, embeddings_by_rowid
-from .aspects import stem
+from .aspects import STRONG_CUES, stem
 from .scope import CONTINUES, EXTENDS
 
 if TYPE_CHECKING:
     from ..storage.protocol import Connection
 
-__all__ = ["TurnLinks", "TurnTuning", "subjects", "swapped", "values"]
+__all__ = ["TurnLinks", "TurnTuning", "changed", "says_change", "subjects", "swapped", "values"]
 
 _CACHE = 50_000
 
@@ -58,6 +64,21 @@ class TurnTuning:
     z: float = 1.0  # how many spreads above the pool's mean cosine the candidate must be
     min_pool: int = 8  # fewer earlier turns than this: no spread to stand out from
     max_words: int = 14  # longer turns hold several statements (as UpdateTuning.max_words)
+    # A value without a name (a role, a habit, "engaged to" after "dating"): the newer
+    # must say it changed (a change word, "now", "these days", "not anymore") and its
+    # nearest turn about the person stand out by this many spreads. None: off.
+    cue_z: float | None = None
+
+
+# What says a value changed, when no name shows it: aspects' strong change words, the
+# present set against a past ("now", "these days", "nowadays"), and the phrases of an end.
+_CHANGE = re.compile(r"\b(?:now|nowadays|these days|no longer|not any ?more|instead of|"
+                     r"rather than|gave up|given up)\b", re.I)
+
+
+def says_change(text: str) -> bool:
+    """Whether ``text`` says that something changed (the cue path's only lexicon)."""
+    return bool(_CHANGE.search(text)) or any(t in STRONG_CUES for t in tokens(text))
 
 
 _FIRST = re.compile(r"\b(?:i|me|my|mine|myself|we|us|our|ours|ourselves)\b|\bi['’]", re.I)
@@ -98,11 +119,58 @@ _ONE_MORE = re.compile(r"\ban?\s+(?:new|second|third|fourth|further|other)\s+([^
                        re.I)
 
 
+# Attributes a person has many of at once (issue #31: "never for series that only add"):
+# the kin and the people around them, pets, pastimes, languages, and the places they
+# go. Two turns that each speak of one class ("My son Leo ..." / "My daughter Mia ...";
+# "I speak Basque" / "I speak Dutch") and name different values are two members of a
+# set, not a change of one value. Classes of words, not lists of the sets' values.
+_SET_CLASSES: dict[str, frozenset[str]] = {cls: frozenset(stem(w) for w in words.split())
+                                           for cls, words in {
+    "kin": "child children kid kids son sons daughter daughters baby babies boy boys girl "
+           "girls twin twins brother brothers sister sisters sibling siblings cousin cousins "
+           "nephew nephews niece nieces grandson grandsons granddaughter granddaughters "
+           "grandchild grandchildren grandkid grandkids stepson stepdaughter godson "
+           "goddaughter eldest youngest oldest",
+    "people": "friend friends buddy buddies pal pals mate mates bestie neighbour neighbours "
+              "neighbor neighbors classmate classmates teammate teammates flatmate "
+              "flatmates roommate roommates",
+    "pets": "pet pets dog dogs puppy puppies cat cats kitten kittens rabbit rabbits bunny "
+            "hamster hamsters parrot parrots budgie bird birds fish goldfish horse horses "
+            "pony ponies tortoise turtle lizard snake ferret chicken chickens hens shelter "
+            "adopted adopt",
+    "pastimes": "hobby hobbies pastime pastimes play plays playing played instrument "
+                "instruments collect collects collecting collection club clubs lesson "
+                "lessons class classes practise practises practising practice practicing",
+    "languages": "speak speaks speaking spoke language languages fluent",
+    "places": "visit visits visited visiting trip trips holiday holidays vacation vacations "
+              "travel travels travelled traveled travelling traveling tour toured "
+              "sightseeing",
+}.items()}
+
+
+def _set_classes(text: str) -> set[str]:
+    """The set-valued classes a text speaks of."""
+    words = {stem(t) for t in tokens(text)}
+    return {cls for cls, stems in _SET_CLASSES.items() if words & stems}
+
+
+# "a new friend", "her second kitten": one more member of a set, whatever was named before.
+_ONE_MORE_OF_A_SET = re.compile(
+    r"\b(?:new|second|third|fourth|fifth|other|another|youngest|eldest|oldest|newest)"
+    r"\s+([^\W\d_][\w'’-]*)", re.I)
+
+
 def adds_one_more(old: str, new: str) -> bool:
     """Whether ``new`` introduces one more of something ``old`` names ("My friend Ana" /
-    "I made a new friend, Bo"): an addition, not a replacement."""
+    "I made a new friend, Bo"), or one more member of a set-valued attribute ("a second
+    kitten"), or both speak of the same set-valued attribute ("My son Leo" / "My
+    daughter Mia"): an addition, not a replacement."""
     had = {stem(t) for t in tokens(old)}
-    return any(stem(m.group(1).casefold()) in had for m in _ONE_MORE.finditer(new))
+    if any(stem(m.group(1).casefold()) in had for m in _ONE_MORE.finditer(new)):
+        return True
+    if any(_set_classes(m.group(1)) for m in _ONE_MORE_OF_A_SET.finditer(new)):
+        return True
+    return bool(_set_classes(old) & _set_classes(new))
 
 
 def swapped(old: str, new: str, people: frozenset[str], max_words: int) -> bool:
@@ -122,6 +190,21 @@ def swapped(old: str, new: str, people: frozenset[str], max_words: int) -> bool:
     # now"). Two statements that share neither ("Got back from Tallinn" / "Spent a few
     # days in Reykjavik") are about different things, however close their vectors.
     return bool(before & after) or bool(_frame(old, before) & _frame(new, after))
+
+
+def changed(old: str, new: str, max_words: int) -> bool:
+    """The cue path's test, for values without a name: one statement each, not one
+    more member of a set, a content word in common (the frame), and each says a
+    content word the other does not (a restatement says nothing new)."""
+    if content_words(old) > max_words or content_words(new) > max_words:
+        return False
+    if adds_one_more(old, new) or EXTENDS.search(new) or CONTINUES.search(old):
+        return False
+    before, after = _frame(old, frozenset()), _frame(new, frozenset())
+    # A frame in common, as the named path asks: a turn near the older that shares no
+    # word with it ("I finally fixed the bike" after "Our rabbit chewed a cable") says
+    # something else changed.
+    return bool(before - after) and bool(after - before) and bool(before & after)
 
 
 def _frame(text: str, named: frozenset[str]) -> set[str]:
@@ -226,7 +309,9 @@ class TurnLinks:
              about: list[frozenset[str]], mine: frozenset[str], people: frozenset[str]) -> None:
         if EXTENDS.search(turn.content) or CONTINUES.search(turn.content):
             return  # one more item, or the old value said to hold: not a change
-        if not values(said, people) or content_words(said) > self.tuning.max_words:
+        named = bool(values(said, people))
+        cued = self.tuning.cue_z is not None and says_change(turn.content)
+        if not (named or cued) or content_words(said) > self.tuning.max_words:
             return  # names nothing, or several statements: no swap can follow (cheap first)
         mine_v = vector - centre
         length = float(np.linalg.norm(mine_v))
@@ -242,16 +327,22 @@ class TurnLinks:
         best = max(candidates, key=lambda i: float(cosines[i]))
         old = rows[best]
         z = (float(cosines[best]) - float(cosines.mean())) / spread
-        if z < self.tuning.z or old.superseded_by is not None:
+        if old.superseded_by is not None:
             return
-        if swapped(old.content, said, people, self.tuning.max_words):
+        by_name = named and z >= self.tuning.z and swapped(
+            old.content, said, people, self.tuning.max_words)
+        by_cue = (cued and self.tuning.cue_z is not None and z >= self.tuning.cue_z
+                  and changed(old.content, said, self.tuning.max_words))
+        if by_name or by_cue:
             self.link(tx, ns, old.id, turn.id, z)
 
     def _may_swap(self, turn: Turn, question: Turn | None) -> bool:
         """The checks that read only the turn's text, before anything is queried."""
         said = turn.content if question is None else f"{question.content} {turn.content}"
         return (not EXTENDS.search(turn.content) and not CONTINUES.search(turn.content)
-                and bool(named_words(said)) and content_words(said) <= self.tuning.max_words)
+                and (bool(named_words(said)) or (self.tuning.cue_z is not None
+                                                 and says_change(turn.content)))
+                and content_words(said) <= self.tuning.max_words)
 
     def _keep(self, rowid: int, vector: np.ndarray | None) -> None:
         if len(self._vectors) >= _CACHE:
