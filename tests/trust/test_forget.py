@@ -145,3 +145,32 @@ def test_one_forget_costs_the_same_in_a_bigger_namespace(tmp_path: Path) -> None
     small = _forget_steps(tmp_path / "small", 300)
     big = _forget_steps(tmp_path / "big", 1500)
     assert big < 1.2 * small, (small, big)
+
+
+def test_the_purge_rewrites_only_the_blocks_that_held_a_forgotten_row(
+        memory: Memory) -> None:
+    """Forget's purge finds the blocks holding a forgotten row from their rowids alone:
+    that block is rewritten without the row, a block it did not touch stays as it was."""
+    memory.store_many([{"content": f"pallet {i} waits at dock {i % 3} for the noon truck"}
+                       for i in range(20)], namespace="p")
+    small = memory.store_many([{"content": f"the spare key for locker {i} hangs by the door"}
+                               for i in range(4)], namespace="p")
+    space = memory.internals.embedder.space
+    assert space is not None
+    conn = memory.internals.db.conn()
+
+    def blocks() -> dict[int, tuple[int, bytes]]:
+        return {int(s): (int(n), bytes(v)) for s, n, v in conn.execute(
+            "SELECT seq, rows, vectors FROM vector_blocks WHERE space = ? AND namespace = 'p'",
+            (space.key,))}
+
+    before = blocks()
+    assert sorted(n for n, _ in before.values()) == [4, 20]
+    assert memory.forget_many([small[1]], namespace="p") == 1
+    after = blocks()
+    assert after.keys() == before.keys()
+    for seq, (rows, vectors) in before.items():
+        if rows == 20:
+            assert after[seq] == (rows, vectors)
+        else:
+            assert after[seq][0] == 3 and after[seq][1] != vectors
