@@ -434,7 +434,8 @@ def measure_forget(args: argparse.Namespace, home: Path, ids: list[str], namespa
                    facts: bool | None) -> dict[str, Any]:
     """Forget ``--forget-share`` of the store's bulk memories (at most ``--forget-max`` in
     one ``forget_many``; the deletes scaled up past it, the purge paid once), after one
-    ``forget`` on its own. Wall and process CPU, the deletes and the purge apart."""
+    ``forget`` on its own (unless ``--forget-no-single``). Wall and process CPU, the
+    deletes and the purge apart."""
     size = len(ids)
     targets = _targets(args.seed, size, ids, 1)
     with Memory(settings=_settings(home, args.model, facts)) as memory:
@@ -448,8 +449,9 @@ def measure_forget(args: argparse.Namespace, home: Path, ids: list[str], namespa
         share = int(args.forget_share * size)
         single = frng.randrange(size)
         t0 = time.perf_counter()
-        memory.forget(ids[single], namespace=namespace)
-        single_s = time.perf_counter() - t0
+        if not args.forget_no_single:
+            memory.forget(ids[single], namespace=namespace)
+        single_s = time.perf_counter() - t0 if not args.forget_no_single else float("nan")
         single_purge = dict(phases.wall)
         phases.wall.clear()
         phases.cpu.clear()
@@ -620,6 +622,9 @@ def main() -> None:
                         "copy of it, unless --forget-in-place) and time it")
     parser.add_argument("--forget-in-place", action="store_true",
                         help="forget in the kept folder itself (it is a copy already)")
+    parser.add_argument("--forget-no-single", action="store_true",
+                        help="skip the single forget before the batch (its purge rewrites "
+                        "the whole keyword index, as the batch's does)")
     parser.add_argument("--tmp", default=None, help="folder for the temporary store")
     parser.add_argument("--keep", type=Path, default=None,
                         help="bulk: build the store in this folder and keep it (with its "
