@@ -408,6 +408,77 @@ def _save_kept(kept: Path | None, seed: int, locomo: str | None, ids: list[str],
          "memories": len(ids)}))
 
 
+class _Phases:
+    """Wall and CPU seconds spent inside some of the engine's functions (wrapped on the
+    instance for the measurement only): the forget's purge, split from its deletes."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+
+    def wrap(self, owner: Any, name: str, label: str) -> None:
+        inner = getattr(owner, name)
+
+        def timed(*a: Any, **k: Any) -> Any:
+            w, c = time.perf_counter(), time.process_time()
+            try:
+                return inner(*a, **k)
+            finally:
+                self.wall[label] = self.wall.get(label, 0.0) + time.perf_counter() - w
+                self.cpu[label] = self.cpu.get(label, 0.0) + time.process_time() - c
+
+        setattr(owner, name, timed)
+
+
+def measure_forget(args: argparse.Namespace, home: Path, ids: list[str], namespace: str,
+                   facts: bool | None) -> dict[str, Any]:
+    """Forget ``--forget-share`` of the store's bulk memories (at most ``--forget-max`` in
+    one ``forget_many``; the deletes scaled up past it, the purge paid once), after one
+    ``forget`` on its own (unless ``--forget-no-single``). Wall and process CPU, the
+    deletes and the purge apart."""
+    size = len(ids)
+    targets = _targets(args.seed, size, ids, 1)
+    with Memory(settings=_settings(home, args.model, facts)) as memory:
+        memory.internals.embedder.wait()
+        memory.internals.mirror.wait_for_rebuilds()  # a migrated store builds its blocks
+        phases = _Phases()
+        phases.wrap(memory.internals.store.keywords, "optimize", "keyword_rewrite")
+        phases.wrap(memory.internals.store.vectors, "compact_blocks", "block_compaction")
+        phases.wrap(memory.internals.db, "purge_deleted", "checkpoint")
+        frng = random.Random(args.seed - 1)
+        share = int(args.forget_share * size)
+        single = frng.randrange(size)
+        t0 = time.perf_counter()
+        if not args.forget_no_single:
+            memory.forget(ids[single], namespace=namespace)
+        single_s = time.perf_counter() - t0 if not args.forget_no_single else float("nan")
+        single_purge = dict(phases.wall)
+        phases.wall.clear()
+        phases.cpu.clear()
+        doomed = [n for n in frng.sample(range(size), min(share, args.forget_max))
+                  if n != single]
+        t0, c0 = time.perf_counter(), time.process_time()
+        forgotten = memory.forget_many([ids[n] for n in doomed], namespace=namespace)
+        forget_s, forget_cpu = time.perf_counter() - t0, time.process_time() - c0
+        purge_s, purge_cpu = sum(phases.wall.values()), sum(phases.cpu.values())
+        delete_s, delete_cpu = forget_s - purge_s, forget_cpu - purge_cpu
+        t0 = time.perf_counter()
+        memory.recall(targets[0][2], namespace=namespace, limit=10)
+        return {
+            "size": size, "single_forget_s": single_s, "single_purge_s": single_purge,
+            "count": forgotten, "seconds": forget_s, "cpu_seconds": forget_cpu,
+            "delete_seconds": delete_s, "delete_cpu_seconds": delete_cpu,
+            "deleted_per_s": forgotten / delete_s if delete_s > 0 else float("nan"),
+            "purge": {k: round(v, 3) for k, v in phases.wall.items()},
+            "purge_cpu": {k: round(v, 3) for k, v in phases.cpu.items()},
+            "purge_seconds": purge_s, "share": share,
+            "share_seconds_projected": delete_s * share / max(1, forgotten) + purge_s,
+            "per_forget_ms": 1000 * forget_s / max(1, forgotten),
+            "first_recall_after_s": time.perf_counter() - t0,
+            "db_mb_after": store_bytes(home, None)[0] / 1e6,
+            "load": os.getloadavg()[0]}
+
+
 def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The ``--bulk`` run (one namespace): rows per size, then the whole-store figures."""
@@ -498,38 +569,15 @@ def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
                     memory.internals.embedder.wait()
                     composer.memory = memory
         if args.forget_share > 0:
-            targets = _targets(seed, sizes[-1], ids, 1)
-            if kept is not None:  # a kept store stays whole: forget on a copy of it
+            if kept is not None and not args.forget_in_place:
+                # a kept store stays whole: forget on a copy of it
                 copy = Path(tmp) / "forget-copy"
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.copytree(home, copy)
                 outer.callback(shutil.rmtree, copy, True)
                 home = copy
-            with Memory(settings=_settings(home, args.model, facts)) as memory:
-                frng = random.Random(seed - 1)
-                share = int(args.forget_share * sizes[-1])
-                # One forget on its own (it purges the whole index), then one batch of the
-                # share (at most --forget-max, scaled up past it: an upper bound, as the
-                # batch's purge is paid once).
-                single = frng.randrange(sizes[-1])
-                t0 = time.perf_counter()
-                memory.forget(ids[single], namespace=namespace)
-                single_s = time.perf_counter() - t0
-                doomed = [n for n in frng.sample(range(sizes[-1]), min(share, args.forget_max))
-                          if n != single]
-                t0 = time.perf_counter()
-                forgotten = memory.forget_many([ids[n] for n in doomed], namespace=namespace)
-                forget_s = time.perf_counter() - t0
-                t0 = time.perf_counter()
-                memory.recall(targets[0][2], namespace=namespace, limit=10)
-                extra["forget"] = {"single_forget_s": single_s, "count": forgotten,
-                                   "seconds": forget_s, "share": share,
-                                   "share_seconds_projected": forget_s * share / len(doomed),
-                                   "per_forget_ms": 1000 * forget_s / len(doomed),
-                                   "first_recall_after_s": time.perf_counter() - t0,
-                                   "db_mb_after": store_bytes(home, None)[0] / 1e6,
-                                   "load": os.getloadavg()[0]}
-                print(json.dumps(extra["forget"]), file=sys.stderr, flush=True)
+            extra["forget"] = measure_forget(args, home, ids, namespace, facts)
+            print(json.dumps(extra["forget"]), file=sys.stderr, flush=True)
     return rows, extra
 
 
@@ -569,6 +617,14 @@ def main() -> None:
     parser.add_argument("--locomo-sample", default="conv-26")
     parser.add_argument("--forget-share", type=float, default=0.1)
     parser.add_argument("--forget-max", type=int, default=3000)
+    parser.add_argument("--forget-only", action="store_true",
+                        help="only forget --forget-share of the store kept in --reuse (on a "
+                        "copy of it, unless --forget-in-place) and time it")
+    parser.add_argument("--forget-in-place", action="store_true",
+                        help="forget in the kept folder itself (it is a copy already)")
+    parser.add_argument("--forget-no-single", action="store_true",
+                        help="skip the single forget before the batch (its purge rewrites "
+                        "the whole keyword index, as the batch's does)")
     parser.add_argument("--tmp", default=None, help="folder for the temporary store")
     parser.add_argument("--keep", type=Path, default=None,
                         help="bulk: build the store in this folder and keep it (with its "
@@ -585,6 +641,21 @@ def main() -> None:
     if args.serve_child is not None:
         _BULK_URL = args.database_url
         serve_child(args.serve_child, args.model, facts, args.targets)
+        return
+    if args.forget_only:
+        if args.reuse is None:
+            parser.error("--forget-only needs --reuse FOLDER (a kept store, or a copy of one)")
+        manifest = json.loads((args.reuse / "manifest.json").read_text())
+        ids = _kept_state(args.reuse, args.seed, manifest["locomo"])["ids"]
+        with tempfile.TemporaryDirectory(prefix="aide-scale-forget-", dir=args.tmp) as tmp:
+            home = args.reuse / "home"
+            if not args.forget_in_place:
+                home = Path(tmp) / "home"
+                shutil.copytree(args.reuse / "home", home)
+            forgot = measure_forget(args, home, ids, "bench-0", facts)
+        print(json.dumps(forgot, indent=1))
+        write_json(args.json_path, {"benchmark": "scale", "mode": "forget", "model": args.model,
+                                    "machine": machine(), "forget": forgot})
         return
     if args.bulk:
         args.bulk_skip = [h for h in args.bulk_skip.split(",") if h]

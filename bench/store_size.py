@@ -7,6 +7,10 @@ what they stored, not of space reserved up front. Each case is a fresh store, cl
 
     .venv/bin/python bench/store_size.py --json bench/results/store_size.json
     .venv/bin/python bench/store_size.py --model none      # keyword-only, for comparison
+    .venv/bin/python bench/store_size.py --store PATH/memory.db  # what adds up in a big one
+
+``--store`` reads an existing store (read-only, e.g. the 1M one ``bench/scale.py --bulk
+--keep`` leaves): bytes per 1,000 memories for each table and index.
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ from scale import make_item  # noqa: E402
 CASES = ((1, 1), (10, 1), (1000, 1), (10, 10))
 
 
-def _by_table(db: Path) -> dict[str, int]:
-    """Bytes per table (vec0 shadow tables summed under their vec0 table)."""
+def _by_name(db: Path) -> dict[str, int]:
+    """Bytes of each table and index in the file (SQLite's ``dbstat``)."""
     conn = load_driver().connect(f"file:{db}?mode=ro", uri=True)
     try:
         rows = conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()
@@ -40,14 +44,38 @@ def _by_table(db: Path) -> dict[str, int]:
         return {}
     finally:
         conn.close()
+    return {str(name): int(size) for name, size in rows}
+
+
+def _group(name: str) -> str:
+    return "vectors (vec0)" if name.startswith("memory_vec_") else (
+        "keyword index (fts5)" if name.startswith("memory_fts") else
+        "memories" if name.startswith(("memories", "sqlite_autoindex_memories"))
+        else "other")
+
+
+def _by_table(db: Path) -> dict[str, int]:
+    """Bytes per table (vec0 shadow tables summed under their vec0 table)."""
     out: dict[str, int] = {}
-    for name, size in rows:
-        group = "vectors (vec0)" if str(name).startswith("memory_vec_") else (
-            "keyword index (fts5)" if str(name).startswith("memory_fts") else
-            "memories" if str(name).startswith(("memories", "sqlite_autoindex_memories"))
-            else "other")
-        out[group] = out.get(group, 0) + int(size)
+    for name, size in _by_name(db).items():
+        out[_group(name)] = out.get(_group(name), 0) + size
     return out
+
+
+def existing(db: Path) -> dict[str, Any]:
+    """An existing store's bytes by table and index, per 1,000 memories."""
+    conn = load_driver().connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        count = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+    finally:
+        conn.close()
+    names = _by_name(db)
+    per_1k = 1000 / max(1, count)
+    return {"store": str(db), "memories": count, "db_bytes": db.stat().st_size,
+            "mb_per_1k": db.stat().st_size / 1e6 * per_1k,
+            "by_table": _by_table(db),
+            "by_name_mb_per_1k": {n: round(b / 1e6 * per_1k, 4) for n, b in
+                                  sorted(names.items(), key=lambda kv: -kv[1])}}
 
 
 def measure(count: int, namespaces: int, model: str, seed: int) -> dict[str, Any]:
@@ -83,7 +111,17 @@ def main() -> None:
                         help="embedding model ('none' = keyword-only)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument("--store", type=Path, default=None,
+                        help="split an existing store file instead (read-only)")
     args = parser.parse_args()
+    if args.store is not None:
+        found = existing(args.store)
+        print(table(["table or index", "MB per 1k memories"],
+                    [[n, mb] for n, mb in found["by_name_mb_per_1k"].items() if mb >= 0.001]))
+        print(f"{found['memories']} memories, {found['mb_per_1k']:.3f} MB per 1k in all")
+        write_json(args.json, {"benchmark": "store_size", "mode": "existing",
+                               "machine": machine(), **found})
+        return
     results = [measure(n, ns, args.model, args.seed) for n, ns in CASES]
     print(table(
         ["memories", "namespaces", "store kB", "vectors kB", "fts kB", "rows kB", "dense"],

@@ -329,6 +329,20 @@ def test_confident_update_names_the_newer_and_keeps_the_older(keyword: Memory) -
     assert row[0] == "applied" and 0.55 <= row[1] <= 1.0
     keyword.forget(new, namespace="n")
     assert keyword.get(old, namespace="n").superseded_by is None  # forgetting reopens
+    links = "SELECT count(*) FROM memory_updates WHERE old_id = ? OR new_id = ?"
+    assert keyword.internals.db.conn().execute(links, (new, new)).fetchone()[0] == 0
+
+
+def test_forgetting_the_older_drops_its_update_link(keyword: Memory) -> None:
+    old = keyword.store("The nightly export runs on Jenkins.", namespace="n", observed_at=OLD_AT)
+    new = keyword.store("The nightly export moved from Jenkins to Dagster.", namespace="n",
+                        observed_at=NEW_AT)
+    links = "SELECT count(*) FROM memory_updates WHERE old_id = ? AND new_id = ?"
+    conn = keyword.internals.db.conn()
+    assert conn.execute(links, (old, new)).fetchone()[0] == 1
+    keyword.forget(old, namespace="n")
+    assert conn.execute(links, (old, new)).fetchone()[0] == 0
+    assert keyword.get(new, namespace="n").status == "active"
 
 
 def test_unsure_update_is_a_proposal(keyword: Memory) -> None:

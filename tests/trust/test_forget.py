@@ -111,3 +111,66 @@ def test_forget_many_deletes_them_all_and_purges_once(tmp_path: Path) -> None:
         assert blocks.tombstones(conn, space.key, "p") == 0
         total, _, _ = blocks.read(conn, space.key, "p", space.dim)
         assert total == 40
+
+
+def _forget_steps(home: Path, size: int) -> int:
+    """SQLite virtual-machine steps of one forget's delete in a namespace of ``size``
+    memories (the purge's index rewrite, once per batch and growing with the index by
+    design, left out)."""
+    with Memory(settings=keyword_settings(home)) as memory:
+        _fill(memory, size)
+        old = memory.store("The standup moved to ten past nine.", namespace="p")
+        target = memory.store(f"The vault code word is {MARK}, tell nobody", namespace="p")
+        keywords: Any = memory.internals.store.keywords
+        keywords.optimize = lambda tx: None
+        conn: Any = memory.internals.db.conn()
+        count = [0]
+
+        def tick() -> int:
+            count[0] += 1
+            return 0
+
+        conn.set_progress_handler(tick, 50)
+        assert memory.forget(target, namespace="p")
+        conn.set_progress_handler(None, 0)
+        assert memory.get(old, namespace="p").status == "active"
+        return count[0]
+
+
+def test_one_forget_costs_the_same_in_a_bigger_namespace(tmp_path: Path) -> None:
+    """Forgetting a row finds what it touches by index (schema step 15): the summaries
+    quoting it, the rows it superseded, the facts it ended, its update links. Before,
+    three of them scanned the namespace (2.5 s a row at 515k memories); here the work
+    of one forget is counted in SQLite's own steps at 300 and at 1,500 memories."""
+    small = _forget_steps(tmp_path / "small", 300)
+    big = _forget_steps(tmp_path / "big", 1500)
+    assert big < 1.2 * small, (small, big)
+
+
+def test_the_purge_rewrites_only_the_blocks_that_held_a_forgotten_row(
+        memory: Memory) -> None:
+    """Forget's purge finds the blocks holding a forgotten row from their rowids alone:
+    that block is rewritten without the row, a block it did not touch stays as it was."""
+    memory.store_many([{"content": f"pallet {i} waits at dock {i % 3} for the noon truck"}
+                       for i in range(20)], namespace="p")
+    small = memory.store_many([{"content": f"the spare key for locker {i} hangs by the door"}
+                               for i in range(4)], namespace="p")
+    space = memory.internals.embedder.space
+    assert space is not None
+    conn = memory.internals.db.conn()
+
+    def blocks() -> dict[int, tuple[int, bytes]]:
+        return {int(s): (int(n), bytes(v)) for s, n, v in conn.execute(
+            "SELECT seq, rows, vectors FROM vector_blocks WHERE space = ? AND namespace = 'p'",
+            (space.key,))}
+
+    before = blocks()
+    assert sorted(n for n, _ in before.values()) == [4, 20]
+    assert memory.forget_many([small[1]], namespace="p") == 1
+    after = blocks()
+    assert after.keys() == before.keys()
+    for seq, (rows, vectors) in before.items():
+        if rows == 20:
+            assert after[seq] == (rows, vectors)
+        else:
+            assert after[seq][0] == 3 and after[seq][1] != vectors

@@ -580,6 +580,32 @@ CREATE TABLE IF NOT EXISTS vector_block_state (
 """
 
 
+# Forgetting a row ran three scans of its namespace per row (2.5 s a row at 515k
+# memories, docs/benchmarks.md): the summaries quoting it (``kind = 'summary'``, no
+# index), the delete trigger's revival of what it superseded (``superseded_by``, no
+# index) and of the facts it ended (``ended_by``, no index); and the trigger's
+# ``old_id = x OR new_id = x`` on memory_updates read the namespace's updates. Partial
+# indexes (only the rows that have the value: a few bytes for most stores) and the OR
+# split into two deletes, each on its own key.
+_V15 = """
+CREATE INDEX IF NOT EXISTS memories_ns_summary ON memories (namespace, kind)
+    WHERE kind = 'summary';
+CREATE INDEX IF NOT EXISTS memories_superseded_by ON memories (namespace, superseded_by)
+    WHERE superseded_by IS NOT NULL;
+CREATE INDEX IF NOT EXISTS facts_ended_by ON facts (ended_by) WHERE ended_by IS NOT NULL;
+DROP TRIGGER IF EXISTS memories_terms_on_delete;
+CREATE TRIGGER memories_terms_on_delete AFTER DELETE ON memories BEGIN
+    DELETE FROM memory_terms WHERE memory_rowid = old.rowid;
+    DELETE FROM memory_updates WHERE namespace = old.namespace AND old_id = old.id;
+    -- The inner select reads memory_updates_new; a plain delete of this WITHOUT ROWID
+    -- table is planned on its primary key's namespace prefix (a scan of the namespace).
+    DELETE FROM memory_updates WHERE namespace = old.namespace AND new_id = old.id
+        AND old_id IN (SELECT old_id FROM memory_updates
+                       WHERE namespace = old.namespace AND new_id = old.id);
+END
+"""
+
+
 # (version, name, apply), in order; engine/storage/migrations.py records them.
 STEPS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "initial store", _run(_V1)),
@@ -614,4 +640,5 @@ STEPS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     # one pass instead of scanning vec0. A store's existing vectors are built into them
     # in the background at first use (no block state yet: stale, never read).
     (14, "vector blocks", _run(_V14)),
+    (15, "indexes for forgetting at size", _run(_V15, triggers=True)),
 )

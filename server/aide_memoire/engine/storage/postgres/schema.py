@@ -451,6 +451,18 @@ END
 $drop$;
 """
 
+# Forget at size (SQLite's step 15): the summaries quoting a row, and what its delete
+# trigger revives (rows it superseded, facts it ended), each found by an index instead of
+# a scan of the namespace. PostgreSQL plans the trigger's OR on memory_updates as a
+# bitmap OR of its two keys already; its trigger stays.
+_V15 = """
+CREATE INDEX IF NOT EXISTS memories_ns_summary ON memories (namespace, kind)
+    WHERE kind = 'summary';
+CREATE INDEX IF NOT EXISTS memories_superseded_by ON memories (namespace, superseded_by)
+    WHERE superseded_by IS NOT NULL;
+CREATE INDEX IF NOT EXISTS facts_ended_by ON facts (ended_by) WHERE ended_by IS NOT NULL;
+"""
+
 # The SQL of each step by version; names come from engine/storage/migrations.py (one history
 # for both backends). An empty script records the step (see the module docstring).
 STEPS: dict[int, str] = {
@@ -462,4 +474,5 @@ STEPS: dict[int, str] = {
     # SQLite's int8 vector blocks: here the mirror reads the vector table (the blocks are
     # optional; docs/benchmarks.md, "A million memories, second round").
     14: "",
+    15: _V15,
 }

@@ -44,6 +44,19 @@ def _blob_row(block: codec.Packed) -> tuple[bytes, ...]:
     return codec.to_blobs(block)
 
 
+def _killed(dead: tuple[np.ndarray, np.ndarray], seq: int, rowids: np.ndarray
+            ) -> np.ndarray | None:
+    """Which of a block's ``rowids`` (the block written at ``seq``) the tombstones
+    ``dead`` (row, seq; by row) remove; None when none does."""
+    rows, seqs = dead
+    if not len(rows) or not len(rowids):
+        return None
+    # A row dies by its latest tombstone if that one is at or above the block's seq.
+    at = np.minimum(np.searchsorted(rows, rowids), len(rows) - 1)
+    killed = (rows[at] == rowids) & (seqs[at] >= seq)
+    return killed if killed.any() else None
+
+
 class SqliteVectorBlocks:
     """Reads and writes of the block tables (see the module)."""
 
@@ -163,9 +176,10 @@ class SqliteVectorBlocks:
 
     @staticmethod
     def _dead(conn: Connection, space: str, namespace: str) -> tuple[np.ndarray, np.ndarray]:
-        """(row, seq) of every tombstone, by row."""
-        found = conn.execute("SELECT row, seq FROM vector_tombstones WHERE space = ? AND "
-                             "namespace = ? ORDER BY row, seq", (space, namespace)).fetchall()
+        """(row, seq) of each tombstoned row's latest tombstone, by row."""
+        found = conn.execute("SELECT row, max(seq) FROM vector_tombstones WHERE space = ? AND "
+                             "namespace = ? GROUP BY row ORDER BY row",
+                             (space, namespace)).fetchall()
         rows = np.fromiter((r for r, _ in found), np.int64, len(found))
         seqs = np.fromiter((s for _, s in found), np.int64, len(found))
         return rows, seqs
@@ -173,15 +187,9 @@ class SqliteVectorBlocks:
     def _alive(self, conn: Connection, space: str, namespace: str, seq: int,
                block: codec.Packed, dead: tuple[np.ndarray, np.ndarray] | None = None
                ) -> codec.Packed:
-        rows, seqs = dead if dead is not None else self._dead(conn, space, namespace)
-        if not len(rows):
-            return block
-        # A row dies by its latest tombstone if that one is at or above the block's seq.
-        last = np.r_[rows[1:] != rows[:-1], True]
-        rows, seqs = rows[last], seqs[last]
-        at = np.minimum(np.searchsorted(rows, block.rowids), len(rows) - 1)
-        killed = (rows[at] == block.rowids) & (seqs[at] >= seq)
-        return block if not killed.any() else block.keep(~killed)
+        killed = _killed(dead if dead is not None else self._dead(conn, space, namespace),
+                         seq, block.rowids)
+        return block if killed is None else block.keep(~killed)
 
     # -- the mirror's read --------------------------------------------------------------
 
@@ -213,8 +221,14 @@ class SqliteVectorBlocks:
             if dim is None:
                 continue
             dead = self._dead(tx, space, namespace)
-            for seq, _ in tx.execute("SELECT seq, rows FROM vector_blocks WHERE space = ? "
-                                     "AND namespace = ?", (space, namespace)).fetchall():
+            # Only the rowids column is read to find the blocks that hold a dead row (its
+            # blob comes first in the record: the vectors' overflow pages stay unread);
+            # only those blocks are read whole and rewritten.
+            for seq, rowids in tx.execute("SELECT seq, rowids FROM vector_blocks WHERE "
+                                          "space = ? AND namespace = ?",
+                                          (space, namespace)).fetchall():
+                if _killed(dead, int(seq), np.frombuffer(bytes(rowids), np.int64)) is None:
+                    continue
                 block = self._read_one(tx, space, namespace, seq, dim)
                 alive = self._alive(tx, space, namespace, seq, block, dead)
                 if len(alive) == len(block):
