@@ -452,9 +452,13 @@ def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
                     count = min(args.bulk_batch, bulk_to - len(ids))
                     items = [make_item(item_rng(seed, n), n)
                              for n in range(len(ids), len(ids) + count)]
-                    ids += bulk_write(memory, items, [namespace] * count,
-                                      composer.vectors(items), pipeline=args.bulk_pipeline,
-                                      skip_hooks=args.bulk_skip)
+                    if args.backend == "postgres" and not args.bulk_pipeline:
+                        ids += _pg.bulk_write(memory, items, [namespace] * count,
+                                              composer.vectors(items))
+                    else:
+                        ids += bulk_write(memory, items, [namespace] * count,
+                                          composer.vectors(items), pipeline=args.bulk_pipeline,
+                                          skip_hooks=args.bulk_skip)
                     _save_kept(kept, seed, args.locomo_sample, ids, by_id)
                 bulk_s = time.perf_counter() - started
                 rates = []
@@ -591,8 +595,12 @@ def main() -> None:
         sizes = sorted(int(s) for s in args.sizes.split(","))
         with contextlib.ExitStack() as stack:
             if args.backend == "postgres":  # the bulk rows go through PostgreSQL's storage
+                kept = args.keep or args.reuse
+                if kept is not None and args.database_url is None:
+                    parser.error("--keep/--reuse with --backend postgres needs "
+                                 "--database-url (a server that outlives the run)")
                 _BULK_URL = stack.enter_context(_pg.fresh_database(
-                    stack.enter_context(_pg.server_url(args.database_url))))
+                    stack.enter_context(_pg.server_url(args.database_url)), kept))
             bulk_rows, extra = run_bulk(args, sizes, facts)
         for r in bulk_rows:
             r["backend"] = args.backend
