@@ -23,6 +23,7 @@ import psycopg
 
 from aide_memoire import Memory
 from aide_memoire.engine.core import clock
+from aide_memoire.engine.storage.postgres.connection import PgConnection
 from aide_memoire.engine.storage.postgres.memories import PostgresMemoryRows
 from aide_memoire.engine.storage.store import NewRow
 
@@ -98,9 +99,12 @@ def bulk_write(memory: Memory, items: Sequence[dict[str, Any]], namespaces: Sequ
     rows = [NewRow(namespace=ns, kind="note", content=it["content"], tags=list(it["tags"]))
             for it, ns in zip(items, namespaces, strict=True)]
     with memory.internals.db.write() as tx:
+        if not isinstance(tx, PgConnection):
+            raise TypeError("the PostgreSQL bulk path needs a PostgreSQL store")
         stamp = clock.format_time(clock.now())
         written = store.insert_many(tx, rows)
-        memory.internals.tables.insert(
-            tx, space, [(rowid, row.namespace, vector) for (rowid, _), row, vector
-                        in zip(written, rows, vectors, strict=True)], stamp)
+        with tx.outside_pipeline():  # megabytes of vectors: not pipelined (insert_many)
+            memory.internals.tables.insert(
+                tx, space, [(rowid, row.namespace, vector) for (rowid, _), row, vector
+                            in zip(written, rows, vectors, strict=True)], stamp)
     return [memory_id for _, memory_id in written]
