@@ -69,37 +69,3 @@ def test_replacing_a_vector_keeps_one_row_with_the_new_values(db: PostgresDataba
     with db.read() as conn:
         rows = conn.execute(f"SELECT embedding FROM {table}").fetchall()
     assert [r[0] for r in rows] == [np.array([0.0, 0.5, -2.0], dtype=np.float32).tobytes()]
-
-
-def test_the_mirrors_chunked_read_gives_the_rows_of_the_plain_one(
-    db: PostgresDatabase, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The first load's chunked read (one row of arrays per chunk) hands the mirror the
-    very rows, bytes and order of a row-per-vector read, over several chunks, turns and
-    kinds included, and only the namespace's rows."""
-    from aide_memoire.engine.storage.portable.vectors import PortableVectorReads
-    from aide_memoire.engine.storage.postgres import vector_index
-    from aide_memoire.engine.storage.postgres.vector_index import PostgresVectorIndex
-
-    monkeypatch.setattr(vector_index, "PARTITION_CHUNK", 7)
-    rng = np.random.default_rng(11)
-    with db.write() as tx:
-        table = ensure_space(tx, "test_32", "test", 32, "2026-01-01")
-        items = []
-        for i in range(40):
-            namespace = "project:a" if i % 5 else "project:b"
-            rowid = insert_memory(tx, namespace, f"vector {i}",
-                                  kind="summary" if i % 7 == 0 else "note")
-            if i % 3 == 0:
-                tx.execute("UPDATE memories SET session_id = 's1', position = ? WHERE rowid = ?",
-                           (i, rowid))
-            items.append((rowid, namespace, rng.standard_normal(32).astype(np.float32)))
-        insert_vectors(tx, table, items)
-    with db.read() as conn:
-        plain = [tuple(r) for r in PortableVectorReads().partition(
-            conn, table, "project:a", ordered=True).fetchall()]
-        chunked = PostgresVectorIndex().partition(conn, table, "project:a", ordered=False)
-        got = chunked.fetchmany(10) + chunked.fetchmany(1000)
-        assert chunked.fetchmany(10) == []
-    assert len(plain) == 32 and [tuple(r) for r in got] == plain
-    assert any(r[2] is not None for r in plain) and {r[4] for r in plain} == {"note", "summary"}

@@ -10,7 +10,7 @@ hands back.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -18,15 +18,11 @@ import numpy as np
 from ...core.errors import StoreError
 from ...core.space import EmbeddingSpace
 from ..portable.vectors import PortableVectorReads
-from ..protocol import Connection, Cursor
+from ..protocol import Connection
 from . import vectors
 from .connection import PgConnection
 
 __all__ = ["PostgresVectorIndex"]
-
-# Rows of a namespace the mirror's first load reads per statement (see ``partition``).
-PARTITION_CHUNK = 4096
-
 
 def _pg(conn: Connection) -> PgConnection:
     # vectors.py quotes partition values with the driver's own quoting (conn.raw).
@@ -94,69 +90,3 @@ class PostgresVectorIndex(PortableVectorReads):
                     "UPDATE vector_state SET epoch = epoch + 1 WHERE space = ? AND namespace = ?",
                     (key, namespace),
                 )
-
-    def partition(self, conn: Connection, table: str, namespace: str, *, ordered: bool
-                  ) -> Cursor:
-        """The mirror's first load of a namespace: the same rows as the portable read
-        (rowid, float32 bytes, session_id, position, kind), always in rowid order, but
-        fetched as one row of arrays per PARTITION_CHUNK rows, the vectors concatenated
-        by the server (``vector_send``): one value to load per column and chunk instead
-        of five per row. Row by row, the client's loaders were most of a first dense
-        recall at 100k (docs/benchmarks.md, "PostgreSQL at scale")."""
-        return _ChunkedPartition(conn, table, namespace)
-
-
-class _ChunkedPartition:
-    """A cursor over a namespace's vectors, a chunk of rows per statement (``partition``)."""
-
-    rowcount = -1
-    lastrowid = None
-
-    def __init__(self, conn: Connection, table: str, namespace: str) -> None:
-        self._conn, self._table, self._namespace = conn, table, namespace
-        self._after = 0
-        self._rows: list[tuple[int, bytes, str | None, int | None, str]] = []
-        self._done = False
-
-    def _chunk(self) -> None:
-        found = self._conn.execute(
-            "SELECT array_agg(c.rowid ORDER BY c.rowid), "
-            "string_agg(vector_send(c.embedding), ''::bytea ORDER BY c.rowid), "
-            "array_agg(m.session_id ORDER BY c.rowid), array_agg(m.position ORDER BY c.rowid), "
-            "array_agg(m.kind ORDER BY c.rowid) "
-            f"FROM (SELECT rowid, embedding FROM {self._table} WHERE namespace = ? "
-            "AND rowid > ? ORDER BY rowid LIMIT ?) c JOIN memories m ON m.rowid = c.rowid",
-            (self._namespace, self._after, PARTITION_CHUNK)).fetchone()
-        if found is None or found[0] is None:
-            self._done = True
-            return
-        rowids, blob, sessions, positions, kinds = found
-        data = np.frombuffer(bytes(blob), np.uint8).reshape(len(rowids), -1)
-        # vector_send: int16 dimensions, int16 zero, then big-endian float32s.
-        floats = np.ascontiguousarray(data[:, 4:]).view(">f4").astype(np.float32)
-        self._rows.extend(zip(
-            (int(r) for r in rowids), (v.tobytes() for v in floats), sessions,
-            (None if p is None else int(p) for p in positions), kinds, strict=True))
-        self._after = int(rowids[-1])
-        if len(rowids) < PARTITION_CHUNK:
-            self._done = True
-
-    def fetchmany(self, size: int = PARTITION_CHUNK) -> list[Any]:
-        while len(self._rows) < size and not self._done:
-            self._chunk()
-        out, self._rows = self._rows[:size], self._rows[size:]
-        return out
-
-    def fetchone(self) -> Any:
-        got = self.fetchmany(1)
-        return got[0] if got else None
-
-    def fetchall(self) -> list[Any]:
-        out: list[Any] = []
-        while batch := self.fetchmany():
-            out.extend(batch)
-        return out
-
-    def __iter__(self) -> Iterator[Any]:
-        while batch := self.fetchmany():
-            yield from batch
