@@ -37,7 +37,7 @@ from .keyword_tokens import COLUMN_SHIFT, document_postings, documents_postings,
 
 __all__ = [
     "index_document", "index_new_documents", "keyword_search", "phrase_count", "ranked_search",
-    "unindex",
+    "unindex", "word_counts",
 ]
 
 K1, B = 1.2, 0.75  # FTS5's bm25 constants
@@ -197,7 +197,7 @@ def _group_rows(
     return sql, params
 
 
-def _word_counts(conn: Connection, words: Sequence[str]) -> dict[str, int]:
+def word_counts(conn: Connection, words: Sequence[str]) -> dict[str, int]:
     """Rows of the whole index holding each word, from ``keyword_terms`` (one key per
     (word, namespace), kept by the postings' triggers: schema step 13)."""
     if not words:
@@ -225,7 +225,7 @@ def phrase_count(conn: Connection, phrase: str, cap: int) -> int:
     if not tokens:
         return 0
     if len(tokens) == 1:
-        return min(_word_counts(conn, tokens)[tokens[0]], int(cap))
+        return min(word_counts(conn, tokens)[tokens[0]], int(cap))
     count, params = _phrase_count_sql(tokens, int(cap))
     (found,) = conn.execute(f"SELECT {count}", params).fetchone()
     return int(found)
@@ -274,7 +274,7 @@ def ranked_search(
             keys.setdefault(tuple(tokens), len(keys))
     args: list[object] = []
     counts = []
-    words = _word_counts(conn, [phrase[0] for phrase in keys if len(phrase) == 1])
+    words = word_counts(conn, [phrase[0] for phrase in keys if len(phrase) == 1])
     for phrase, key in keys.items():
         if len(phrase) == 1:
             counts.append(f"({key}, ?::bigint)")
