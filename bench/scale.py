@@ -29,7 +29,9 @@ a server started from the pgserver wheel in a temporary data directory, or the s
 ``--database-url`` (a fresh database is made there for each layout and dropped after).
 The store's size is then its tables' bytes on the server; it has no WAL file of its own.
 ``--bulk --backend postgres`` runs the bulk path there (one fresh database; the rows go
-through PostgreSQL's storage layer as they do through SQLite's).
+through PostgreSQL's storage layer in batches: ``_pg.bulk_write``). With ``--keep`` (or
+``--reuse``) and ``--database-url`` the database stays on that server, named in the kept
+folder's ``database.txt``, and a later run grows or reuses it.
 """
 
 from __future__ import annotations
