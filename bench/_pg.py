@@ -13,11 +13,19 @@ import shutil
 import tempfile
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import numpy as np
 import psycopg
+
+from aide_memoire import Memory
+from aide_memoire.engine.core import clock
+from aide_memoire.engine.storage.postgres.connection import PgConnection
+from aide_memoire.engine.storage.postgres.memories import PostgresMemoryRows
+from aide_memoire.engine.storage.store import NewRow
 
 
 @contextlib.contextmanager
@@ -42,17 +50,28 @@ def server_url(url: str | None) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def fresh_database(admin_url: str) -> Iterator[str]:
-    """A new, empty database on the server of ``admin_url``, as a URL; dropped after."""
-    name = f"aide_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
+def fresh_database(admin_url: str, keep: Path | None = None) -> Iterator[str]:
+    """A new, empty database on the server of ``admin_url``, as a URL; dropped after.
+
+    With ``keep`` (a kept bulk store's folder) the database stays, its name recorded in
+    ``keep/database.txt``, and a later run with the same folder opens it again."""
+    record = keep / "database.txt" if keep is not None else None
+    if record is not None and record.exists():
+        name = record.read_text().strip()
+    else:
+        name = f"aide_bench_{uuid.uuid4().hex[:10]}"
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        if record is not None:
+            record.parent.mkdir(parents=True, exist_ok=True)
+            record.write_text(name + "\n")
     parts = urlsplit(admin_url)
     try:
         yield urlunsplit(parts._replace(path=f"/{name}"))
     finally:
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        if record is None:
+            with psycopg.connect(admin_url, autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def store_bytes(url: str, schema: str = "aide_memoire") -> int:
@@ -65,3 +84,27 @@ def store_bytes(url: str, schema: str = "aide_memoire") -> int:
             (schema,),
         ).fetchone()
     return int(row[0]) if row else 0
+
+
+def bulk_write(memory: Memory, items: Sequence[dict[str, Any]], namespaces: Sequence[str],
+               vectors: np.ndarray) -> list[str]:
+    """_bulk.bulk_write's storage-layer path on PostgreSQL, batched: the rows and their
+    keyword documents in a few statements (``PostgresMemoryRows.insert_many``: the same
+    tables as one insert per row, tests/postgres/test_insert_many.py), then the vectors."""
+    store = memory.internals.store
+    if not isinstance(store, PostgresMemoryRows):
+        raise TypeError("the PostgreSQL bulk path needs a PostgreSQL store")
+    space = memory.internals.embedder.space
+    assert space is not None, "bulk loading needs the embedding model"
+    rows = [NewRow(namespace=ns, kind="note", content=it["content"], tags=list(it["tags"]))
+            for it, ns in zip(items, namespaces, strict=True)]
+    with memory.internals.db.write() as tx:
+        if not isinstance(tx, PgConnection):
+            raise TypeError("the PostgreSQL bulk path needs a PostgreSQL store")
+        stamp = clock.format_time(clock.now())
+        written = store.insert_many(tx, rows)
+        with tx.outside_pipeline():  # megabytes of vectors: not pipelined (insert_many)
+            memory.internals.tables.insert(
+                tx, space, [(rowid, row.namespace, vector) for (rowid, _), row, vector
+                            in zip(written, rows, vectors, strict=True)], stamp)
+    return [memory_id for _, memory_id in written]

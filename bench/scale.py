@@ -29,7 +29,9 @@ a server started from the pgserver wheel in a temporary data directory, or the s
 ``--database-url`` (a fresh database is made there for each layout and dropped after).
 The store's size is then its tables' bytes on the server; it has no WAL file of its own.
 ``--bulk --backend postgres`` runs the bulk path there (one fresh database; the rows go
-through PostgreSQL's storage layer as they do through SQLite's).
+through PostgreSQL's storage layer in batches: ``_pg.bulk_write``). With ``--keep`` (or
+``--reuse``) and ``--database-url`` the database stays on that server, named in the kept
+folder's ``database.txt``, and a later run grows or reuses it.
 """
 
 from __future__ import annotations
@@ -523,9 +525,13 @@ def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
                     count = min(args.bulk_batch, bulk_to - len(ids))
                     items = [make_item(item_rng(seed, n), n)
                              for n in range(len(ids), len(ids) + count)]
-                    ids += bulk_write(memory, items, [namespace] * count,
-                                      composer.vectors(items), pipeline=args.bulk_pipeline,
-                                      skip_hooks=args.bulk_skip)
+                    if args.backend == "postgres" and not args.bulk_pipeline:
+                        ids += _pg.bulk_write(memory, items, [namespace] * count,
+                                              composer.vectors(items))
+                    else:
+                        ids += bulk_write(memory, items, [namespace] * count,
+                                          composer.vectors(items), pipeline=args.bulk_pipeline,
+                                          skip_hooks=args.bulk_skip)
                     _save_kept(kept, seed, args.locomo_sample, ids, by_id)
                 bulk_s = time.perf_counter() - started
                 rates = []
@@ -662,8 +668,12 @@ def main() -> None:
         sizes = sorted(int(s) for s in args.sizes.split(","))
         with contextlib.ExitStack() as stack:
             if args.backend == "postgres":  # the bulk rows go through PostgreSQL's storage
+                kept = args.keep or args.reuse
+                if kept is not None and args.database_url is None:
+                    parser.error("--keep/--reuse with --backend postgres needs "
+                                 "--database-url (a server that outlives the run)")
                 _BULK_URL = stack.enter_context(_pg.fresh_database(
-                    stack.enter_context(_pg.server_url(args.database_url))))
+                    stack.enter_context(_pg.server_url(args.database_url)), kept))
             bulk_rows, extra = run_bulk(args, sizes, facts)
         for r in bulk_rows:
             r["backend"] = args.backend

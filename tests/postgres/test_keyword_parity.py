@@ -179,6 +179,11 @@ def test_document_counts_and_edits_follow_sqlite(
         with backend.read() as conn:
             counts.append(backend.repos.keywords.document_counts(conn, terms, 1000))
     assert counts[0] == counts[1] and sum(counts[0].values()) > 0
+    capped = []  # a cap below the counts caps single words and phrases alike
+    for backend in (lite, pg):
+        with backend.read() as conn:
+            capped.append(backend.repos.keywords.document_counts(conn, terms, 2))
+    assert capped[0] == capped[1] == {t: min(n, 2) for t, n in counts[0].items()}
     # Removing and rewriting documents moves N, lengths and counts alike on both.
     for backend, ids in ((lite, lite_ids), (pg, pg_ids)):
         with backend.write() as tx:

@@ -25,12 +25,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import psycopg
+
+from ...core.errors import StoreError
 from ...recall.fusion import KEYWORD_WEIGHTS
 from ..migrations import FTS_COLUMNS
 from ..protocol import Connection
-from .keyword_tokens import COLUMN_SHIFT, document_postings, phrase_tokens
+from .connection import PgConnection
+from .errors import translate as translate_error
+from .keyword_tokens import COLUMN_SHIFT, document_postings, documents_postings, phrase_tokens
 
-__all__ = ["index_document", "keyword_search", "phrase_count", "ranked_search", "unindex"]
+__all__ = [
+    "index_document", "index_new_documents", "keyword_search", "phrase_count", "ranked_search",
+    "unindex", "word_counts",
+]
 
 K1, B = 1.2, 0.75  # FTS5's bm25 constants
 IDF_FLOOR = 1e-6  # FTS5's idf for a phrase in half the rows or more (calibrate.py too)
@@ -58,6 +66,55 @@ def index_document(tx: Connection, rowid: int, namespace: str, doc: Sequence[str
             ["{" + ",".join(map(str, p.places)) + "}" for p in postings],
         ),
     )
+
+
+def index_new_documents(
+    tx: Connection, items: Sequence[tuple[int, str, Sequence[str]]], chunk: int = 1000
+) -> None:
+    """Write the keyword documents of rows inserted in this transaction, as
+    :func:`index_document` would one by one, in a few statements: (rowid, namespace,
+    doc) items. Each chunk's postings go in one COPY, which fires keyword_terms' trigger
+    once, so a word common to the chunk is counted with one upsert instead of one per
+    document (each of which also left the word's row one more dead version to step
+    over); the rows' postings are written as COPY's text, not as bound arrays (whose
+    per-element dumping cost more CPU than the tokens)."""
+    for start in range(0, len(items), chunk):
+        part = items[start:start + chunk]
+        found = documents_postings([doc for _, _, doc in part])
+        tx.execute(
+            "INSERT INTO keyword_docs (rowid, namespace, length) "
+            "SELECT * FROM unnest(?::bigint[], ?::text[], ?::integer[])",
+            ([r for r, _, _ in part], [ns for _, ns, _ in part], [n for _, n in found]),
+        )
+        lines: list[str] = []
+        for (rowid, namespace, _), (postings, _length) in zip(part, found, strict=True):
+            tail = f"\t{_copy_text(namespace)}\t{rowid}\t"
+            lines.extend(
+                f"{_copy_text(p.term)}{tail}{{{','.join(map(str, p.freqs))}}}"
+                f"\t{{{','.join(map(str, p.places))}}}\n" for p in postings)
+        if lines:
+            copy_rows(tx, "COPY keyword_postings (term, namespace, rowid, freqs, places) "
+                      "FROM STDIN", "".join(lines))
+
+
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _copy_text(value: str) -> str:
+    """A value as COPY's text format writes it (backslash, tab, newline, CR escaped)."""
+    return value.translate(_COPY_ESCAPES)
+
+
+def copy_rows(tx: Connection, statement: str, data: str) -> None:
+    """COPY ... FROM STDIN of ``data`` (text format) in the open transaction."""
+    if not isinstance(tx, PgConnection):
+        raise StoreError("COPY needs the PostgreSQL store's own connection")
+    with tx.outside_pipeline() as raw, raw.cursor() as cursor:
+        try:
+            with cursor.copy(statement) as copy:
+                copy.write(data)
+        except psycopg.Error as exc:
+            raise translate_error(exc, tx.where) from exc
 
 
 def unindex(tx: Connection, rowid: int) -> None:
@@ -140,7 +197,7 @@ def _group_rows(
     return sql, params
 
 
-def _word_counts(conn: Connection, words: Sequence[str]) -> dict[str, int]:
+def word_counts(conn: Connection, words: Sequence[str]) -> dict[str, int]:
     """Rows of the whole index holding each word, from ``keyword_terms`` (one key per
     (word, namespace), kept by the postings' triggers: schema step 13)."""
     if not words:
@@ -168,7 +225,7 @@ def phrase_count(conn: Connection, phrase: str, cap: int) -> int:
     if not tokens:
         return 0
     if len(tokens) == 1:
-        return min(_word_counts(conn, tokens)[tokens[0]], int(cap))
+        return min(word_counts(conn, tokens)[tokens[0]], int(cap))
     count, params = _phrase_count_sql(tokens, int(cap))
     (found,) = conn.execute(f"SELECT {count}", params).fetchone()
     return int(found)
@@ -217,7 +274,7 @@ def ranked_search(
             keys.setdefault(tuple(tokens), len(keys))
     args: list[object] = []
     counts = []
-    words = _word_counts(conn, [phrase[0] for phrase in keys if len(phrase) == 1])
+    words = word_counts(conn, [phrase[0] for phrase in keys if len(phrase) == 1])
     for phrase, key in keys.items():
         if len(phrase) == 1:
             counts.append(f"({key}, ?::bigint)")

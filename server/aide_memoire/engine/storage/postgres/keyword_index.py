@@ -17,7 +17,8 @@ from ...core.errors import InvalidInput
 from ..filter import RowFilter
 from ..protocol import Connection
 from .filters import where_pg
-from .keyword import index_document, phrase_count, ranked_search, unindex
+from .keyword import index_document, phrase_count, ranked_search, unindex, word_counts
+from .keyword_tokens import phrase_tokens
 
 __all__ = ["PostgresKeywordIndex", "match_terms"]
 
@@ -81,7 +82,12 @@ class PostgresKeywordIndex:
     def document_counts(self, conn: Connection, terms: Sequence[str], cap: int) -> dict[str, int]:
         """Memories holding each term (store-wide, stemmed as the search does), counted
         up to ``cap``; a term FTS5 reduces to no token counts 0."""
-        return {term: phrase_count(conn, term, cap) for term in terms}
+        # The one-word terms (nearly all) in one read of keyword_terms: one per term was
+        # a round trip each, 3.3 a recall at 100k, ~10 ms apiece at load 20.
+        tokens = {term: phrase_tokens(term) for term in terms}
+        words = word_counts(conn, [t[0] for t in tokens.values() if len(t) == 1])
+        return {term: min(words[t[0]], int(cap)) if len(t) == 1
+                else phrase_count(conn, term, cap) for term, t in tokens.items()}
 
     def optimize(self, tx: Connection) -> None:
         """Nothing to merge: b-trees drop a deleted document's entries themselves; the
