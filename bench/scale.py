@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import random
@@ -170,6 +171,15 @@ def facts_query(item: dict[str, Any]) -> str:
 
 
 def rss_mb() -> float:
+    """This process's peak RSS: the kernel's high-water mark of its own memory map
+    (``VmHWM``). ``ru_maxrss`` is not that in a child: Linux carries the forked copy's
+    high-water mark across exec, so the fresh process that opens the store reported
+    the parent's peak (974 MB at 1M, the building process's, not its own)."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -321,21 +331,34 @@ class _Ambiguity:
     query shared by k memories finds its one target in the top 10 about 10/k of the
     time whatever recall does, and k grows with the store (docs/benchmarks.md, "A
     million memories, third round"). The items are made again from their numbers; one
-    64-bit hash a memory (8 MB at 1M), not the texts."""
+    64-bit digest a memory (8 MB at 1M), not the texts, kept beside a kept store
+    (making a million items again takes minutes under load)."""
 
-    def __init__(self, seed: int, size: int) -> None:
+    def __init__(self, seed: int, size: int, folder: Path | None = None) -> None:
         self.seed = seed
-        self.hashes = np.fromiter(
-            (hash(facts_query(make_item(item_rng(seed, n), n))) for n in range(size)),
-            np.int64, size)
+        saved = None if folder is None else folder / f"facts-digests-{seed}.npy"
+        if saved is not None and saved.exists():
+            self.hashes = np.load(saved)
+        if saved is None or not saved.exists() or len(self.hashes) < size:
+            self.hashes = np.fromiter(
+                (self._digest(facts_query(make_item(item_rng(seed, n), n)))
+                 for n in range(size)), np.int64, size)
+            if saved is not None:
+                np.save(saved, self.hashes)
         self._counts: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    @staticmethod
+    def _digest(text: str) -> int:
+        return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little",
+                              signed=True)
 
     def count(self, size: int, query: str) -> int:
         if size not in self._counts:
             self._counts[size] = np.unique(self.hashes[:size], return_counts=True)
         keys, counts = self._counts[size]
-        at = int(np.searchsorted(keys, hash(query)))
-        return int(counts[at]) if at < len(keys) and keys[at] == hash(query) else 0
+        digest = self._digest(query)
+        at = int(np.searchsorted(keys, digest))
+        return int(counts[at]) if at < len(keys) and keys[at] == digest else 0
 
 
 Target = tuple[str, dict[str, Any], str, str]  # (id, item, query, group)
@@ -519,7 +542,7 @@ def run_bulk(args: argparse.Namespace, sizes: list[int], facts: bool | None
                 [make_item(item_rng(seed + 1, n), n) for n in range(300)])
             by_id: dict[str, str] = saved["by_id"]
             t0 = time.perf_counter()
-            ambiguity = _Ambiguity(seed, sizes[-1])
+            ambiguity = _Ambiguity(seed, sizes[-1], kept)
             print(f"ambiguity of {sizes[-1]} facts queries: {time.perf_counter() - t0:.1f} s",
                   file=sys.stderr, flush=True)
             if sample is not None and not by_id:
