@@ -3,6 +3,7 @@ scored with no lock held (real model, real SQLite, real sqlite-vec)."""
 
 from __future__ import annotations
 
+import importlib
 import threading
 from typing import Any
 
@@ -107,6 +108,30 @@ def test_a_slice_keeps_one_copy_and_scores_a_big_one_through_its_shortlist() -> 
     assert piece.nbytes < 0.3 * len(raw) * 4 * 384  # under a third of a float32 copy
     shortlisted, _, _, _ = piece.search(query, bits, np.array([20_123]), 300)
     assert {8, 20_123} <= set(shortlisted.tolist())  # the row itself, and a must-score row
+
+
+def test_a_big_slice_splits_its_sign_bit_pass_and_ranks_the_same(monkeypatch: Any) -> None:
+    mirror = importlib.import_module("aide_memoire.engine.recall.mirror")
+    rng = np.random.default_rng(11)
+    raw = rng.standard_normal((6_001, 384)).astype(np.float32)
+    raw /= np.linalg.norm(raw, axis=1, keepdims=True)
+    piece = _Slice(384)
+    piece.append([(i + 1, raw[i].tobytes(), None, None, "note") for i in range(len(raw))],
+                 lambda session, low, high: [], lambda ids: {})
+    query = rng.standard_normal(384).astype(np.float32)
+    query /= np.linalg.norm(query)
+    bits = sign_bits(query[None, :], 6)[0]
+    must = np.array([5_999])
+    whole = piece.search(query, bits, must, 500)
+    # The distances themselves, row by row, against numpy's own count of differing bits.
+    signs = np.unpackbits(piece.view.bits[:, : len(raw)].T.copy().view(np.uint8), axis=1)
+    expected = (signs != np.unpackbits(bits.view(np.uint8))).sum(axis=1)
+    assert np.array_equal(mirror._distances(piece.view.bits, bits, len(raw)), expected)
+    monkeypatch.setattr(mirror, "_SPLIT_ROWS", 1_000)  # two halves from 1,000 rows on
+    assert np.array_equal(mirror._distances(piece.view.bits, bits, len(raw)), expected)
+    halves = piece.search(query, bits, must, 500)
+    assert np.array_equal(whole[0], halves[0]) and np.array_equal(whole[1], halves[1])
+    assert whole[2:] == halves[2:] and 5_999 in set(halves[0].tolist())
 
 
 def test_four_dense_recalls_are_inside_scoring_at_once(memory: Memory) -> None:
