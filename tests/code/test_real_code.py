@@ -57,7 +57,7 @@ def assert_all_found(code: CodeIndex, root: Path) -> int:
     assert expected
     # One lookup per name: the definitions sharing a name (every `__init__`) get the same
     # answer, and each lookup also gathers the name's references (most of its cost).
-    places: dict[str, set[tuple[str, str, int, int]]] = {}
+    places: dict[str, set[tuple[str, str | None, int, int]]] = {}
     missing = []
     for rel, qualified, start, end in expected:
         name = qualified.rsplit(".", 1)[-1]
