@@ -98,7 +98,7 @@ def run_mode(mode: str, items: list[dict[str, Any]], sizes: list[int], model: st
                 "hit_at_10": round(hits / len(targets), 3),
                 "open_p50_ms": round(percentile(opens, 50), 1),
                 "file_mb": round((home / "memory.db").stat().st_size / 2**20, 1),
-                "driver": memory.status().sqlite_driver,
+                "driver": memory.status().db_driver,
             })
             print(f"{mode} {size}: {rows[-1]}", file=sys.stderr)
     finally:

@@ -18,7 +18,8 @@ import pytest
 
 from aide_memoire.engine.core.settings import default_model_cache
 
-from ..plugin.conftest import BARE_PATH, CLAUDE, REPO, VENV_BIN
+from ..pinned_clients import CLAUDE, require
+from ..plugin.conftest import BARE_PATH, REPO, VENV_BIN
 from .standin import StandIn, standin
 
 PREPARE_MODEL = ("from aide_memoire.engine.recall.embed import Embedder; "
@@ -39,11 +40,7 @@ BASE_ENV = {
 
 
 def require_claude() -> None:
-    if not CLAUDE.exists():
-        message = f"Claude Code CLI not installed at {CLAUDE}; run `make test`"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    require(CLAUDE, "Claude Code CLI")
 
 
 def run_claude(*args: str, cwd: Path, env: dict[str, str],

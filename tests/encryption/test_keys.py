@@ -34,7 +34,7 @@ def test_the_store_opens_with_its_key_and_status_names_the_place_not_the_key(
         hits = memory.recall("when does the staging deploy run?", namespace="p")
         assert "the staging deploy runs on Tuesdays" in [h.content for h in hits]
         status = memory.status()
-    assert status.sqlite_driver == "sqlcipher3"
+    assert status.db_driver == "sqlcipher3"
     assert status.encryption.startswith("SQLCipher 4.")
     assert str(encrypted.key_file) in status.encryption
     assert encrypted.key() not in status.model_dump_json()

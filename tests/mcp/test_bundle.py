@@ -19,17 +19,14 @@ from aide_memoire.mcp.prompts import load_prompts
 from aide_memoire.mcp.registry import TOOLS
 from mcp import Client, StdioServerParameters
 
+from ..pinned_clients import NODE_BIN, require
+
 REPO = Path(__file__).resolve().parents[2]
-MCPB = REPO / ".tools" / "node_modules" / ".bin" / "mcpb"
+MCPB = NODE_BIN / "mcpb"
 
 
 def _mcpb(*args: str) -> subprocess.CompletedProcess[str]:
-    if not MCPB.exists():
-        message = f"mcpb not installed at {MCPB}; run `make test`"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return subprocess.run([str(MCPB), *args], capture_output=True, text=True, timeout=180,
+    return subprocess.run([str(require(MCPB)), *args], capture_output=True, text=True, timeout=180,
                           check=False)
 
 

@@ -10,12 +10,8 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
+from ..pinned_clients import CLAUDE, require
 from .conftest import BIN
-
-REPO = Path(__file__).resolve().parents[2]
-CLAUDE = REPO / ".tools" / "node_modules" / ".bin" / "claude"
 
 
 def _claude(args: list[str], home: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -31,11 +27,7 @@ def _claude(args: list[str], home: Path, cwd: Path) -> subprocess.CompletedProce
 
 
 def test_claude_code_connects_to_the_server(tmp_path: Path) -> None:
-    if not CLAUDE.exists():
-        message = f"Claude Code CLI not installed at {CLAUDE}; run `make test`"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    require(CLAUDE, "Claude Code CLI")
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir(parents=True)
     store = tmp_path / "store"

@@ -23,23 +23,16 @@ from click.testing import CliRunner
 from aide_memoire.cli.main import cli
 from mcp import Client, StdioServerParameters
 
+from ..pinned_clients import NODE_BIN, require
 from .conftest import BIN
 
-REPO = Path(__file__).resolve().parents[2]
-TOOLS = REPO / ".tools" / "node_modules" / ".bin"
 QUIET = {"DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
          "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "NO_BROWSER": "1",
          "OPENCODE_DISABLE_AUTOUPDATE": "1"}
 
 
 def _cli(name: str) -> Path:
-    path = TOOLS / name
-    if not path.exists():
-        message = f"{name} not installed at {path}; run `make test`"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+    return require(NODE_BIN / name)
 
 
 def _env(home: Path) -> dict[str, str]:

@@ -1,81 +1,19 @@
 """A writer killed with SIGKILL at random points never leaves a damaged store or loses a
-write it had seen acknowledged.
-
-The writer runs keyword-only (AIDE_MEMOIRE_EMBEDDING_MODEL=none): what is under test is
-SQLite's atomic commit under a hard kill, which the dense vectors share (they are written
-in the same transaction); loading the model in each of 15 writers would cost ~10 s each.
-"""
+write it had seen acknowledged (the writer and the checks: tests/ops/killed_writers.py)."""
 
 from __future__ import annotations
 
 import os
-import random
-import signal
-import subprocess
-import sys
-import textwrap
-import time
 from pathlib import Path
 
 from aide_memoire import Memory
 from aide_memoire.engine.core.settings import Settings
 
-ENV = {**os.environ, "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"}
-KILLS = 15
-
-WRITER = textwrap.dedent(
-    """
-    import random, sys
-    from aide_memoire import Memory
-    home, round_ = sys.argv[1], int(sys.argv[2])
-    rng = random.Random(round_)
-    with Memory(home) as m:
-        print("open", flush=True)
-        i = 0
-        while True:
-            i += 1
-            pick = rng.random()
-            if pick < 0.5:
-                ids = [m.store(f"round {round_} note {i}: the cache warms at deploy",
-                               namespace="crash", tags=["r%d" % round_],
-                               metadata={"i": i})]
-            elif pick < 0.8:
-                ids = m.store_many([{"content": f"round {round_} batch {i} item {k}"}
-                                    for k in range(rng.randint(2, 40))], namespace="crash")
-            else:
-                ids = m.store_conversation(
-                    [{"speaker": "Ana", "content": f"round {round_} turn {i} a"},
-                     {"speaker": "Bo", "content": f"round {round_} turn {i} b"}],
-                    namespace="crash", session_id=f"s{round_}")
-            for memory_id in ids:
-                print(memory_id, flush=True)
-    """
-)
+from .killed_writers import kill_writers_at_random
 
 
 def test_sigkill_at_random_points_loses_no_acknowledged_write(home: Path) -> None:
-    Memory(home, settings=Settings(home=home, embedding_model="none")).close()
-    rng = random.Random(1234)
-    acknowledged: list[str] = []
-    for round_ in range(KILLS):
-        proc = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(home), str(round_)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
-        )
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "open"
-        time.sleep(rng.uniform(0.05, 0.6))
-        proc.send_signal(signal.SIGKILL)
-        out, _ = proc.communicate(timeout=30)
-        assert proc.returncode == -signal.SIGKILL
-        # A line cut by the kill was never fully acknowledged: keep whole ids only.
-        acknowledged += [line for line in out.splitlines() if len(line) == 32]
-        with Memory(settings=Settings(home=home, embedding_model="none")) as memory:
-            conn = memory.internals.db.conn()
-            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-            report = memory.doctor()
-            assert report.healthy, [c for c in report.checks if not c.ok]
-            present = {r.id for r in memory.internals.store.iter_namespace(conn, "crash")}
-            lost = [i for i in acknowledged if i not in present]
-            assert not lost, f"round {round_}: {len(lost)} acknowledged writes lost"
-    assert len(set(acknowledged)) > KILLS  # the writers really wrote between kills
+    settings = Settings(home=home, embedding_model="none")
+    Memory(home, settings=settings).close()
+    kill_writers_at_random(home, {**os.environ, "AIDE_MEMOIRE_EMBEDDING_MODEL": "none"},
+                           1234, lambda: Memory(settings=settings))

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from ..pinned_clients import CLAUDE, require
+
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "plugin"
 LAUNCHER = PLUGIN / "bin" / "aide-memoire-mcp"
-CLAUDE = REPO / ".tools" / "node_modules" / ".bin" / "claude"
 # The venv's bin folder: where `aide-memoire` is installed for the tests.
 VENV_BIN = Path(sys.executable).parent
 # A PATH with the shell and coreutils but no `aide-memoire`.
@@ -51,11 +52,7 @@ def pip_configuration() -> dict[str, str]:
 @pytest.fixture
 def claude(tmp_path: Path) -> Claude:
     """Run the real Claude Code CLI in a throwaway HOME; extra env vars as keywords."""
-    if not CLAUDE.exists():
-        message = f"Claude Code CLI not installed at {CLAUDE}; run `make test`"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    require(CLAUDE, "Claude Code CLI")
     home = tmp_path / "claude-home"
     home.mkdir()
 

@@ -73,12 +73,13 @@ def test_status_counts_what_is_stored(keyword_memory: Memory) -> None:
     # tables on it; never the data home's pointer file dressed as a database file.
     if on_postgres:
         assert status.db_path.startswith("PostgreSQL database ") and "schema " in status.db_path
-        assert status.sqlite_driver.startswith("psycopg ")
-        assert status.sqlite_version.startswith("PostgreSQL ")
+        assert status.db_driver.startswith("psycopg ")
+        assert status.db_engine.startswith("PostgreSQL ")
         assert status.journal_mode == "server"
         assert status.db_bytes > 100_000  # tables and indexes, not a one-line file
     else:
         assert Path(status.db_path).is_file()
+        assert status.db_engine.startswith("SQLite 3.")
         assert status.db_bytes == Path(status.db_path).stat().st_size
         assert status.journal_mode == "wal"
 

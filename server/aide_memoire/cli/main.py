@@ -276,7 +276,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     lines = [
         f"aide-memoire {report.version}",
         f"store      {report.db_path} ({report.db_bytes} bytes, schema {report.schema_version})",
-        f"sqlite     {report.sqlite_driver} {report.sqlite_version}, journal {report.journal_mode}",
+        f"database   {report.db_engine} ({report.db_driver}), journal {report.journal_mode}",
         f"encryption {report.encryption}",
         f"memories   {report.memories}",
     ]

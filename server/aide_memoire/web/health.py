@@ -100,8 +100,8 @@ def health(memory: Memory, request: Request) -> Response:
     facts = [("Version", status.version), ("Store", status.db_path),
              ("Size", _size(status.db_bytes)), ("Memories", status.memories),
              ("Schema", status.schema_version),
-             ("SQLite", f"{status.sqlite_version} ({status.sqlite_driver}, "
-                        f"{status.journal_mode})")]
+             ("Database", f"{status.db_engine} ({status.db_driver}, "
+                          f"{status.journal_mode})")]
     summary = "".join(f'<tr><th scope="row">{esc(k)}</th><td>{esc(v)}</td></tr>'
                       for k, v in facts)
     stages = table(["Stage", "Live", "Detail"], [

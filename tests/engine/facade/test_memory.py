@@ -129,7 +129,8 @@ def test_files_are_private(home: Path) -> None:
 def test_status_reports_driver_and_stages(memory: Memory) -> None:
     report = memory.status()
     assert report.journal_mode == "wal"
-    assert report.sqlite_driver in {"sqlean", "pysqlite3", "sqlite3"}
+    assert report.db_driver in {"sqlean", "pysqlite3", "sqlite3"}
+    assert report.db_engine.startswith("SQLite 3.")
     assert {s.name for s in report.stages} >= {"keyword"}
 
 

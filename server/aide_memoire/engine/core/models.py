@@ -42,8 +42,10 @@ class Status(BaseModel):
     db_path: str
     db_bytes: int
     schema_version: int
-    sqlite_driver: str
-    sqlite_version: str
+    db_driver: str = Field(description="The Python driver of the store, with its version "
+                           "for a server's ('sqlean', 'sqlcipher3', 'psycopg 3.2.3').")
+    db_engine: str = Field(description="The database engine and its version ('SQLite "
+                           "3.46.1', 'PostgreSQL 16.4').")
     journal_mode: str
     encryption: str = Field(default="off", description="'off', or the cipher and where the "
                             "key came from (never the key).")

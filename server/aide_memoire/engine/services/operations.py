@@ -46,7 +46,7 @@ class OperationsService:
         return self.ctx.actor
 
     def status(self) -> Status:
-        """What is stored, where, with which SQLite, and which stages are live."""
+        """What is stored, where, with which database engine, and which stages are live."""
         conn = self.db.conn()
         counts = self.store.namespace_counts(conn)
         info = self.db.describe()
@@ -63,8 +63,9 @@ class OperationsService:
             db_path=info.location,
             db_bytes=info.size_bytes,
             schema_version=info.schema_version,
-            sqlite_driver=info.driver,
-            sqlite_version=info.engine,
+            db_driver=info.driver,
+            # A server's engine comes named ("PostgreSQL 16.4"), SQLite's as a bare version.
+            db_engine=f"SQLite {info.engine}" if self.db.dialect == "sqlite" else info.engine,
             journal_mode=info.journal,
             encryption=self._encryption(),
             memories=sum(counts.values()),
