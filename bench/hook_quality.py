@@ -68,9 +68,9 @@ EARLIER_SESSION = "earlier-session"
 # The grid the constants are chosen on (fit).
 W_OVERLAP = (0.0, 0.1, 0.2, 0.3, 0.4)
 W_MARGIN = (0.0, 0.25, 0.5, 1.0)
-W_CLAUSE: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
-CLAUSE_CANDIDATES = (3, 5, 10)
-COMPANION_GAP: tuple[float, ...] = (0.0, 0.05, 0.1, 0.15, 0.2)
+W_CLAUSE: tuple[float, ...] = (0.0, 0.5, 1.0)
+CLAUSE_CANDIDATES = (3, 5)
+COMPANION_GAP: tuple[float, ...] = (0.0, 0.1, 0.2)
 
 Prompt = dict[str, Any]  # source, group, fold, related, needed (ids), signals, text, ns
 

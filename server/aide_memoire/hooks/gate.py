@@ -26,9 +26,10 @@ recency and feedback, and the material could not fit a kind weight (LOCOMO is al
 turns); the kind is recorded with every decision. Every constant lives in
 ``GateTuning`` and was chosen by
 bench/hook_quality.py (cross-validated on the tuning half of the fixture corpora and on
-LOCOMO dev; docs/hooks.md has the held-out figures). Without the model (keyword-only
-installs, the hook process) the gate is lexical: the overlap must reach
-``lexical_floor``.
+LOCOMO dev; docs/hooks.md has the held-out figures); two more, a memory's best clause
+(clauses.py) and a lower floor for memories after the first, were measured and are off.
+Without the model (keyword-only installs, the hook process) the gate is lexical: the
+overlap must reach ``lexical_floor``.
 """
 
 from __future__ import annotations
@@ -106,12 +107,14 @@ class GateTuning:
     max_memories: int = 3
     # The clause cosine: how far a memory's best clause raises its cosine
     # (cosine + w_clause * max(clause - cosine, 0)), and for how many of the best
-    # candidates (by the value without it) the clauses are encoded.
+    # candidates (by the value without it) the clauses are encoded. Off: on round 7's
+    # held-out half it added nothing (docs/hooks.md), and it costs encodings per prompt.
     w_clause: float = 0.0
     clause_candidates: int = 5
     # The first memory to go in must reach ``threshold`` (whether the prompt is about
     # anything in memory at all); each further one must reach threshold - companion_gap
-    # on its own.
+    # on its own. 0: every memory on the threshold (a gap nearly doubled the tokens for
+    # one more held-out prompt of 193; docs/hooks.md).
     companion_gap: float = 0.0
 
 
