@@ -57,17 +57,20 @@ from _common import machine, percentile, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
 from aide_memoire.engine.core.projects import project_for  # noqa: E402
 from aide_memoire.hooks.briefing import CHARS_PER_TOKEN  # noqa: E402
-from aide_memoire.hooks.gate import GateTuning, Signals, decide, score  # noqa: E402
-from aide_memoire.hooks.prompt import (  # noqa: E402
-    candidates,
-    hit_signals,
-    prompt_stems,
-)
+from aide_memoire.hooks.gate import GateTuning, Signals, companion_floor  # noqa: E402
+from aide_memoire.hooks.prompt import HEADER, gate_signals, prompt_stems  # noqa: E402
+from aide_memoire.hooks.prompt import _line as line_of  # noqa: E402
 from aide_memoire.hooks.service import handle  # noqa: E402
 from locomo import CATEGORIES, ingest, parse_evidence, sessions, turn_text  # noqa: E402
 
 FOLDS = 5
 EARLIER_SESSION = "earlier-session"
+# The grid the constants are chosen on (fit).
+W_OVERLAP = (0.0, 0.1, 0.2, 0.3, 0.4)
+W_MARGIN = (0.0, 0.25, 0.5, 1.0)
+W_CLAUSE: tuple[float, ...] = (0.0, 0.5, 1.0)
+CLAUSE_CANDIDATES = (3, 5)
+COMPANION_GAP: tuple[float, ...] = (0.0, 0.1, 0.2)
 
 Prompt = dict[str, Any]  # source, group, fold, related, needed (ids), signals, text, ns
 
@@ -113,18 +116,30 @@ def locomo_distractor_turns(samples: list[dict[str, Any]], count: int) -> list[s
     return turns[:count]
 
 
+# Observed with the clause cosines read whatever their weight in code (the weight only
+# scales them; which candidates get them does not depend on it), so a refit can weigh them.
+OBSERVING = dataclasses.replace(GateTuning(), w_clause=max(GateTuning().w_clause, 1.0),
+                                clause_candidates=max(CLAUSE_CANDIDATES))
+
+
 def observe(memory: Memory, namespace: str, prompt: str) -> list[Signals]:
     """The gate's signals for ``prompt``: the candidates and signals prompt_context reads."""
-    hits, profile = candidates(memory, namespace, prompt)
-    return hit_signals(hits, prompt_stems(prompt), profile)
+    hits, found = gate_signals(memory, namespace, prompt, prompt_stems(prompt), OBSERVING)
+    # The length of each candidate's injected line, for the tokens of a refit's choice.
+    LINES.update({h.id: len(line_of(h)) + 1 for h in hits})
+    return found
+
+
+LINES: dict[str, int] = {}
 
 
 def corpus_prompts(memory: Memory, namespace: str, corpus: gate_corpus.Corpus,
                    ids: dict[str, str], *, with_signals: bool = True) -> list[Prompt]:
     out: list[Prompt] = []
     for m in corpus.memories:
-        for text in m.prompts:
-            out.append({"source": "corpus", "group": m.key, "cls": m.cls,
+        styled = [(t, "original") for t in m.prompts] + [(t, "indirect") for t in m.indirect]
+        for text, style in styled:
+            out.append({"source": "corpus", "group": m.key, "cls": m.cls, "style": style,
                         "half": gate_corpus.split(m.key), "fold": _fold(m.key),
                         "related": True, "needed": {ids[m.key]}, "text": text,
                         "ns": namespace})
@@ -189,10 +204,6 @@ def _source_weights(prompts: list[Prompt], rows: list[int]) -> np.ndarray:
     return np.array([1.0 / counts[k] for k in keys])
 
 
-W_OVERLAP = (0.0, 0.1, 0.2, 0.3, 0.4)
-W_MARGIN = (0.0, 0.25, 0.5, 1.0)
-
-
 def platt(prompts: list[Prompt]) -> tuple[float, float]:
     """P(related | cosine): the needed memory's cosine (related prompts) against the best
     cosine of an unrelated prompt (the pair that decides whether anything goes in)."""
@@ -215,67 +226,134 @@ def platt(prompts: list[Prompt]) -> tuple[float, float]:
     return float(beta[1]), float(beta[0])
 
 
+@dataclasses.dataclass(frozen=True)
+class Table:
+    """Prompts' observed signals as padded arrays (one row per prompt), for the grid."""
+
+    dense: np.ndarray  # -inf where a row has fewer candidates
+    clause: np.ndarray  # nan where none was read
+    overlap: np.ndarray
+    margin: np.ndarray
+    needed: np.ndarray  # bool: the candidate is a needed memory
+    related: np.ndarray  # bool per prompt
+    source: np.ndarray  # str per prompt
+    lexical: bool
+
+
+def table_of(prompts: list[Prompt]) -> Table:
+    width = max((len(p["signals"]) for p in prompts), default=1) or 1
+    shape = (len(prompts), width)
+    dense = np.full(shape, -np.inf)
+    clause = np.full(shape, np.nan)
+    lap, margin = np.zeros(shape), np.zeros(shape)
+    needed = np.zeros(shape, dtype=bool)
+    lexical = False
+    for r, p in enumerate(prompts):
+        for c, sig in enumerate(p["signals"]):
+            lexical = lexical or sig.dense is None
+            dense[r, c] = 0.0 if sig.dense is None else sig.dense
+            clause[r, c] = np.nan if sig.clause is None else sig.clause
+            lap[r, c], margin[r, c] = sig.overlap, sig.margin
+            needed[r, c] = sig.id in p["needed"]
+    return Table(dense, clause, lap, margin, needed,
+                 np.array([p["related"] for p in prompts], dtype=bool),
+                 np.array([p["source"] for p in prompts]), lexical)
+
+
+def values(t: Table, tuning: GateTuning) -> np.ndarray:
+    """The gate's value of every candidate (gate.score, clause cosines masked to the
+    ``clause_candidates`` best by the value without them, as prompt.with_clauses reads)."""
+    if t.lexical:
+        return np.asarray(np.where(np.isinf(t.dense), -np.inf, t.overlap))
+    plain = t.dense + tuning.w_overlap * t.overlap + tuning.w_margin * np.maximum(t.margin, 0)
+    if tuning.w_clause <= 0 or tuning.clause_candidates <= 0:
+        return np.asarray(plain)
+    order = np.argsort(-plain, axis=1, kind="stable")
+    read = np.zeros(plain.shape, dtype=bool)
+    np.put_along_axis(read, order[:, : tuning.clause_candidates], True, axis=1)
+    lift = np.where(read & ~np.isnan(t.clause), np.maximum(t.clause - t.dense, 0), 0.0)
+    return np.asarray(plain + tuning.w_clause * np.nan_to_num(lift))
+
+
+def outcome(t: Table, tuning: GateTuning) -> tuple[np.ndarray, np.ndarray]:
+    """Per prompt: whether a needed memory went in, and whether anything did (what
+    prompt_context keeps, before budget and session rules)."""
+    v = values(t, tuning)
+    order = np.argsort(-v, axis=1, kind="stable")[:, : tuning.max_memories]
+    top = np.take_along_axis(v, order, axis=1)
+    need = np.take_along_axis(t.needed, order, axis=1)
+    first, floor = ((tuning.lexical_floor, tuning.lexical_floor) if t.lexical
+                    else (tuning.threshold, companion_floor(tuning)))
+    anything = top[:, 0] >= first
+    return anything & (need & (top >= floor)).any(axis=1), anything
+
+
+def rates(t: Table, tuning: GateTuning) -> dict[str, float]:
+    got, anything = outcome(t, tuning)
+    related, unrelated = int(t.related.sum()), int((~t.related).sum())
+    return {"related": related, "unrelated": unrelated,
+            "useful": float(got[t.related].sum()) / max(related, 1),
+            "false": float(anything[~t.related].sum()) / max(unrelated, 1)}
+
+
+def by_source(t: Table) -> dict[str, Table]:
+    out = {}
+    for src in sorted(set(t.source.tolist())):
+        rows = t.source == src
+        out[str(src)] = Table(t.dense[rows], t.clause[rows], t.overlap[rows], t.margin[rows],
+                              t.needed[rows], t.related[rows], t.source[rows], t.lexical)
+    return out
+
+
 def fit(prompts: list[Prompt], false_target: float, max_memories: int) -> GateTuning:
-    """The weights and threshold with the best mean useful share over the sources while
-    every source's false share stays within the target; Platt scaling beside."""
+    """The weights, threshold and companion gap with the best mean useful share over the
+    sources while every source's false share stays within the target (ties to the
+    simpler: the grids run from none up); Platt scaling beside."""
     slope, offset = platt(prompts)
-    sources = sorted({p["source"] for p in prompts})
+    parts = by_source(table_of(prompts))
     best: tuple[float, GateTuning] | None = None
-    for w_overlap in W_OVERLAP:
-        for w_margin in W_MARGIN:
-            tuning = GateTuning(cosine_slope=round(slope, 3), cosine_offset=round(offset, 3),
-                                w_overlap=w_overlap, w_margin=w_margin,
-                                max_memories=max_memories)
-            tuning = dataclasses.replace(
-                tuning, threshold=choose_threshold(prompts, tuning, false_target))
-            useful = float(np.mean([rates([p for p in prompts if p["source"] == src],
-                                          tuning)["useful"] for src in sources]))
-            if best is None or useful > best[0] + 1e-9:
-                best = (useful, tuning)
+    for w_clause in W_CLAUSE:
+        for k in CLAUSE_CANDIDATES if w_clause > 0 else (GateTuning().clause_candidates,):
+            for w_overlap in W_OVERLAP:
+                for w_margin in W_MARGIN:
+                    tuning = GateTuning(
+                        cosine_slope=round(slope, 3), cosine_offset=round(offset, 3),
+                        w_overlap=w_overlap, w_margin=w_margin, w_clause=w_clause,
+                        clause_candidates=k, max_memories=max_memories)
+                    tuning = dataclasses.replace(
+                        tuning, threshold=choose_threshold(parts, tuning, false_target))
+                    for gap in COMPANION_GAP:
+                        tried = dataclasses.replace(tuning, companion_gap=gap)
+                        useful = float(np.mean([rates(part, tried)["useful"]
+                                                for part in parts.values()]))
+                        if best is None or useful > best[0] + 1e-9:
+                            best = (useful, tried)
     assert best is not None
     return best[1]
 
 
-def choose_threshold(prompts: list[Prompt], tuning: GateTuning, false_target: float) -> float:
+def choose_threshold(parts: dict[str, Table], tuning: GateTuning,
+                     false_target: float) -> float:
     """The lowest threshold (0.01 steps) whose false share stays within the target on
     every source: an unrelated prompt receives something when its best value passes."""
     lowest = 0.2
-    for src in {p["source"] for p in prompts}:
-        best = sorted((max((score(s, tuning) for s in p["signals"]), default=-1.0)
-                       for p in prompts if p["source"] == src and not p["related"]),
-                      reverse=True)
+    for part in parts.values():
+        best = np.sort(values(part, tuning)[~part.related].max(axis=1, initial=-1.0))[::-1]
         allowed = int(false_target * len(best) + 1e-9)
         if allowed < len(best):
             # Just above the value of the first unrelated prompt that must be refused.
-            lowest = max(lowest, math.floor(best[allowed] * 100 + 1) / 100)
+            lowest = max(lowest, math.floor(float(best[allowed]) * 100 + 1) / 100)
     return round(lowest, 2)
 
 
 def choose_floor(prompts: list[Prompt], false_target: float) -> float:
+    parts = by_source(table_of(prompts))
     for step in range(1, 21):
         f = round(0.05 * step, 2)
         tuning = GateTuning(lexical_floor=f)
-        if all(rates([p for p in prompts if p["source"] == src], tuning)["false"]
-               <= false_target for src in {p["source"] for p in prompts}):
+        if all(rates(part, tuning)["false"] <= false_target for part in parts.values()):
             return f
     return 1.0
-
-
-def injected(signals: list[Signals], tuning: GateTuning) -> list[str]:
-    """What the gate lets in (what prompt_context keeps, before budget and session)."""
-    verdicts = [decide(s, tuning) for s in signals]
-    passed = sorted((v for v in verdicts if v.decision == "injected"),
-                    key=lambda v: -v.score)
-    return [v.id for v in passed[: tuning.max_memories]]
-
-
-def rates(prompts: list[Prompt], tuning: GateTuning) -> dict[str, float]:
-    related = [p for p in prompts if p["related"]]
-    unrelated = [p for p in prompts if not p["related"]]
-    useful = sum(bool(set(injected(p["signals"], tuning)) & p["needed"]) for p in related)
-    false = sum(bool(injected(p["signals"], tuning)) for p in unrelated)
-    return {"related": len(related), "unrelated": len(unrelated),
-            "useful": useful / max(len(related), 1), "false": false / max(len(unrelated), 1)}
 
 
 def cross_validate(prompts: list[Prompt], false_target: float, max_memories: int,
@@ -291,8 +369,12 @@ def cross_validate(prompts: list[Prompt], false_target: float, max_memories: int
             tuning = fit(train, false_target, max_memories)
         row: dict[str, Any] = {"fold": fold, "threshold": tuning.lexical_floor if lexical
                                else tuning.threshold}
+        parts = by_source(table_of(test))
         for src in ("corpus", "locomo"):
-            r = rates([p for p in test if p["source"] == src], tuning)
+            if src not in parts:  # a fold of a small LOCOMO sample may hold none
+                row[f"{src}_useful"] = row[f"{src}_false"] = None
+                continue
+            r = rates(parts[src], tuning)
             row[f"{src}_useful"], row[f"{src}_false"] = round(r["useful"], 3), round(r["false"], 3)
         rows.append(row)
     return rows
@@ -317,9 +399,11 @@ def through_handle(memory: Memory, prompts: list[Prompt]) -> dict[str, Any]:
         if answer["text"]:
             tokens.append(len(answer["text"]) / CHARS_PER_TOKEN)
         good = bool(ids & p["needed"]) if p["related"] else bool(ids)
-        by_class.setdefault(p["cls"], [0, 0])
-        by_class[p["cls"]][0] += good
-        by_class[p["cls"]][1] += 1
+        for key in (p["cls"], f"style:{p['style']}" if "style" in p else None):
+            if key is not None:
+                by_class.setdefault(key, [0, 0])
+                by_class[key][0] += good
+                by_class[key][1] += 1
         if p["related"]:
             related += 1
             useful += good
@@ -370,7 +454,8 @@ def run_mode(args: argparse.Namespace, home: Path, samples: list[dict[str, Any]]
         observed = corpus_prompts(memory, namespace, corpus, ids)
         observed += locomo_prompts(memory, samples)
         if args.observations:
-            args.observations.write_bytes(pickle.dumps(observed))
+            args.observations.write_bytes(pickle.dumps({"prompts": observed,
+                                                        "lines": LINES}))
         tune = [p for p in observed if p["half"] == "tune"]
         held = [p for p in observed if p["source"] == "corpus" and p["half"] == "held"]
         cv = cross_validate(tune, args.false_target, GateTuning().max_memories,
@@ -394,8 +479,83 @@ def run_mode(args: argparse.Namespace, home: Path, samples: list[dict[str, Any]]
     return result
 
 
+GRIDS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {
+    # name: (W_CLAUSE, COMPANION_GAP) searched; "main" is the gate before clauses and
+    # companions, the others take one of them away (what each added).
+    "full": (W_CLAUSE, COMPANION_GAP),
+    "no-clause": ((0.0,), COMPANION_GAP),
+    "no-companion": (W_CLAUSE, (0.0,)),
+    "main": ((0.0,), (0.0,)),
+}
+
+
+def placement(prompts: list[Prompt], tuning: GateTuning) -> dict[str, float]:
+    """Where the needed memory sits among the related prompts' candidates, by the gate's
+    value: a candidate at all, first, in the first ``max_memories``."""
+    related = [p for p in prompts if p["related"]]
+    t = table_of(related)
+    v = np.where(t.needed, values(t, tuning), -np.inf).max(axis=1)
+    above = (values(t, tuning) > v[:, None]).sum(axis=1)
+    present = np.isfinite(v)
+    n = max(len(related), 1)
+    return {"candidate": round(float(present.sum()) / n, 3),
+            "first": round(float((present & (above == 0)).sum()) / n, 3),
+            "top_k": round(float((present & (above < tuning.max_memories)).sum()) / n, 3)}
+
+
+def _shares(prompts: list[Prompt], tuning: GateTuning) -> str:
+    """Held-out shares per style (related) and class (unrelated), as counts."""
+    def key_of(p: Prompt) -> str:
+        return str(p.get("style", p["cls"]) if p["related"] else "unrelated:" + p["cls"])
+
+    out = []
+    for key in sorted({key_of(p) for p in prompts}):
+        group = [p for p in prompts if key_of(p) == key]
+        got, anything = outcome(table_of(group), tuning)
+        hits = got if group[0]["related"] else anything
+        out.append(f"{key} {int(hits.sum())}/{len(group)}")
+    return ", ".join(out)
+
+
+def handle_again(args: argparse.Namespace, observed: list[Prompt]) -> None:
+    """The held-out half through service.handle on a kept store, with the constants in
+    code now (after a refit chose them)."""
+    lexical = args.mode == "keyword"
+    assert args.home is not None
+    settings = (Settings(home=args.home, embedding_model="none") if lexical
+                else Settings(home=args.home))
+    held = [p for p in observed if p["source"] == "corpus" and p["half"] == "held"]
+    with Memory(settings=settings) as memory:
+        result = through_handle(memory, held)
+    print(json.dumps(result, indent=1))
+    write_json(args.json, {"machine": machine(), "load": os.getloadavg(),
+                           "in_code": dataclasses.asdict(GateTuning()), "held_out": result})
+
+
+def tokens(prompts: list[Prompt], tuning: GateTuning) -> tuple[float, float]:
+    """Tokens p50 / p95 over the prompts that receive something (the lines' lengths as
+    observed, the header, four characters a token; the budget never binds at three)."""
+    t = table_of(prompts)
+    v = values(t, tuning)
+    order = np.argsort(-v, axis=1, kind="stable")[:, : tuning.max_memories]
+    top = np.take_along_axis(v, order, axis=1)
+    first, floor = ((tuning.lexical_floor, tuning.lexical_floor) if t.lexical
+                    else (tuning.threshold, companion_floor(tuning)))
+    counts = []
+    for r, p in enumerate(prompts):
+        if top[r, 0] < first:
+            continue
+        chosen = [p["signals"][c].id for c, value in zip(order[r], top[r], strict=True)
+                  if value >= floor]
+        counts.append((len(HEADER) + 1 + sum(LINES.get(i, 0) for i in chosen))
+                      / CHARS_PER_TOKEN)
+    return percentile(counts, 50), percentile(counts, 95)
+
+
 def refit(args: argparse.Namespace, observed: list[Prompt]) -> None:
     """Fit and cross-validate on stored observations (no store, no handle)."""
+    global W_CLAUSE, COMPANION_GAP
+    W_CLAUSE, COMPANION_GAP = GRIDS[args.grid]
     lexical = observed[0]["signals"][0].dense is None
     for p in observed:
         if p["source"] == "corpus":
@@ -403,13 +563,24 @@ def refit(args: argparse.Namespace, observed: list[Prompt]) -> None:
     tune = [p for p in observed if p["half"] == "tune"]
     held = [p for p in observed if p["source"] == "corpus" and p["half"] == "held"]
     cv = cross_validate(tune, args.false_target, GateTuning().max_memories, lexical=lexical)
+    print(f"grid {args.grid}: cross-validated on the tuning material (5 folds)")
     print(table(list(cv[0]), [list(row.values()) for row in cv]))
+    print("mean", {k: round(float(np.mean([row[k] for row in cv if row[k] is not None])), 3)
+                   for k in cv[0] if k != "fold"})
     fitted = (GateTuning(lexical_floor=choose_floor(tune, args.false_target)) if lexical
               else fit(tune, args.false_target, GateTuning().max_memories))
-    print(fitted)
-    for name, tuning in (("fitted", fitted), ("in code", GateTuning())):
-        print(name, "held out", rates(held, tuning), "locomo",
-              rates([p for p in observed if p["source"] == "locomo"], tuning))
+    print("fitted on all tuning material:", fitted)
+    main_gate = dataclasses.replace(GateTuning(), w_clause=0.0, companion_gap=0.0,
+                                    threshold=0.65, w_overlap=0.2, w_margin=1.0)
+    locomo = [p for p in observed if p["source"] == "locomo"]
+    for name, tuning in (("fitted", fitted), ("in code", GateTuning()),
+                         ("main's gate", main_gate)):
+        print(f"{name}: held out {rates(table_of(held), tuning)} tokens "
+              f"{tokens(held, tuning)}\n  locomo "
+              f"{rates(table_of(locomo), tuning)} tokens {tokens(locomo, tuning)}"
+              f"\n  held out by style/class: "
+              f"{_shares(held, tuning)}\n  needed memory placed (held out): "
+              f"{placement(held, tuning)}, LOCOMO {placement(locomo, tuning)}")
 
 
 def main() -> None:
@@ -422,15 +593,31 @@ def main() -> None:
     parser.add_argument("--cli", type=int, default=24,
                         help="held-out prompts also run through the hook process")
     parser.add_argument("--mode", choices=["both", "hybrid", "keyword"], default="both")
+    parser.add_argument("--home", type=Path, default=None,
+                        help="keep the store there; with --observations of a run that "
+                             "kept it, run only the held-out half through handle again")
+    parser.add_argument("--grid", choices=sorted(GRIDS), default="full",
+                        help="with --observations to refit: which parts of the grid")
     parser.add_argument("--observations", type=Path, default=None,
                         help="pickle of the observed signals: written, or read to refit only")
     args = parser.parse_args()
     samples = json.loads(args.locomo.read_text(encoding="utf-8"))
     if args.observations and args.observations.exists():
-        refit(args, pickle.loads(args.observations.read_bytes()))
+        kept = pickle.loads(args.observations.read_bytes())
+        if isinstance(kept, list):  # written before line lengths were kept
+            kept = {"prompts": kept, "lines": {}}
+        LINES.update(kept["lines"])
+        if args.home:
+            handle_again(args, kept["prompts"])
+        else:
+            refit(args, kept["prompts"])
         return
     results = []
     for lexical in ([False, True] if args.mode == "both" else [args.mode == "keyword"]):
+        if args.home:
+            args.home.mkdir(parents=True, exist_ok=True)
+            results.append(run_mode(args, args.home, samples, lexical=lexical))
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             results.append(run_mode(args, Path(tmp), samples, lexical=lexical))
     rows = []

@@ -2,7 +2,9 @@
 
 ``fixtures/gate/corpus.json`` holds memories written by class (engineering learnings,
 gotchas, decisions, preferences, people, conversation facts), each with prompts worded as
-a person in a coding session asks, and unrelated prompts of several classes. The split
+a person in a coding session asks (and, for learnings, gotchas and decisions, an
+``indirect`` one: the symptom or situation only), and unrelated prompts of several
+classes. The split
 into a tuning half and a held-out half is fixed by a hash of the memory's key (all its
 prompts go together) or of the unrelated prompt's text, within each class (every class
 on both sides), made before anything was tuned.
@@ -33,6 +35,8 @@ class Memory:
     kind: str
     content: str
     prompts: tuple[str, ...]
+    # Prompts that give the symptom or the situation only, none of the fix's words.
+    indirect: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,8 @@ def load(half: Half | None = None) -> Corpus:
     mem_half = _halves([(m["class"], m["key"]) for m in raw["memories"]])
     unrel_half = _halves([(u["class"], u["prompt"]) for u in raw["unrelated"]])
     memories = tuple(
-        Memory(m["key"], m["class"], m["kind"], m["content"], tuple(m["prompts"]))
+        Memory(m["key"], m["class"], m["kind"], m["content"], tuple(m["prompts"]),
+               tuple(m.get("indirect", ())))
         for m in raw["memories"] if half is None or mem_half[m["key"]] == half
     )
     unrelated = tuple(

@@ -10,11 +10,15 @@ import dataclasses
 import pytest
 
 from aide_memoire import Memory
+from aide_memoire.hooks.clauses import MAX_CLAUSES, clauses
 from aide_memoire.hooks.gate import (
     GateTuning,
     Signals,
     calibrated,
+    companion_floor,
     decide,
+    relevance,
+    score,
     signals,
 )
 from aide_memoire.hooks.prompt import HEADER, candidates, hit_signals, prompt_context, prompt_stems
@@ -51,6 +55,39 @@ def test_dense_decision_follows_the_cosine_not_the_words() -> None:
     reason = decide(close, tuning)
     assert reason.gate == "dense" and reason.calibrated is not None
     assert 0.0 < reason.calibrated < 1.0 and reason.dense == 0.75
+
+
+def test_a_memory_is_cut_into_the_clauses_a_prompt_may_name() -> None:
+    fix = ("pytest-asyncio 0.23 requires asyncio_mode = auto in pytest.ini (or a marker on "
+           "each test); otherwise async test functions are collected but silently skipped.")
+    cut = clauses(fix)
+    assert cut[-1] == "otherwise async test functions are collected but silently skipped"
+    assert cut[0].startswith("pytest-asyncio 0.23 requires") and "marker" not in cut[0]
+    assert clauses("The deploy runs on tern-07.") == []  # one clause: nothing to add
+    assert clauses("Yes. Ok. Sure thing, see you.") == []  # pieces under three words
+    many = " ".join(f"Step {n} runs the job." for n in range(20))
+    assert len(clauses(many)) == MAX_CLAUSES
+
+
+def test_the_best_clause_raises_the_cosine_by_its_weight_only_when_higher() -> None:
+    tuning = dataclasses.replace(GateTuning(), w_clause=0.5)
+    base = Signals("a", "learning", 0.4, 0.0, 1, 0.0)
+    assert relevance(base, tuning) == 0.4  # no clause read
+    assert relevance(dataclasses.replace(base, clause=0.6), tuning) == pytest.approx(0.5)
+    assert relevance(dataclasses.replace(base, clause=0.3), tuning) == 0.4
+    off = dataclasses.replace(tuning, w_clause=0.0)
+    assert score(dataclasses.replace(base, clause=0.9), off) == score(base, off)
+    reason = decide(dataclasses.replace(base, clause=0.61234), tuning)
+    assert reason.clause == 0.6123
+
+
+def test_a_companion_passes_its_own_floor_below_the_threshold() -> None:
+    tuning = dataclasses.replace(GateTuning(), companion_gap=0.1)
+    assert companion_floor(tuning) == pytest.approx(tuning.threshold - 0.1)
+    between = Signals("a", "learning", tuning.threshold - 0.05, 0.0, 1, 0.0)
+    assert decide(between, tuning).decision == "injected"  # may follow a first one
+    assert decide(between, dataclasses.replace(tuning, companion_gap=0.0)).decision \
+        == "below_gate"
 
 
 def test_lexical_gate_without_the_model() -> None:

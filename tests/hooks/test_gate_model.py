@@ -3,14 +3,16 @@ prompts get nothing, among generated distractors (the fixture corpus, both halve
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from aide_memoire import Memory, Settings
-from aide_memoire.hooks.gate import overlap, prompt_stems
-from aide_memoire.hooks.prompt import candidates, prompt_context
+from aide_memoire.hooks.clauses import clause_vectors
+from aide_memoire.hooks.gate import GateTuning, overlap, prompt_stems
+from aide_memoire.hooks.prompt import candidates, gate_signals, prompt_context
 from aide_memoire.hooks.service import handle
 
 from .gate_corpus import distractors, load
@@ -152,3 +154,27 @@ def test_the_gate_s_candidates_add_the_dense_best_recall_left_out(
     assert all("dense" in h.scores for h in hits if h.id in {r.id for r, _ in profile.best})
     reasons = prompt_context(memory, NS, prompt, budget_tokens=BUDGET).reasons
     assert all(r.z is not None for r in reasons)
+
+
+def test_the_best_candidates_carry_their_best_clause_s_cosine(
+    stored: tuple[Memory, dict[str, str]],
+) -> None:
+    memory, ids = stored
+    prompt = "my async test functions are not running at all"
+    tuning = dataclasses.replace(GateTuning(), w_clause=max(GateTuning().w_clause, 0.5))
+    hits, found = gate_signals(memory, NS, prompt, prompt_stems(prompt), tuning)
+    read = [s for s in found if s.clause is not None]
+    assert 0 < len(read) <= tuning.clause_candidates
+    (fix,) = [s for s in found if s.id == ids["learning-01"]]
+    # The symptom clause ("... silently skipped") is closer to the prompt than the whole.
+    assert fix.clause is not None and fix.dense is not None and fix.clause > fix.dense
+    # Kept: the same prompt again encodes no clause anew.
+    kept = clause_vectors(memory.internals.services.recall.embedder)
+    before = kept.encoded
+    again = gate_signals(memory, NS, prompt, prompt_stems(prompt), tuning)[1]
+    assert kept.encoded == before
+    assert [s.clause for s in again] == pytest.approx([s.clause for s in found])
+    # With no weight on them, none is encoded at all (the cost is paid only when used).
+    off = gate_signals(memory, NS, prompt, prompt_stems(prompt),
+                       dataclasses.replace(tuning, w_clause=0.0))[1]
+    assert all(s.clause is None for s in off)

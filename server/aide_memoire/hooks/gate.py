@@ -26,9 +26,10 @@ recency and feedback, and the material could not fit a kind weight (LOCOMO is al
 turns); the kind is recorded with every decision. Every constant lives in
 ``GateTuning`` and was chosen by
 bench/hook_quality.py (cross-validated on the tuning half of the fixture corpora and on
-LOCOMO dev; docs/hooks.md has the held-out figures). Without the model (keyword-only
-installs, the hook process) the gate is lexical: the overlap must reach
-``lexical_floor``.
+LOCOMO dev; docs/hooks.md has the held-out figures); two more, a memory's best clause
+(clauses.py) and a lower floor for memories after the first, were measured and are off.
+Without the model (keyword-only installs, the hook process) the gate is lexical: the
+overlap must reach ``lexical_floor``.
 """
 
 from __future__ import annotations
@@ -46,9 +47,12 @@ __all__ = [
     "GateTuning",
     "Signals",
     "calibrated",
+    "companion_floor",
     "decide",
     "overlap",
     "prompt_stems",
+    "relevance",
+    "score",
     "signals",
     "stem",
 ]
@@ -101,6 +105,17 @@ class GateTuning:
     lexical_floor: float = 0.65
     # How many memories at most go in before one prompt.
     max_memories: int = 3
+    # The clause cosine: how far a memory's best clause raises its cosine
+    # (cosine + w_clause * max(clause - cosine, 0)), and for how many of the best
+    # candidates (by the value without it) the clauses are encoded. Off: on round 7's
+    # held-out half it added nothing (docs/hooks.md), and it costs encodings per prompt.
+    w_clause: float = 0.0
+    clause_candidates: int = 5
+    # The first memory to go in must reach ``threshold`` (whether the prompt is about
+    # anything in memory at all); each further one must reach threshold - companion_gap
+    # on its own. 0: every memory on the threshold (a gap nearly doubled the tokens for
+    # one more held-out prompt of 193; docs/hooks.md).
+    companion_gap: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -116,6 +131,9 @@ class Signals:
     # The cosine in standard deviations above the prompt's cosine to every row of the
     # namespace (None without the model's dense profile): shown, not thresholded.
     z: float | None = None
+    # The prompt's best cosine to one clause of the memory (clauses.py); None for a
+    # memory of one clause, one the clauses were not read for, or without the model.
+    clause: float | None = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +151,7 @@ class GateReason:
     score: float
     decision: Decision
     z: float | None = None
+    clause: float | None = None
 
 
 def _sigmoid(x: float) -> float:
@@ -173,24 +192,40 @@ def signals(
     return out
 
 
+def relevance(s: Signals, tuning: GateTuning) -> float:
+    """The memory's cosine, raised toward its best clause's when that is higher."""
+    assert s.dense is not None
+    if s.clause is None:
+        return s.dense
+    return s.dense + tuning.w_clause * max(s.clause - s.dense, 0.0)
+
+
 def score(s: Signals, tuning: GateTuning) -> float:
     """The gate's value for one hit: on the cosine's scale with the model, the overlap
     without it."""
     if s.dense is None:
         return s.overlap
-    return s.dense + tuning.w_overlap * s.overlap + tuning.w_margin * max(s.margin, 0.0)
+    return (relevance(s, tuning) + tuning.w_overlap * s.overlap
+            + tuning.w_margin * max(s.margin, 0.0))
+
+
+def companion_floor(tuning: GateTuning) -> float:
+    """What a memory must reach to go in beside a first one that reached the threshold."""
+    return tuning.threshold - max(tuning.companion_gap, 0.0)
 
 
 def decide(s: Signals, tuning: GateTuning) -> GateReason:
-    """Whether one hit passes the gate (before budget, count and session rules)."""
+    """Whether one hit passes the gate on its own (before the first-memory rule,
+    budget, count and session rules): its value reaches the companion floor."""
     value = score(s, tuning)
     if s.dense is None:
         passed = value >= tuning.lexical_floor
         return GateReason(s.id, s.kind, "lexical", None, None, s.overlap, s.rank, s.margin,
                           round(value, 4), "injected" if passed else "below_gate")
-    passed = value >= tuning.threshold
+    passed = value >= companion_floor(tuning)
     return GateReason(s.id, s.kind, "dense", round(s.dense, 4),
                       round(calibrated(s.dense, tuning), 4), s.overlap, s.rank,
                       round(s.margin, 4), round(value, 4),
                       "injected" if passed else "below_gate",
-                      None if s.z is None else round(s.z, 3))
+                      None if s.z is None else round(s.z, 3),
+                      None if s.clause is None else round(s.clause, 4))

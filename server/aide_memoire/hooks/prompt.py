@@ -28,6 +28,7 @@ from .gate import (
     decide,
     overlap,
     prompt_stems,
+    score,
     signals,
     stem,
 )
@@ -37,8 +38,8 @@ if TYPE_CHECKING:
     from ..engine.facade.memory import Memory
     from ..engine.recall.recaller import DenseProfile
 
-__all__ = ["HEADER", "GateReason", "Injection", "answer_of", "candidates", "hit_signals",
-           "prompt_context", "prompt_stems", "stem"]
+__all__ = ["HEADER", "GateReason", "Injection", "answer_of", "candidates", "gate_signals",
+           "hit_signals", "prompt_context", "prompt_stems", "stem", "with_clauses"]
 
 MIN_TERMS = 1
 RECALL_LIMIT = 20  # the gate's candidates: the needed memory is in them far more often than in 12
@@ -111,6 +112,37 @@ def hit_signals(hits: list[Hit], terms: set[str],
             if s.dense is not None else s for s in found]
 
 
+def with_clauses(memory: Memory, prompt: str, hits: list[Hit], found: list[Signals],
+                 tuning: GateTuning) -> list[Signals]:
+    """The clause cosine for the ``tuning.clause_candidates`` best candidates (by the
+    gate's value without it): the few that can pass, so a prompt encodes few clauses."""
+    internals = getattr(memory, "internals", None)
+    if internals is None or tuning.w_clause <= 0 or tuning.clause_candidates <= 0 \
+            or not found or found[0].dense is None:
+        return found
+    from .clauses import clause_vectors  # the cold hook process never gets here
+
+    plain = dataclasses.replace(tuning, w_clause=0.0)
+    best = sorted(range(len(found)), key=lambda i: (-score(found[i], plain), i))
+    best = best[: tuning.clause_candidates]
+    cosines = clause_vectors(internals.services.recall.embedder).best(
+        prompt, [hits[i].content for i in best])
+    out = list(found)
+    for i, cosine in zip(best, cosines, strict=True):
+        out[i] = dataclasses.replace(found[i], clause=cosine)
+    return out
+
+
+def gate_signals(memory: Memory, namespace: str, prompt: str, terms: set[str],
+                 tuning: GateTuning) -> tuple[list[Hit], list[Signals]]:
+    """The candidates and what the gate reads of each (bench/hook_quality.py too)."""
+    hits, profile = candidates(memory, namespace, prompt)
+    found = hit_signals(hits, terms, profile)
+    if profile is not None:
+        found = with_clauses(memory, prompt, hits, found, tuning)
+    return hits, found
+
+
 def prompt_context(
     memory: Memory,
     namespace: str,
@@ -133,12 +165,12 @@ def prompt_context(
     terms = prompt_stems(prompt)
     if _trivial(prompt, terms):
         return Injection("", ())
-    hits, profile = candidates(memory, namespace, prompt)
+    hits, found = gate_signals(memory, namespace, prompt, terms, tuning)
     exclude = exclude or set()
     budget = budget_tokens * CHARS_PER_TOKEN - len(HEADER) - 1
     lines: list[str] = []
     reasons: list[GateReason] = []
-    verdicts = [decide(s, tuning) for s in hit_signals(hits, terms, profile)]
+    verdicts = [decide(s, tuning) for s in found]
     # Best first by the gate's own value: recall's order weighs recency and feedback,
     # the gate weighs how surely the memory is about this prompt.
     order = sorted(range(len(hits)), key=lambda i: (-verdicts[i].score, i))
@@ -149,6 +181,9 @@ def prompt_context(
         if hit.id in exclude or (session_id and hit.session_id == session_id):
             continue
         if len(lines) >= tuning.max_memories:
+            break
+        if not lines and reason.gate == "dense" and reason.score < tuning.threshold:
+            # The first memory must reach the threshold; later ones only their floor.
             break
         line = _line(hit)
         if len(line) + 1 > budget:
