@@ -186,8 +186,10 @@ class RecallTuning:
     # Dense pseudo-relevance feedback (Rocchio, recaller._dense_side): the query's vector
     # moved towards the mean of its dense_feedback_docs best rows' stored vectors, by
     # dense_feedback_weight, and the namespace scored again with it. 0 docs or weight 0:
-    # off (one dense pass). Measured under the rule (docs/benchmarks.md, issue 31 fourth
-    # round).
+    # off (one dense pass), by the rule (docs/benchmarks.md, issue 31 fourth round): it
+    # hurts the paraphrase set at every setting tried (3 / 5 rows x 0.5 / 1.0: dense
+    # hit@1 26 -> 21 / 17 / 19 / 10 of 48; the best rows it moves towards are same-topic
+    # distractors) and no fold of the personas chose it.
     dense_feedback_docs: int = 0
     dense_feedback_weight: float = 0.0
     # The signal that scales the keyword weight down (query-adaptive fusion, with
