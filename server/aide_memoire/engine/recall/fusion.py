@@ -198,6 +198,9 @@ class RecallTuning:
     # second look (fusion._second_look): "margin", the share only when the dense side's
     # best row stands apart; "agreement", full weight when the keyword side's best row is
     # among the dense side's best; "unnamed", the share only for a query naming no speaker.
+    # "coverage" by the rule (docs/benchmarks.md, issue 31 fourth round): "agreement"
+    # hurts LOCOMO under CV (MRR -0.003, p 0.02), "margin" LOCOMO and the paraphrase set,
+    # "unnamed" is tied on all three.
     adaptive_signal: str = "coverage"
 
 
