@@ -65,6 +65,10 @@ from locomo_cv import (  # noqa: E402
 VARIANTS: dict[str, dict[str, Any]] = {
     "asked": {},
     "statement": {"dense_query_form": "statement"},
+    # Dense pseudo-relevance feedback (issue 31, fourth round): (best rows, weight).
+    **{f"feedback {docs} x {weight}": {"dense_feedback_docs": docs,
+                                       "dense_feedback_weight": weight}
+       for docs in (3, 5) for weight in (0.5, 1.0)},
 }
 # The keyword weight every fold also chooses (the fusion constant the changes interact with).
 WEIGHTS = [0.45, 0.55, 0.65]
@@ -81,6 +85,27 @@ CHANGES: dict[str, tuple[str, str, list[Any]]] = {
     "recency stage": ("before", "recency_weight", [0.0, 0.1, 0.2]),
 }
 SESSION_KS = (1, 3, 5)
+# Issue 31's fourth round (--against-now): each change scored against the defaults as they
+# stand (not those before the third round), as options of (retrieval variant, knobs); the
+# first option is "off". The keyword weight is chosen per fold beside them, as above.
+_FEEDBACK = [v for v in VARIANTS if v.startswith("feedback")]
+_STAGES = [{"session_weight": s, "bridge_weight": b}
+           for s in (0.0, 0.05, 0.1, 0.2) for b in (0.0, 0.05, 0.1, 0.2)]
+NOW_CHANGES: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "adaptive signal: agreement": [("asked", {}), ("asked", {"adaptive_signal": "agreement"})],
+    "adaptive signal: margin": [("asked", {}), ("asked", {"adaptive_signal": "margin"})],
+    "adaptive signal: unnamed": [("asked", {}), ("asked", {"adaptive_signal": "unnamed"})],
+    "adaptive signal, chosen per fold": [
+        ("asked", {"adaptive_signal": a})
+        for a in ("coverage", "agreement", "margin", "unnamed")],
+    "adaptive weight off": [("asked", {}), ("asked", {"adaptive_keyword": 0.0})],
+    "dense feedback": [("asked", {}), *((v, {}) for v in _FEEDBACK)],
+    "session stage": [("asked", {"session_weight": w}) for w in (0.0, 0.05, 0.1, 0.2)],
+    "name bridge": [("asked", {"bridge_weight": w}) for w in (0.0, 0.05, 0.1, 0.2)],
+    "session stage + bridge": [("asked", k) for k in _STAGES],
+    "dense feedback + session stage + bridge": [
+        (v, k) for v in ("asked", *_FEEDBACK) for k in _STAGES],
+}
 
 
 # Every stage reads only the leading candidates (at most session_depth = 100 of them) and
@@ -93,7 +118,8 @@ _FUSED: dict[tuple[Any, ...], dict[int, float]] = {}
 def _fusion_key(t: RecallTuning) -> tuple[Any, ...]:
     return (t.keyword_weight, t.adaptive_keyword, t.speaker_boost, t.timed_boost,
             t.timed_depth, t.keyword_scale, t.dense_scale, t.agreement_bonus,
-            t.agreement_depth, t.feedback_weight, t.identifier_keyword_weight)
+            t.agreement_depth, t.feedback_weight, t.identifier_keyword_weight,
+            t.adaptive_signal)
 
 
 def ordering(q: Question, tuning: RecallTuning, content: dict[int, str],
@@ -176,6 +202,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write the result here")
     parser.add_argument("--only-after", action="store_true",
                         help="score before and the defaults now only (no change one by one)")
+    parser.add_argument("--against-now", action="store_true",
+                        help="score the fourth round's changes against the defaults now")
+    parser.add_argument("--only", action="append", default=[], metavar="CHANGE",
+                        help="with --against-now: score only these changes")
     parser.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
                         help="a default changed for 'after', e.g. adaptive_keyword=0.5")
     args = parser.parse_args()
@@ -212,7 +242,8 @@ def main() -> None:
 
     by_variant = {"before": shaped(retrieved["asked"], True),
                   "opening": shaped(retrieved["asked"], False),
-                  "statement": shaped(retrieved["statement"], True)}
+                  "statement": shaped(retrieved["statement"], True),
+                  **{v: shaped(retrieved[v], False) for v in _FEEDBACK}}
     cats = np.array([q.category for q in sets[0]])
     conv = np.array([q.conversation for q in sets[0]])
     if len(asked) != len(sets[0]):
@@ -224,6 +255,9 @@ def main() -> None:
         arr = np.array(rows, dtype=np.int64)
         return arr[:, :, 0], arr[:, :, 1]
 
+    if args.against_now:
+        against_now(base, by_variant, asked, content, facts, cats, conv, args)
+        return
     # "Before": the defaults as they stand, only the keyword weight chosen per fold.
     plain = [replace(off, keyword_weight=w) for w in WEIGHTS]
     before_t, before_s = grid_ranks("before", plain)
@@ -269,6 +303,54 @@ def main() -> None:
     show(f"after (the defaults now): {verdict['verdict']} (dMRR {verdict['mrr_delta']:+.4f} "
          f"p {verdict['p_mrr']:.3f}; hit@10 +{verdict['hit10_gained']} "
          f"-{verdict['hit10_lost']} p {verdict['p_hit10']:.3f})", out["after"])
+    out["machine"] = machine()
+    print(json.dumps({k: v for k, v in out.items() if k != "machine"}))
+    write_json(args.json, out)
+
+
+def against_now(base: RecallTuning, by_variant: dict[str, list[Question]], asked: list[str],
+                content: dict[int, str], facts: dict[int, RowFact], cats: np.ndarray,
+                conv: np.ndarray, args: argparse.Namespace) -> None:
+    """Issue 31's fourth round: every change of NOW_CHANGES against the defaults now."""
+    def grid(options: list[tuple[str, RecallTuning]]) -> tuple[np.ndarray, np.ndarray]:
+        rows = [[ranks_of(q, ordering(q, t, content, facts, text), facts)
+                 for q, text in zip(by_variant["opening" if view == "asked" else view],
+                                    asked, strict=True)] for view, t in options]
+        arr = np.array(rows, dtype=np.int64)
+        return arr[:, :, 0], arr[:, :, 1]
+
+    def options_of(spec: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, RecallTuning]]:
+        return [(view, replace(base, keyword_weight=w, **knobs))
+                for view, knobs in spec for w in WEIGHTS]
+
+    now = options_of([("asked", {})])
+    now_t, now_s = grid(now)
+    now_cv, now_scv, _ = cv(now_t, now_s, conv)
+    at = WEIGHTS.index(base.keyword_weight)
+    out: dict[str, Any] = {"questions": len(asked), "against": "the defaults now",
+                           "now": {"in_sample": per_category(now_t[at], now_s[at], cats),
+                                   "cv": per_category(now_cv, now_scv, cats)},
+                           "changes": {}}
+    show(f"now (the defaults; keyword weight {base.keyword_weight} in sample)", out["now"])
+    for name, spec in NOW_CHANGES.items():
+        if args.only and name not in args.only:
+            continue
+        options = options_of(spec)
+        labels = [f"{view} {knobs} kw {w}" for view, knobs in spec for w in WEIGHTS]
+        turn, session = grid(options)
+        held, sheld, chosen = cv(turn, session, conv)
+        objective = ((turn <= 10) + np.where(turn <= 50, 1.0 / turn, 0.0)).mean(axis=1)
+        everywhere = int(np.argmax(objective))
+        verdict = paired(now_cv, held)
+        result = {"in_sample": per_category(turn[everywhere], session[everywhere], cats),
+                  "cv": per_category(held, sheld, cats),
+                  "chosen_per_fold": [labels[i] for i in chosen],
+                  "chosen_on_all": labels[everywhere], "paired_cv": verdict}
+        out["changes"][name] = result
+        show(f"{name}: {verdict['verdict']} (dMRR {verdict['mrr_delta']:+.4f} p "
+             f"{verdict['p_mrr']:.3f}; hit@10 +{verdict['hit10_gained']} "
+             f"-{verdict['hit10_lost']} p {verdict['p_hit10']:.3f}); chosen on all "
+             f"{result['chosen_on_all']}, per fold {result['chosen_per_fold']}", result)
     out["machine"] = machine()
     print(json.dumps({k: v for k, v in out.items() if k != "machine"}))
     write_json(args.json, out)

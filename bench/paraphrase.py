@@ -54,6 +54,13 @@ FIXED = replace(ADAPTIVE, adaptive_keyword=0.0)
 # anywhere in a question making it a question about time (bench/_paired.py).
 PREVIOUS = replace(RecallTuning(), adaptive_keyword=0.0, named_weight=0.0)
 
+# Issue 31's fourth round: the second looks of query-adaptive fusion, and dense
+# pseudo-relevance feedback (each (best rows, weight) retrieved on its own), at the defaults.
+SIGNALS = ("agreement", "margin", "unnamed")
+FEEDBACK = [(docs, weight) for docs in (3, 5) for weight in (0.5, 1.0)]
+# What they are paired against: fusion alone at the defaults (as they are scored).
+ONE_PASS = "fused, query-adaptive, full at half the ideal"
+
 # (class, learning as stored, the question asked later)
 LEARNINGS: list[tuple[str, str, str]] = [
     ("cause-fix", "The nightly ETL died because the Postgres connection pool ran dry; raising "
@@ -220,6 +227,9 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
             "fused, fixed keyword weight": [], "fused, query-adaptive keyword weight": [],
             "fused, query-adaptive, full at half the ideal": [],
             "fused, the previous defaults": [],
+            **{f"fused, adaptive signal {a}": [] for a in SIGNALS},
+            **{f"{side}, dense feedback {d} x {w}": [] for d, w in FEEDBACK
+               for side in ("dense", "fused")},
         }
         for memory_id, (_cls, _fact, question) in zip(ids, LEARNINGS, strict=True):
             target = rowid[memory_id]
@@ -248,6 +258,20 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
                                   fuse(found, HALF)),
                                  ("fused, the previous defaults", previous)):
                 sides[side].append(_rank(sorted(scores, key=lambda r: (-scores[r], r)), target))
+            for signal in SIGNALS:
+                scores = fuse(found, replace(defaults, adaptive_signal=signal))
+                sides[f"fused, adaptive signal {signal}"].append(
+                    _rank(sorted(scores, key=lambda r: (-scores[r], r)), target))
+            for docs, weight in FEEDBACK:
+                fed = replace(defaults, keyword_scale="scaled", dense_feedback_docs=docs,
+                              dense_feedback_weight=weight)
+                memory.internals.recaller.tuning = fed
+                with memory.internals.db.read() as read:
+                    again = memory.internals.recaller.candidates(read, request)
+                memory.internals.recaller.tuning = defaults
+                for side, scores in (("dense", again.dense), ("fused", fuse(again, fed))):
+                    sides[f"{side}, dense feedback {docs} x {weight}"].append(
+                        _rank(sorted(scores, key=lambda r: (-scores[r], r)), target))
             hits = memory.recall(question, namespace=namespace, limit=50, pure=True)
             sides["fused"].append(next((i for i, h in enumerate(hits, 1) if h.id == memory_id),
                                        None))
@@ -257,7 +281,13 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
         # The rule of docs/benchmarks.md (issue 31, third round), on these 48 questions.
         "paired": {"defaults against the previous defaults": paired(
                        ranks["fused, the previous defaults"], ranks["fused"]),
-                   "defaults against dense alone": paired(ranks["dense"], ranks["fused"])},
+                   "defaults against dense alone": paired(ranks["dense"], ranks["fused"]),
+                   **{f"adaptive signal {a} against the defaults": paired(
+                       ranks[ONE_PASS], ranks[f"fused, adaptive signal {a}"])
+                      for a in SIGNALS},
+                   **{f"dense feedback {d} x {w} against the defaults": paired(
+                       ranks[ONE_PASS], ranks[f"fused, dense feedback {d} x {w}"])
+                      for d, w in FEEDBACK}},
         "distractors": count,
         "seed": seed,
         "ingest_per_s": (count + len(LEARNINGS)) / seconds,

@@ -16,8 +16,8 @@ from ..core.errors import InvalidInput
 from ..core.text import QueryShape, states_time
 
 __all__ = [
-    "DENSE_SCALES", "KEYWORD_SCALES", "KEYWORD_WEIGHTS", "Candidates", "RecallTuning",
-    "dense_scores", "fuse", "keyword_coverage", "keyword_scores", "keyword_weight",
+    "ADAPTIVE_SIGNALS", "DENSE_SCALES", "KEYWORD_SCALES", "KEYWORD_WEIGHTS", "Candidates",
+    "RecallTuning", "dense_scores", "fuse", "keyword_coverage", "keyword_scores", "keyword_weight",
     "prefer_timed",
 ]
 
@@ -183,6 +183,25 @@ class RecallTuning:
     # conversational update sets over the turn links alone, but costs the personas hit@1
     # (0.696 -> 0.625 in sample; no fold chose it), so it is opt-in (docs/benchmarks.md).
     current_depth: int = 0
+    # Dense pseudo-relevance feedback (Rocchio, recaller._dense_side): the query's vector
+    # moved towards the mean of its dense_feedback_docs best rows' stored vectors, by
+    # dense_feedback_weight, and the namespace scored again with it. 0 docs or weight 0:
+    # off (one dense pass), by the rule (docs/benchmarks.md, issue 31 fourth round): it
+    # hurts the paraphrase set at every setting tried (3 / 5 rows x 0.5 / 1.0: dense
+    # hit@1 26 -> 21 / 17 / 19 / 10 of 48; the best rows it moves towards are same-topic
+    # distractors) and no fold of the personas chose it.
+    dense_feedback_docs: int = 0
+    dense_feedback_weight: float = 0.0
+    # The signal that scales the keyword weight down (query-adaptive fusion, with
+    # adaptive_keyword): "coverage", the best keyword row's share of the ideal bm25 (see
+    # keyword_weight) alone; the others keep that share or restore the full weight by a
+    # second look (fusion._second_look): "margin", the share only when the dense side's
+    # best row stands apart; "agreement", full weight when the keyword side's best row is
+    # among the dense side's best; "unnamed", the share only for a query naming no speaker.
+    # "coverage" by the rule (docs/benchmarks.md, issue 31 fourth round): "agreement"
+    # hurts LOCOMO under CV (MRR -0.003, p 0.02), "margin" LOCOMO and the paraphrase set,
+    # "unnamed" is tied on all three.
+    adaptive_signal: str = "coverage"
 
 
 @dataclass
@@ -268,8 +287,40 @@ def keyword_weight(found: Candidates, tuning: RecallTuning) -> float:
         return tuning.identifier_keyword_weight
     if tuning.adaptive_keyword > 0:
         share = min(1.0, keyword_coverage(found) / tuning.adaptive_keyword)
+        if share < 1.0 and tuning.adaptive_signal != "coverage":
+            share = _second_look(found, tuning.adaptive_signal, share)
         return tuning.keyword_weight * share
     return tuning.keyword_weight
+
+
+ADAPTIVE_SIGNALS = ("coverage", "margin", "agreement", "unnamed")
+# How many of each side's best rows the second looks read: the cut hit@10 is judged at.
+_LOOK = 10
+
+
+def _second_look(found: Candidates, signal: str, share: float) -> float:
+    """The coverage share, kept or restored to 1 by a second signal (see RecallTuning):
+    "agreement", full weight when the keyword side's best row is among the dense side's
+    best ten (the words point where the meaning does); "margin", the share only when the
+    dense side's best row stands apart (its lead over the second at least the second's
+    over the tenth), full weight when the dense side cannot tell its best rows apart;
+    "unnamed", the share only for a query that names no speaker (a question about what a
+    speaker said keeps the full weight)."""
+    if signal not in ADAPTIVE_SIGNALS:
+        raise InvalidInput(f"unknown adaptive signal {signal!r}: expected one of "
+                           f"{ADAPTIVE_SIGNALS}")
+    if signal == "unnamed":
+        return 1.0 if found.speaker_rows else share
+    if not found.keyword or not found.dense:
+        return share
+    dense_best = sorted(found.dense, key=lambda r: (-found.dense[r], r))[:_LOOK]
+    if signal == "agreement":
+        keyword_best = max(found.keyword, key=lambda r: (found.keyword[r], -r))
+        return 1.0 if keyword_best in dense_best else share
+    values = [found.dense[r] for r in dense_best]
+    if len(values) < 3:
+        return share
+    return share if values[0] - values[1] >= values[1] - values[-1] else 1.0
 
 
 def fuse(found: Candidates, tuning: RecallTuning) -> dict[int, float]:

@@ -127,13 +127,15 @@ class Recaller:
         )
 
     def _dense(
-        self, conn: Any, request: RecallRequest, must: dict[int, float], query: str
+        self, conn: Any, request: RecallRequest, must: dict[int, float], query: str,
+        vector: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, float, float] | None:
         """Dense cosines (rowids ascending) with the namespace's low and high, or None.
 
         Every row of a namespace up to ``tuning.shortlist_above`` rows is scored exactly;
         a bigger one is ranked by sign bits first and its best ``tuning.shortlist`` rows
-        (plus the keyword matches, ``must``) are scored exactly.
+        (plus the keyword matches, ``must``) are scored exactly. ``vector``: score this
+        query vector instead of ``query``'s encoding (dense feedback).
         """
         if not self.dense_live():
             return None
@@ -145,7 +147,7 @@ class Recaller:
         found = self.tables.table_of(conn, space) if self.tables else None
         if not found:
             return None
-        query_vector = self._query_vector(query)
+        query_vector = self._query_vector(query) if vector is None else vector
         tuning = self.tuning
         rowids, scores, low, high = self.cache.scores(
             conn,
@@ -242,6 +244,10 @@ class Recaller:
                                "expected 'asked' or 'statement'")
         dense_all = self._dense(conn, request, keyword, dense_query)
         if dense_all is not None:
+            moved = self._fed_back(conn, request, dense_all, dense_query)
+            if moved is not None:
+                dense_all = self._dense(conn, request, keyword, dense_query, moved) or dense_all
+        if dense_all is not None:
             rowids, scores, low, high = dense_all
             top = np.argpartition(-scores, min(depth, len(scores)) - 1)[:depth]
             picked = {int(rowids[i]): float(scores[i]) for i in top}
@@ -256,6 +262,41 @@ class Recaller:
                         picked[rowid] = float(scores[i])
             found.dense, found.dense_low, found.dense_high = picked, low, high
             found.dense_live = True
+
+    def _fed_back(
+        self, conn: Any, request: RecallRequest,
+        dense_all: tuple[np.ndarray, np.ndarray, float, float], query: str,
+    ) -> np.ndarray | None:
+        """Rocchio on the dense side: the query's vector plus ``dense_feedback_weight``
+        times the mean of the unit stored vectors of its best ``dense_feedback_docs``
+        rows that pass the filter, as a unit vector; None when off or nothing is found."""
+        tuning = self.tuning
+        docs, weight = tuning.dense_feedback_docs, tuning.dense_feedback_weight
+        if weight < 0 or docs < 0 or docs > tuning.depth:
+            raise InvalidInput(f"dense feedback: {docs} docs at weight {weight}: expected "
+                               f"0-{tuning.depth} docs and a weight >= 0")
+        if docs == 0 or weight == 0 or self.tables is None or self.embedder is None:
+            return None
+        space = self.embedder.space
+        table = self.tables.table_of(conn, space) if space is not None else None
+        rowids, scores = dense_all[0], dense_all[1]
+        if table is None or not len(scores):
+            return None
+        wide = min(3 * docs, len(scores))
+        top = np.argpartition(-scores, wide - 1)[:wide]
+        order = [int(rowids[i]) for i in top[np.argsort(-scores[top], kind="stable")]]
+        allowed = self.store.passing(conn, order, request.where)
+        best = [r for r in order if r in allowed][:docs]
+        vectors = self.cache.reads.raw_vectors(conn, table, best)
+        if not vectors:
+            return None
+        stacked = np.stack([vectors[r] for r in best if r in vectors]).astype(np.float32)
+        stacked /= np.maximum(np.linalg.norm(stacked, axis=1, keepdims=True), 1e-12)
+        query_vector = np.asarray(self._query_vector(query), np.float32)
+        moved = query_vector / max(float(np.linalg.norm(query_vector)), 1e-12)
+        moved = moved + weight * stacked.mean(axis=0)
+        norm = float(np.linalg.norm(moved))
+        return moved / norm if norm > 0 else None
 
     def recall(self, conn: Any, request: RecallRequest) -> list[Hit]:
         found = self.candidates(conn, request)
