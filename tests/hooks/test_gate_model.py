@@ -160,10 +160,17 @@ def test_the_gate_s_candidates_add_the_dense_best_recall_left_out(
 ASYNC = "my async test functions are not running at all"
 
 
+def _weighted(tuning: GateTuning, signal: str, weight: float) -> GateTuning:
+    """``tuning`` with the weight of one signal ("clause" or "late") set."""
+    if signal == "clause":
+        return dataclasses.replace(tuning, w_clause=weight)
+    return dataclasses.replace(tuning, w_late=weight)
+
+
 def _read(memory: Memory, ids: dict[str, str], signal: str) -> tuple[
         GateTuning, list[Signals], list[Signals], Signals]:
     """The gate's signals for ASYNC with ``signal`` weighed: all, the read ones, the fix's."""
-    tuning = dataclasses.replace(GateTuning(), **{f"w_{signal}": 0.5})
+    tuning = _weighted(GateTuning(), signal, 0.5)
     found = gate_signals(memory, NS, ASYNC, prompt_stems(ASYNC), tuning)[1]
     read = [s for s in found if getattr(s, signal) is not None]
     (fix,) = [s for s in found if s.id == ids["learning-01"]]
@@ -209,5 +216,5 @@ def _kept_and_paid_only_when_used(memory: Memory, tuning: GateTuning,
     assert [getattr(s, signal) for s in again] == pytest.approx(
         [getattr(s, signal) for s in found])
     off = gate_signals(memory, NS, ASYNC, prompt_stems(ASYNC),
-                       dataclasses.replace(tuning, **{f"w_{signal}": 0.0}))[1]
+                       _weighted(tuning, signal, 0.0))[1]
     assert all(getattr(s, signal) is None for s in off)
