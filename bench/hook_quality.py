@@ -71,6 +71,10 @@ W_MARGIN = (0.0, 0.25, 0.5, 1.0)
 W_CLAUSE: tuple[float, ...] = (0.0, 0.5, 1.0)
 CLAUSE_CANDIDATES = (3, 5)
 COMPANION_GAP: tuple[float, ...] = (0.0, 0.1, 0.2)
+# Late interaction (hooks/late.py): weight, offset, candidates read.
+W_LATE: tuple[float, ...] = (0.0,)
+LATE_OFFSET = (0.0, 0.2, 0.3, 0.4)
+LATE_CANDIDATES = (3, 5, 8)
 
 Prompt = dict[str, Any]  # source, group, fold, related, needed (ids), signals, text, ns
 
@@ -116,10 +120,13 @@ def locomo_distractor_turns(samples: list[dict[str, Any]], count: int) -> list[s
     return turns[:count]
 
 
-# Observed with the clause cosines read whatever their weight in code (the weight only
-# scales them; which candidates get them does not depend on it), so a refit can weigh them.
+# Observed with the clause cosines and the late-interaction scores read whatever their
+# weights in code (a weight only scales them; which candidates get them does not depend on
+# it: both are read for the best by the value without them), so a refit can weigh them.
 OBSERVING = dataclasses.replace(GateTuning(), w_clause=max(GateTuning().w_clause, 1.0),
-                                clause_candidates=max(CLAUSE_CANDIDATES))
+                                clause_candidates=max(CLAUSE_CANDIDATES),
+                                w_late=max(GateTuning().w_late, 1.0), late_offset=0.0,
+                                late_candidates=max(LATE_CANDIDATES))
 
 
 def observe(memory: Memory, namespace: str, prompt: str) -> list[Signals]:
@@ -232,6 +239,7 @@ class Table:
 
     dense: np.ndarray  # -inf where a row has fewer candidates
     clause: np.ndarray  # nan where none was read
+    late: np.ndarray  # nan where none was read
     overlap: np.ndarray
     margin: np.ndarray
     needed: np.ndarray  # bool: the candidate is a needed memory
@@ -245,6 +253,7 @@ def table_of(prompts: list[Prompt]) -> Table:
     shape = (len(prompts), width)
     dense = np.full(shape, -np.inf)
     clause = np.full(shape, np.nan)
+    late = np.full(shape, np.nan)
     lap, margin = np.zeros(shape), np.zeros(shape)
     needed = np.zeros(shape, dtype=bool)
     lexical = False
@@ -253,26 +262,41 @@ def table_of(prompts: list[Prompt]) -> Table:
             lexical = lexical or sig.dense is None
             dense[r, c] = 0.0 if sig.dense is None else sig.dense
             clause[r, c] = np.nan if sig.clause is None else sig.clause
+            late[r, c] = np.nan if getattr(sig, "late", None) is None else sig.late
             lap[r, c], margin[r, c] = sig.overlap, sig.margin
             needed[r, c] = sig.id in p["needed"]
-    return Table(dense, clause, lap, margin, needed,
+    return Table(dense, clause, late, lap, margin, needed,
                  np.array([p["related"] for p in prompts], dtype=bool),
                  np.array([p["source"] for p in prompts]), lexical)
 
 
+def _best(value: np.ndarray, count: int) -> np.ndarray:
+    """Per row, True for the ``count`` best candidates by ``value`` (the ones read)."""
+    order = np.argsort(-value, axis=1, kind="stable")
+    read = np.zeros(value.shape, dtype=bool)
+    np.put_along_axis(read, order[:, :count], True, axis=1)
+    return read
+
+
 def values(t: Table, tuning: GateTuning) -> np.ndarray:
-    """The gate's value of every candidate (gate.score, clause cosines masked to the
-    ``clause_candidates`` best by the value without them, as prompt.with_clauses reads)."""
+    """The gate's value of every candidate (gate.score; clause cosines masked to the
+    ``clause_candidates`` best by the value without them, as prompt.with_clauses reads,
+    and late scores to the ``late_candidates`` best by the value without either, as
+    prompt.with_late reads)."""
     if t.lexical:
         return np.asarray(np.where(np.isinf(t.dense), -np.inf, t.overlap))
     plain = t.dense + tuning.w_overlap * t.overlap + tuning.w_margin * np.maximum(t.margin, 0)
-    if tuning.w_clause <= 0 or tuning.clause_candidates <= 0:
-        return np.asarray(plain)
-    order = np.argsort(-plain, axis=1, kind="stable")
-    read = np.zeros(plain.shape, dtype=bool)
-    np.put_along_axis(read, order[:, : tuning.clause_candidates], True, axis=1)
-    lift = np.where(read & ~np.isnan(t.clause), np.maximum(t.clause - t.dense, 0), 0.0)
-    return np.asarray(plain + tuning.w_clause * np.nan_to_num(lift))
+    value = plain
+    if tuning.w_clause > 0 and tuning.clause_candidates > 0:
+        read = _best(plain, tuning.clause_candidates)
+        lift = np.where(read & ~np.isnan(t.clause), np.maximum(t.clause - t.dense, 0), 0.0)
+        value = value + tuning.w_clause * np.nan_to_num(lift)
+    if tuning.w_late > 0 and tuning.late_candidates > 0:
+        read = _best(plain, tuning.late_candidates)
+        lift = np.where(read & ~np.isnan(t.late), np.maximum(t.late - tuning.late_offset, 0),
+                        0.0)
+        value = value + tuning.w_late * np.nan_to_num(lift)
+    return np.asarray(value)
 
 
 def outcome(t: Table, tuning: GateTuning) -> tuple[np.ndarray, np.ndarray]:
@@ -300,9 +324,20 @@ def by_source(t: Table) -> dict[str, Table]:
     out = {}
     for src in sorted(set(t.source.tolist())):
         rows = t.source == src
-        out[str(src)] = Table(t.dense[rows], t.clause[rows], t.overlap[rows], t.margin[rows],
+        out[str(src)] = Table(t.dense[rows], t.clause[rows], t.late[rows], t.overlap[rows],
+                              t.margin[rows],
                               t.needed[rows], t.related[rows], t.source[rows], t.lexical)
     return out
+
+
+def _options() -> list[dict[str, Any]]:
+    """The grid's clause and late-interaction settings (a weight of 0 needs no more)."""
+    clause = [{"w_clause": w, "clause_candidates": k} for w in W_CLAUSE
+              for k in (CLAUSE_CANDIDATES if w > 0 else (GateTuning().clause_candidates,))]
+    late = [{"w_late": w, "late_offset": o, "late_candidates": k} for w in W_LATE
+            for o in (LATE_OFFSET if w > 0 else (0.0,))
+            for k in (LATE_CANDIDATES if w > 0 else (GateTuning().late_candidates,))]
+    return [{**c, **lt} for c in clause for lt in late]
 
 
 def fit(prompts: list[Prompt], false_target: float, max_memories: int) -> GateTuning:
@@ -312,22 +347,21 @@ def fit(prompts: list[Prompt], false_target: float, max_memories: int) -> GateTu
     slope, offset = platt(prompts)
     parts = by_source(table_of(prompts))
     best: tuple[float, GateTuning] | None = None
-    for w_clause in W_CLAUSE:
-        for k in CLAUSE_CANDIDATES if w_clause > 0 else (GateTuning().clause_candidates,):
-            for w_overlap in W_OVERLAP:
-                for w_margin in W_MARGIN:
-                    tuning = GateTuning(
-                        cosine_slope=round(slope, 3), cosine_offset=round(offset, 3),
-                        w_overlap=w_overlap, w_margin=w_margin, w_clause=w_clause,
-                        clause_candidates=k, max_memories=max_memories)
-                    tuning = dataclasses.replace(
-                        tuning, threshold=choose_threshold(parts, tuning, false_target))
-                    for gap in COMPANION_GAP:
-                        tried = dataclasses.replace(tuning, companion_gap=gap)
-                        useful = float(np.mean([rates(part, tried)["useful"]
-                                                for part in parts.values()]))
-                        if best is None or useful > best[0] + 1e-9:
-                            best = (useful, tried)
+    for option in _options():
+        for w_overlap in W_OVERLAP:
+            for w_margin in W_MARGIN:
+                tuning = GateTuning(
+                    cosine_slope=round(slope, 3), cosine_offset=round(offset, 3),
+                    w_overlap=w_overlap, w_margin=w_margin, max_memories=max_memories,
+                    **option)
+                tuning = dataclasses.replace(
+                    tuning, threshold=choose_threshold(parts, tuning, false_target))
+                for gap in COMPANION_GAP:
+                    tried = dataclasses.replace(tuning, companion_gap=gap)
+                    useful = float(np.mean([rates(part, tried)["useful"]
+                                            for part in parts.values()]))
+                    if best is None or useful > best[0] + 1e-9:
+                        best = (useful, tried)
     assert best is not None
     return best[1]
 
@@ -479,13 +513,16 @@ def run_mode(args: argparse.Namespace, home: Path, samples: list[dict[str, Any]]
     return result
 
 
-GRIDS: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {
-    # name: (W_CLAUSE, COMPANION_GAP) searched; "main" is the gate before clauses and
-    # companions, the others take one of them away (what each added).
-    "full": (W_CLAUSE, COMPANION_GAP),
-    "no-clause": ((0.0,), COMPANION_GAP),
-    "no-companion": (W_CLAUSE, (0.0,)),
-    "main": ((0.0,), (0.0,)),
+LATE_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
+GRIDS: dict[str, tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]] = {
+    # name: (W_CLAUSE, COMPANION_GAP, W_LATE) searched; "main" is the gate before clauses,
+    # companions and late interaction, the others take some of them away (what each added).
+    "full": ((0.0, 0.5, 1.0), (0.0, 0.1, 0.2), (0.0,)),
+    "no-clause": ((0.0,), (0.0, 0.1, 0.2), (0.0,)),
+    "no-companion": ((0.0, 0.5, 1.0), (0.0,), (0.0,)),
+    "main": ((0.0,), (0.0,), (0.0,)),
+    "late": ((0.0,), (0.0,), LATE_WEIGHTS),
+    "late-companion": ((0.0,), (0.0, 0.1, 0.2), LATE_WEIGHTS),
 }
 
 
@@ -554,8 +591,8 @@ def tokens(prompts: list[Prompt], tuning: GateTuning) -> tuple[float, float]:
 
 def refit(args: argparse.Namespace, observed: list[Prompt]) -> None:
     """Fit and cross-validate on stored observations (no store, no handle)."""
-    global W_CLAUSE, COMPANION_GAP
-    W_CLAUSE, COMPANION_GAP = GRIDS[args.grid]
+    global W_CLAUSE, COMPANION_GAP, W_LATE
+    W_CLAUSE, COMPANION_GAP, W_LATE = GRIDS[args.grid]
     lexical = observed[0]["signals"][0].dense is None
     for p in observed:
         if p["source"] == "corpus":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from aide_memoire import Memory
@@ -21,6 +22,7 @@ from aide_memoire.hooks.gate import (
     score,
     signals,
 )
+from aide_memoire.hooks.late import content_rows, maxsim
 from aide_memoire.hooks.prompt import HEADER, candidates, hit_signals, prompt_context, prompt_stems
 from aide_memoire.hooks.service import handle
 
@@ -79,6 +81,32 @@ def test_the_best_clause_raises_the_cosine_by_its_weight_only_when_higher() -> N
     assert score(dataclasses.replace(base, clause=0.9), off) == score(base, off)
     reason = decide(dataclasses.replace(base, clause=0.61234), tuning)
     assert reason.clause == 0.6123
+
+
+def test_the_late_score_adds_its_weight_above_its_offset_only() -> None:
+    tuning = dataclasses.replace(GateTuning(), w_late=0.5, late_offset=0.3)
+    base = Signals("a", "learning", 0.4, 0.0, 1, 0.0)
+    assert score(base, tuning) == pytest.approx(0.4)  # not read
+    assert score(dataclasses.replace(base, late=0.7), tuning) == pytest.approx(0.6)
+    assert score(dataclasses.replace(base, late=0.2), tuning) == pytest.approx(0.4)
+    off = dataclasses.replace(tuning, w_late=0.0)
+    assert score(dataclasses.replace(base, late=0.9), off) == score(base, off)
+    assert decide(dataclasses.replace(base, late=0.61234), tuning).late == 0.6123
+
+
+def test_maxsim_averages_each_query_row_s_best_match() -> None:
+    query = np.array([[1.0, 0.0], [0.0, 1.0]])
+    doc = np.array([[1.0, 0.0], [0.6, 0.8]])
+    # Row 1 meets itself (1.0); row 2's best is the second doc row (0.8).
+    assert maxsim(query, doc) == pytest.approx(0.9)
+    assert maxsim(query, np.zeros((0, 2))) == 0.0
+
+
+def test_only_content_words_take_part_in_the_late_score() -> None:
+    tokens = ["[CLS]", "why", "is", "the", "deploy", "##er", "slow", "?", "[SEP]"]
+    word_ids = [None, 0, 1, 2, 3, 3, 4, 5, None]
+    # Stop words, punctuation and special tokens out; both pieces of "deployer" in.
+    assert content_rows(tokens, word_ids) == [4, 5, 6]
 
 
 def test_a_companion_passes_its_own_floor_below_the_threshold() -> None:

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from aide_memoire import Memory, Settings
-from aide_memoire.hooks.clauses import clause_vectors
-from aide_memoire.hooks.gate import GateTuning, overlap, prompt_stems
+from aide_memoire.hooks.clauses import ClauseVectors, clause_vectors
+from aide_memoire.hooks.gate import GateTuning, Signals, overlap, prompt_stems
+from aide_memoire.hooks.late import TokenVectors, token_vectors
 from aide_memoire.hooks.prompt import candidates, gate_signals, prompt_context
 from aide_memoire.hooks.service import handle
 
@@ -156,25 +157,64 @@ def test_the_gate_s_candidates_add_the_dense_best_recall_left_out(
     assert all(r.z is not None for r in reasons)
 
 
+ASYNC = "my async test functions are not running at all"
+
+
+def _weighted(tuning: GateTuning, signal: str, weight: float) -> GateTuning:
+    """``tuning`` with the weight of one signal ("clause" or "late") set."""
+    if signal == "clause":
+        return dataclasses.replace(tuning, w_clause=weight)
+    return dataclasses.replace(tuning, w_late=weight)
+
+
+def _read(memory: Memory, ids: dict[str, str], signal: str) -> tuple[
+        GateTuning, list[Signals], list[Signals], Signals]:
+    """The gate's signals for ASYNC with ``signal`` weighed: all, the read ones, the fix's."""
+    tuning = _weighted(GateTuning(), signal, 0.5)
+    found = gate_signals(memory, NS, ASYNC, prompt_stems(ASYNC), tuning)[1]
+    read = [s for s in found if getattr(s, signal) is not None]
+    (fix,) = [s for s in found if s.id == ids["learning-01"]]
+    return tuning, found, read, fix
+
+
 def test_the_best_candidates_carry_their_best_clause_s_cosine(
     stored: tuple[Memory, dict[str, str]],
 ) -> None:
     memory, ids = stored
-    prompt = "my async test functions are not running at all"
-    tuning = dataclasses.replace(GateTuning(), w_clause=max(GateTuning().w_clause, 0.5))
-    hits, found = gate_signals(memory, NS, prompt, prompt_stems(prompt), tuning)
-    read = [s for s in found if s.clause is not None]
+    tuning, found, read, fix = _read(memory, ids, "clause")
     assert 0 < len(read) <= tuning.clause_candidates
-    (fix,) = [s for s in found if s.id == ids["learning-01"]]
     # The symptom clause ("... silently skipped") is closer to the prompt than the whole.
     assert fix.clause is not None and fix.dense is not None and fix.clause > fix.dense
     # Kept: the same prompt again encodes no clause anew.
     kept = clause_vectors(memory.internals.services.recall.embedder)
+    _kept_and_paid_only_when_used(memory, tuning, found, kept, "clause", 0)
+
+
+def test_the_best_candidates_carry_their_late_score(
+    stored: tuple[Memory, dict[str, str]],
+) -> None:
+    memory, ids = stored
+    tuning, found, read, fix = _read(memory, ids, "late")
+    assert len(read) == min(tuning.late_candidates, len(found))
+    # The fix is among the best candidates, and word by word it holds more of the
+    # prompt than any other read candidate.
+    assert fix.late is not None
+    assert all(fix.late > s.late for s in read if s.id != fix.id and s.late is not None)
+    # Kept: the same prompt again runs only the prompt through the model.
+    kept = token_vectors(memory.internals.services.recall.embedder)
+    _kept_and_paid_only_when_used(memory, tuning, found, kept, "late", 1)
+
+
+def _kept_and_paid_only_when_used(memory: Memory, tuning: GateTuning,
+                                  found: list[Signals], kept: ClauseVectors | TokenVectors,
+                                  signal: str, encodes: int) -> None:
+    """The same prompt again encodes ``encodes`` texts and reads the same values; with
+    no weight on the signal nothing is read at all (the cost is paid only when used)."""
     before = kept.encoded
-    again = gate_signals(memory, NS, prompt, prompt_stems(prompt), tuning)[1]
-    assert kept.encoded == before
-    assert [s.clause for s in again] == pytest.approx([s.clause for s in found])
-    # With no weight on them, none is encoded at all (the cost is paid only when used).
-    off = gate_signals(memory, NS, prompt, prompt_stems(prompt),
-                       dataclasses.replace(tuning, w_clause=0.0))[1]
-    assert all(s.clause is None for s in off)
+    again = gate_signals(memory, NS, ASYNC, prompt_stems(ASYNC), tuning)[1]
+    assert kept.encoded == before + encodes
+    assert [getattr(s, signal) for s in again] == pytest.approx(
+        [getattr(s, signal) for s in found])
+    off = gate_signals(memory, NS, ASYNC, prompt_stems(ASYNC),
+                       _weighted(tuning, signal, 0.0))[1]
+    assert all(getattr(s, signal) is None for s in off)

@@ -24,13 +24,13 @@ import re
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from ..engine.recall.embed import Embedder
 
-__all__ = ["MAX_CLAUSES", "MIN_WORDS", "ClauseVectors", "clause_vectors", "clauses"]
+__all__ = ["MAX_CLAUSES", "MIN_WORDS", "ClauseVectors", "PerEmbedder", "clause_vectors", "clauses"]
 
 # A clause shorter than this says too little to be matched on its own ("see above").
 MIN_WORDS = 3
@@ -92,14 +92,29 @@ class ClauseVectors:
                 for parts in cut]
 
 
-_KEPT: weakref.WeakKeyDictionary[Any, ClauseVectors] = weakref.WeakKeyDictionary()
-_KEPT_LOCK = threading.Lock()
+T = TypeVar("T")
+
+
+class PerEmbedder(Generic[T]):
+    """One ``factory(embedder)`` per embedder, kept as long as the embedder lives (the
+    vectors a warm process keeps: clauses here, token vectors in late.py)."""
+
+    def __init__(self, factory: Callable[[Embedder], T]) -> None:
+        self._factory = factory
+        self._kept: weakref.WeakKeyDictionary[Any, T] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def __call__(self, embedder: Embedder) -> T:
+        with self._lock:
+            kept = self._kept.get(embedder)
+            if kept is None:
+                kept = self._kept[embedder] = self._factory(embedder)
+            return kept
+
+
+_KEPT = PerEmbedder(ClauseVectors)
 
 
 def clause_vectors(embedder: Embedder) -> ClauseVectors:
     """The process's clause vectors for this embedder (one per engine, kept with it)."""
-    with _KEPT_LOCK:
-        kept = _KEPT.get(embedder)
-        if kept is None:
-            kept = _KEPT[embedder] = ClauseVectors(embedder)
-        return kept
+    return _KEPT(embedder)

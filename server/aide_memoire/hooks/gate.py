@@ -116,6 +116,13 @@ class GateTuning:
     # on its own. 0: every memory on the threshold (a gap nearly doubled the tokens for
     # one more held-out prompt of 193; docs/hooks.md).
     companion_gap: float = 0.0
+    # Late interaction (late.py): the prompt's MaxSim to a memory's token vectors, read
+    # for the ``late_candidates`` best candidates (by the value without it) and added as
+    # w_late * max(late - late_offset, 0). Off by default unless docs/hooks.md says the
+    # held-out half gained.
+    w_late: float = 0.0
+    late_offset: float = 0.0
+    late_candidates: int = 5
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,8 @@ class Signals:
     # The prompt's best cosine to one clause of the memory (clauses.py); None for a
     # memory of one clause, one the clauses were not read for, or without the model.
     clause: float | None = None
+    # The prompt's MaxSim to the memory's token vectors (late.py); None where not read.
+    late: float | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +161,7 @@ class GateReason:
     decision: Decision
     z: float | None = None
     clause: float | None = None
+    late: float | None = None
 
 
 def _sigmoid(x: float) -> float:
@@ -205,8 +215,11 @@ def score(s: Signals, tuning: GateTuning) -> float:
     without it."""
     if s.dense is None:
         return s.overlap
-    return (relevance(s, tuning) + tuning.w_overlap * s.overlap
-            + tuning.w_margin * max(s.margin, 0.0))
+    value = (relevance(s, tuning) + tuning.w_overlap * s.overlap
+             + tuning.w_margin * max(s.margin, 0.0))
+    if s.late is not None and tuning.w_late > 0:
+        value += tuning.w_late * max(s.late - tuning.late_offset, 0.0)
+    return value
 
 
 def companion_floor(tuning: GateTuning) -> float:
@@ -228,4 +241,5 @@ def decide(s: Signals, tuning: GateTuning) -> GateReason:
                       round(s.margin, 4), round(value, 4),
                       "injected" if passed else "below_gate",
                       None if s.z is None else round(s.z, 3),
-                      None if s.clause is None else round(s.clause, 4))
+                      None if s.clause is None else round(s.clause, 4),
+                      None if s.late is None else round(s.late, 4))

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..engine.recall.recaller import DenseProfile
 
 __all__ = ["HEADER", "GateReason", "Injection", "answer_of", "candidates", "gate_signals",
-           "hit_signals", "prompt_context", "prompt_stems", "stem", "with_clauses"]
+           "hit_signals", "prompt_context", "prompt_stems", "stem", "with_clauses", "with_late"]
 
 MIN_TERMS = 1
 RECALL_LIMIT = 20  # the gate's candidates: the needed memory is in them far more often than in 12
@@ -133,6 +133,30 @@ def with_clauses(memory: Memory, prompt: str, hits: list[Hit], found: list[Signa
     return out
 
 
+def with_late(memory: Memory, prompt: str, hits: list[Hit], found: list[Signals],
+              tuning: GateTuning) -> list[Signals]:
+    """The late-interaction score (late.py) for the ``tuning.late_candidates`` best
+    candidates (by the gate's value without it and without clauses); nothing is encoded
+    while it is off."""
+    internals = getattr(memory, "internals", None)
+    if internals is None or tuning.w_late <= 0 or tuning.late_candidates <= 0 \
+            or not found or found[0].dense is None:
+        return found
+    from .late import token_vectors  # the cold hook process never gets here
+
+    vectors = token_vectors(internals.services.recall.embedder)
+    if not vectors.available:
+        return found
+    plain = dataclasses.replace(tuning, w_late=0.0, w_clause=0.0)
+    best = sorted(range(len(found)), key=lambda i: (-score(found[i], plain), i))
+    best = best[: tuning.late_candidates]
+    late = vectors.scores(prompt, [hits[i].content for i in best])
+    out = list(found)
+    for i, value in zip(best, late, strict=True):
+        out[i] = dataclasses.replace(found[i], late=value)
+    return out
+
+
 def gate_signals(memory: Memory, namespace: str, prompt: str, terms: set[str],
                  tuning: GateTuning) -> tuple[list[Hit], list[Signals]]:
     """The candidates and what the gate reads of each (bench/hook_quality.py too)."""
@@ -140,6 +164,7 @@ def gate_signals(memory: Memory, namespace: str, prompt: str, terms: set[str],
     found = hit_signals(hits, terms, profile)
     if profile is not None:
         found = with_clauses(memory, prompt, hits, found, tuning)
+        found = with_late(memory, prompt, hits, found, tuning)
     return hits, found
 
 
