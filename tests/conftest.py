@@ -34,6 +34,8 @@ SLOW_MODULES = {
     "mcp/test_stdio_faults.py", "mcp/test_serve_messages.py",
     # The CLI and the server as processes in the second, keyword-only environment.
     "test_keyword_install.py",
+    # Writer processes SIGKILLed under load, on an encrypted store.
+    "encryption/test_load_crash.py",
 }
 SLOW_TESTS = {
     "test_documented_commands_run_as_documented",  # a new user's shell, the real model
@@ -44,7 +46,7 @@ SLOW_TESTS = {
     "test_recall_with_the_model",  # tests/postgres: the real model on each backend
 }
 # Module fixtures elsewhere that open a store with the real model.
-DENSE_FIXTURES = {"scattered", "hybrid"}
+DENSE_FIXTURES = {"scattered", "hybrid", "ops_notes"}
 _TESTS = Path(__file__).resolve().parent
 
 
