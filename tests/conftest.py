@@ -90,8 +90,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One ONNX export of the dense model for the whole run, in its temp folder (not the
-    user's cache); subprocesses inherit it through the environment."""
-    folder = tmp_path_factory.mktemp("model-cache")
+    user's cache); subprocesses inherit it through the environment. Under pytest-xdist
+    (`make test`) the workers share one folder beside their own temp folders: the export
+    takes a lock (engine/recall/onnx_encoder.py), so the first worker to need it exports
+    it and the others wait for it instead of each spending minutes of CPU on a copy."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = tmp_path_factory.getbasetemp().parent / "model-cache"
+        folder.mkdir(exist_ok=True)
+    else:
+        folder = tmp_path_factory.mktemp("model-cache")
     previous = os.environ.get("AIDE_MEMOIRE_MODEL_CACHE_DIR")
     os.environ["AIDE_MEMOIRE_MODEL_CACHE_DIR"] = str(folder)
     yield folder
