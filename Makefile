@@ -58,9 +58,13 @@ clients:
 	@npm install --prefix .tools --no-audit --no-fund --silent $(CLIENTS)
 
 # Lint first: CI runs `make test` (.ci/run), and ruff and mypy strict (package, tests and
-# bench) hold only while something runs them.
+# bench) hold only while something runs them. The tests run on TEST_WORKERS pytest-xdist
+# workers, more than the cores: many tests wait on subprocesses, servers and clients.
+# Whole files go to one worker (loadfile), so a module's fixtures (stores, servers, a
+# browser, a Claude Code world) are built once and never shared between two workers.
+TEST_WORKERS ?= 3
 test: setup keyword-env chromium clients lint
-	@$(BIN)/python -m pytest
+	@$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The fast tier: no real clients or servers, no model-backed stores (see tests/conftest.py).
 test-fast: setup

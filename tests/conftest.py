@@ -34,6 +34,8 @@ SLOW_MODULES = {
     "mcp/test_stdio_faults.py", "mcp/test_serve_messages.py",
     # The CLI and the server as processes in the second, keyword-only environment.
     "test_keyword_install.py",
+    # Writer processes SIGKILLed under load, on an encrypted store.
+    "encryption/test_load_crash.py",
 }
 SLOW_TESTS = {
     "test_documented_commands_run_as_documented",  # a new user's shell, the real model
@@ -44,7 +46,7 @@ SLOW_TESTS = {
     "test_recall_with_the_model",  # tests/postgres: the real model on each backend
 }
 # Module fixtures elsewhere that open a store with the real model.
-DENSE_FIXTURES = {"scattered", "hybrid"}
+DENSE_FIXTURES = {"scattered", "hybrid", "ops_notes"}
 _TESTS = Path(__file__).resolve().parent
 
 
@@ -88,8 +90,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One ONNX export of the dense model for the whole run, in its temp folder (not the
-    user's cache); subprocesses inherit it through the environment."""
-    folder = tmp_path_factory.mktemp("model-cache")
+    user's cache); subprocesses inherit it through the environment. Under pytest-xdist
+    (`make test`) the workers share one folder beside their own temp folders: the export
+    takes a lock (engine/recall/onnx_encoder.py), so the first worker to need it exports
+    it and the others wait for it instead of each spending minutes of CPU on a copy."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = tmp_path_factory.getbasetemp().parent / "model-cache"
+        folder.mkdir(exist_ok=True)
+    else:
+        folder = tmp_path_factory.mktemp("model-cache")
     previous = os.environ.get("AIDE_MEMOIRE_MODEL_CACHE_DIR")
     os.environ["AIDE_MEMOIRE_MODEL_CACHE_DIR"] = str(folder)
     yield folder

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import cast
@@ -14,17 +12,11 @@ import numpy as np
 from aide_memoire.engine.core.text import QueryShape
 from aide_memoire.engine.recall.fusion import Candidates
 from aide_memoire.engine.recall.stages import RowFact
-
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "locomo_cv.py"
+from tests.bench_modules import load_bench
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("locomo_cv_under_test", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("locomo_cv")
 
 
 def test_the_cache_is_versioned_json_that_reads_back_the_same(tmp_path: Path) -> None:

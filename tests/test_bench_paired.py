@@ -3,23 +3,15 @@ as its paired tests say, and a change inside the noise is a tie."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "_paired.py"
+from tests.bench_modules import load_bench
 
 
 def _rule() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("paired_under_test", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("_paired")
 
 
 def test_a_change_that_lifts_many_questions_helps_and_its_reverse_hurts() -> None:

@@ -4,23 +4,14 @@ cannot name its one target, so the targeted set replaces it by one that does (is
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
-from pathlib import Path
 from types import ModuleType
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
+from tests.bench_modules import load_bench
 
 
 def _scale() -> ModuleType:
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("scale_under_test", BENCH / "scale.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("scale")
 
 
 def test_every_targeted_query_names_one_memory_and_shared_ones_are_kept_apart() -> None:

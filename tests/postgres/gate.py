@@ -10,9 +10,13 @@ starts; the test lets go when every process is waiting.
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import psycopg
 
@@ -50,3 +54,25 @@ def start_gate(url: str) -> Iterator[Callable[[Sequence[subprocess.Popen[str]]],
             conn.execute("SELECT pg_advisory_unlock(%s)", (GATE_KEY,))
 
         yield release
+
+
+def race(url: str, commands: Sequence[Sequence[str]], timeout_s: float,
+         quiet: Callable[[str], bool] = lambda err: "Traceback" not in err,
+         ) -> list[dict[str, Any]]:
+    """Run one Python process per argument list behind the gate, all released at once;
+    each must exit 0 with a clean stderr (``quiet``) and end its stdout with a JSON
+    report, returned in order."""
+    with start_gate(url) as release:
+        workers = [
+            subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+            for args in commands
+        ]
+        release(workers)  # all at once, once every one has its store open
+    reports = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=timeout_s)
+        assert worker.returncode == 0, err
+        assert quiet(err), err
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    return reports

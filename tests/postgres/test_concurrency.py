@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -13,7 +9,7 @@ import pytest
 
 from aide_memoire.engine.storage.postgres import PgConnection, PostgresDatabase
 
-from .gate import start_gate
+from .gate import race
 
 pytestmark = pytest.mark.slow
 
@@ -23,21 +19,8 @@ PROCESSES, WRITES = 8, 40
 
 def test_eight_writer_processes_lose_nothing_and_raise_nothing(pg_url: str) -> None:
     PostgresDatabase(pg_url).close()  # migrated once; the writers then race on rows only
-    with start_gate(pg_url) as release:
-        workers = [
-            subprocess.Popen(
-                [sys.executable, str(_WRITER), pg_url, str(n), str(WRITES)],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
-            )
-            for n in range(PROCESSES)
-        ]
-        release(workers)  # all at once, once every one has its store open
-    reports = []
-    for worker in workers:
-        out, err = worker.communicate(timeout=300)
-        assert worker.returncode == 0, err
-        assert "Traceback" not in err, err
-        reports.append(json.loads(out.strip().splitlines()[-1]))
+    reports = race(pg_url, [[str(_WRITER), pg_url, str(n), str(WRITES)]
+                            for n in range(PROCESSES)], timeout_s=300)
     assert all(r["writes"] == WRITES and r["searches"] == WRITES for r in reports)
     total = PROCESSES * WRITES
     with PostgresDatabase(pg_url) as db, db.read() as conn:

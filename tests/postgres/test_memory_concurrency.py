@@ -3,10 +3,6 @@ no write lost, no error, the audit chain whole (issue #19)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +10,7 @@ import pytest
 from aide_memoire.engine.storage.postgres import PostgresDatabase
 
 from .conftest import open_memory
-from .gate import start_gate
+from .gate import race
 
 pytestmark = pytest.mark.slow
 
@@ -24,22 +20,10 @@ PROCESSES, WRITES = 8, 25
 
 def test_eight_memory_processes_lose_nothing(pg_url: str, tmp_path: Path) -> None:
     PostgresDatabase(pg_url).close()  # the schema made once; the processes race on rows
-    with start_gate(pg_url) as release:
-        workers = [
-            subprocess.Popen(
-                [sys.executable, str(_WRITER), pg_url, str(tmp_path / f"home{n}"), str(n),
-                 str(WRITES)],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
-            )
-            for n in range(PROCESSES)
-        ]
-        release(workers)  # all at once, once every one has its store open
-    reports = []
-    for worker in workers:
-        out, err = worker.communicate(timeout=600)
-        assert worker.returncode == 0, err
-        assert "Traceback" not in err and "error" not in err.lower(), err
-        reports.append(json.loads(out.strip().splitlines()[-1]))
+    reports = race(
+        pg_url, [[str(_WRITER), pg_url, str(tmp_path / f"home{n}"), str(n), str(WRITES)]
+                 for n in range(PROCESSES)], timeout_s=600,
+        quiet=lambda err: "Traceback" not in err and "error" not in err.lower())
     # Each process recalled every note it had just written.
     assert [r["found"] for r in reports] == [WRITES] * PROCESSES
     written = {i for r in reports for i in r["ids"]}

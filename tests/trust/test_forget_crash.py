@@ -11,7 +11,6 @@ import json
 import os
 import secrets
 import signal
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 from aide_memoire import Memory
 from aide_memoire.engine.core.crashpoints import CRASH_ENV
 
-from .conftest import cli, keyword_settings
+from .conftest import cli, keyword_settings, owed, start_reader
 
 NS = "project:crash"
 POINTS = ("forget.deleted", "forget.merged", "forget.checkpointed")
@@ -35,16 +34,6 @@ with Memory(settings=Settings(home=home, embedding_model="none")) as memory:
 print("not killed", flush=True)
 """
 
-_READER = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN")
-conn.execute("SELECT count(*) FROM memories").fetchone()
-print("reading", flush=True)
-sys.stdin.read()
-conn.execute("COMMIT")
-conn.close()
-"""
 
 
 def _bytes(home: Path) -> bytes:
@@ -71,14 +60,6 @@ def _killed_forget(home: Path, target: str, point: str) -> None:
     assert "not killed" not in proc.stdout
 
 
-def _owed(home: Path) -> int:
-    conn = sqlite3.connect(home / "memory.db")
-    try:
-        return int(conn.execute("SELECT count(*) FROM purge_owed").fetchone()[0])
-    finally:
-        conn.close()
-
-
 def _doctor(home: Path) -> tuple[int, dict[str, object]]:
     done = cli(home, "doctor", "--json", check=False)
     report = json.loads(done.stdout)
@@ -101,7 +82,7 @@ def test_a_kill_after_the_delete_leaves_nothing_once_the_store_is_opened_again(
     with Memory(settings=keyword_settings(home)) as memory:
         assert memory.recall(word, namespace=NS) == []
     assert word.encode() not in _bytes(home)
-    assert _owed(home) == 0
+    assert owed(home) == 0
     code, report = _doctor(home)
     assert code == 0 and report["healthy"] is True, report
 
@@ -115,10 +96,8 @@ def test_doctor_reports_the_owed_purge_and_is_healthy_only_once_it_is_done(
     target = _seed(home, word)
     _killed_forget(home, target, point)
     # A reader in another process keeps the next open from emptying the WAL.
-    reader = subprocess.Popen([sys.executable, "-c", _READER, str(home / "memory.db")],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    reader = start_reader(home)
     try:
-        assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
         code, report = _doctor(home)
         assert code == 1 and report["healthy"] is False, report
         purge = report["purge"]
@@ -130,7 +109,7 @@ def test_doctor_reports_the_owed_purge_and_is_healthy_only_once_it_is_done(
     code, report = _doctor(home)
     assert code == 0 and report["healthy"] is True, report
     assert word.encode() not in _bytes(home)
-    assert _owed(home) == 0
+    assert owed(home) == 0
 
 
 def test_a_kill_after_the_checkpoint_owes_only_the_bookkeeping(tmp_path: Path) -> None:
@@ -140,16 +119,14 @@ def test_a_kill_after_the_checkpoint_owes_only_the_bookkeeping(tmp_path: Path) -
     word = "qz" + secrets.token_hex(6)
     target = _seed(home, word)
     _killed_forget(home, target, "forget.checkpointed")
-    assert _owed(home) == 1 and word.encode() not in _bytes(home)
-    reader = subprocess.Popen([sys.executable, "-c", _READER, str(home / "memory.db")],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert owed(home) == 1 and word.encode() not in _bytes(home)
+    reader = start_reader(home)
     try:
-        assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
         code, report = _doctor(home)
         assert code == 0 and report["healthy"] is True, report
     finally:
         reader.communicate("", timeout=30)
-    assert _owed(home) == 0
+    assert owed(home) == 0
 
 
 def test_doctor_repair_and_maintenance_finish_an_owed_purge(tmp_path: Path) -> None:
@@ -158,19 +135,17 @@ def test_doctor_repair_and_maintenance_finish_an_owed_purge(tmp_path: Path) -> N
     target = _seed(home, word)
     _killed_forget(home, target, "forget.deleted")
     with Memory(settings=keyword_settings(home)) as memory:
-        assert _owed(home) == 0  # finished at open
+        assert owed(home) == 0  # finished at open
     # Owe one again from a live process whose reader blocks it, then finish it by maintenance.
     with Memory(settings=keyword_settings(home)) as memory:
         other = memory.store(f"Another {word} card sits in the drawer", namespace=NS)
-        reader = subprocess.Popen([sys.executable, "-c", _READER, str(home / "memory.db")],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
+        reader = start_reader(home)
         memory.internals.db.commit_hooks.clear()  # only the explicit steps below may finish it
         assert memory.forget(other, namespace=NS) is True
-        assert _owed(home) == 1
+        assert owed(home) == 1
         reader.communicate("", timeout=30)
         memory.maintain(NS, apply=True)
-        assert _owed(home) == 0
+        assert owed(home) == 0
         assert word.encode() not in _bytes(home)
     assert word.encode() not in _bytes(home)
 
@@ -180,9 +155,7 @@ def test_doctor_repair_finishes_a_purge_a_reader_held_up_after_a_crash(tmp_path:
     word = "qz" + secrets.token_hex(6)
     target = _seed(home, word)
     _killed_forget(home, target, "forget.deleted")
-    reader = subprocess.Popen([sys.executable, "-c", _READER, str(home / "memory.db")],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
+    reader = start_reader(home)
     with Memory(settings=keyword_settings(home)) as memory:
         memory.internals.db.commit_hooks.clear()  # only doctor --repair may finish it here
         before = memory.doctor()
@@ -191,5 +164,5 @@ def test_doctor_repair_finishes_a_purge_a_reader_held_up_after_a_crash(tmp_path:
         reader.communicate("", timeout=30)
         after = memory.doctor(repair=True)
         assert after.healthy and next(c for c in after.checks if c.name == "purge").repaired
-        assert _owed(home) == 0
+        assert owed(home) == 0
     assert word.encode() not in _bytes(home)

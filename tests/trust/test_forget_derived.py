@@ -4,9 +4,6 @@ after a long reader, checked on the bytes of the database file and its WAL."""
 from __future__ import annotations
 
 import secrets
-import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +14,7 @@ from aide_memoire.engine.core.errors import NotFound
 from aide_memoire.engine.lifecycle.summaries import prepare_summary, write_summary
 from aide_memoire.engine.storage.store import content_hash
 
-from .conftest import keyword_settings
+from .conftest import keyword_settings, owed, start_reader
 
 NS = "project:derived"
 
@@ -132,27 +129,6 @@ def test_the_entity_graph_follows_an_update(tmp_path: Path) -> None:
         assert memory.audit_verify().intact
 
 
-def _owed(home: Path) -> int:
-    """Forgets whose purge is still owed, read with plain sqlite3 as an outsider would."""
-    conn = sqlite3.connect(home / "memory.db")
-    try:
-        return int(conn.execute("SELECT count(*) FROM purge_owed").fetchone()[0])
-    finally:
-        conn.close()
-
-
-_READER = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN")
-conn.execute("SELECT count(*), max(content) FROM memories").fetchone()
-print("reading", flush=True)
-sys.stdin.read()
-conn.execute("COMMIT")
-conn.close()
-"""
-
-
 @pytest.mark.parametrize("then", ["write", "close", "open"])
 def test_a_purge_held_up_by_a_reader_is_finished_later(tmp_path: Path, then: str) -> None:
     home = tmp_path / "home"
@@ -163,16 +139,13 @@ def test_a_purge_held_up_by_a_reader_is_finished_later(tmp_path: Path, then: str
                               namespace=NS)
         memory.store("An unrelated note about lunch", namespace=NS)
         memory.internals.db.conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        # A reader in another process (POSIX locks do not conflict inside one process).
-        reader = subprocess.Popen([sys.executable, "-c", _READER, str(home / "memory.db")],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
+        reader = start_reader(home)
         report = memory.forget_matching(namespace=NS, query=secret_word)
         assert report.forgotten == 1 and report.purged is False
-        assert _owed(home) == 1  # recorded in the file, with the delete
+        assert owed(home) == 1  # recorded in the file, with the delete
         assert secret_word.encode() in _file_bytes(home)  # the reader's pages hold it still
         reader.communicate("", timeout=30)
-        assert reader.stdout.closed
+        assert reader.stdout is not None and reader.stdout.closed
         if then == "write":
             memory.store("A later note after the reader left", namespace=NS)
         elif then == "close":
@@ -182,7 +155,7 @@ def test_a_purge_held_up_by_a_reader_is_finished_later(tmp_path: Path, then: str
             memory.internals.db.commit_hooks.clear()
             with Memory(settings=keyword_settings(home)):
                 pass
-        assert _owed(home) == 0
+        assert owed(home) == 0
         assert secret_word.encode() not in _file_bytes(home)
         with pytest.raises(NotFound):
             Memory(settings=keyword_settings(home)).get(target, namespace=NS)

@@ -265,7 +265,11 @@ def forget(
 @json_option
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
-    """What the store holds and which recall stages are live."""
+    """What the store holds and which recall stages are live.
+
+    With --json, sqlite_driver and sqlite_version still give db_driver and db_engine under
+    their former names (sqlite_version as SQLite's bare version), for one more release:
+    read db_driver and db_engine."""
     from ..engine.core.projects import directory_from, project_for
     from ..hooks.capture import capture_enabled
 
@@ -288,7 +292,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
     lines.append(f"project    {project.namespace} ({project.root}); capture {capture_why}")
     used, why = cli_namespace()
     lines.append(f"namespace  {used} (what commands use without --namespace: {why})")
-    emit({**report.model_dump(), "project": {
+    # The old names, for scripts that read them: the engine was named without "SQLite ".
+    renamed = {"sqlite_driver": report.db_driver,
+               "sqlite_version": report.db_engine.removeprefix("SQLite ")}
+    emit({**report.model_dump(), **renamed, "project": {
         "namespace": project.namespace, "root": str(project.root), "capture": capture_on,
         "capture_detail": capture_why},
         "cli_namespace": {"namespace": used, "why": why}},

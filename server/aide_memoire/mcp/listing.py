@@ -18,23 +18,40 @@ import importlib.metadata
 import json
 import sys
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 
+from ..engine.core.errors import StoreError
 from .edge import LazyMemory
 from .registry import TOOLS
 from .server import MemoryServer, build_server
 from .stdio import run_on_lines
+
+if TYPE_CHECKING:
+    from ..engine.facade.memory import Memory
 
 __all__ = ["exchange", "generate", "handshake"]
 
 UNKNOWN_VERSION = "1999-01-01"  # a version no SDK supports: shows the SDK's fallback
 
 
-def _never() -> Any:
-    raise AssertionError("initialize and tools/list must not open the store")
+class _NoStore(LazyMemory):
+    """No store at all: the lists are the same for every store, and ``resources/list``
+    (the one list that asks for the store, to name its busiest namespaces) falls back to
+    the status resource alone, as it does when a store does not open. Refused without a
+    log line, since a listing run has no store to report on."""
+
+    def __init__(self) -> None:
+        super().__init__(self._refuse)
+
+    def get(self) -> Memory:
+        return self._refuse()
+
+    @staticmethod
+    def _refuse() -> Memory:
+        raise StoreError("the listing is taken without a store")
 
 
 def handshake(version: str, request_id: int | str = 1) -> dict[str, Any]:
@@ -65,7 +82,7 @@ async def exchange(server: MemoryServer, messages: Sequence[dict[str, Any]]) -> 
 
 
 def generate() -> dict[str, Any]:
-    server = build_server(LazyMemory(_never), tools=TOOLS)
+    server = build_server(_NoStore(), tools=TOOLS)
     answers: dict[str, dict[str, Any]] = {}
     for version in (*KNOWN_PROTOCOL_VERSIONS, UNKNOWN_VERSION):
         (answer,) = anyio.run(exchange, server, [handshake(version)])

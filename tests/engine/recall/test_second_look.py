@@ -3,8 +3,8 @@ sets) and dense pseudo-relevance feedback through a real store and the real mode
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ import pytest
 from aide_memoire import Memory, Settings
 from aide_memoire.engine.core.errors import InvalidInput
 from aide_memoire.engine.recall.fusion import Candidates, RecallTuning, keyword_weight
-from aide_memoire.engine.recall.recaller import RecallRequest
+from aide_memoire.engine.recall.recaller import Recaller, RecallRequest
 from aide_memoire.engine.storage.store import RowFilter
 
 
@@ -66,56 +66,71 @@ NOTES = [
 ]
 
 
-def test_dense_feedback_scores_the_query_moved_towards_its_best_rows(tmp_path: Path) -> None:
-    with Memory(settings=Settings(home=tmp_path, extract_facts=False)) as memory:
+@pytest.fixture(scope="module")
+def ops_notes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+    """One store with the real model holding NOTES in "ops", for the tests that read it;
+    each test sets the recaller's tuning it needs and the fixture puts it back."""
+    home = tmp_path_factory.mktemp("second-look")
+    with Memory(settings=Settings(home=home, extract_facts=False)) as memory:
         assert memory.internals.embedder.wait(), memory.internals.embedder.error
         memory.store_many([{"content": t, "kind": "note"} for t in NOTES], namespace="ops")
-        recaller = memory.internals.recaller
-        request = RecallRequest(query="when do we save copies of the staging data",
-                                where=RowFilter(namespaces=["ops"]), limit=10, pure=True)
-        base = recaller.tuning
-        with memory.internals.db.read() as read:
-            plain = recaller.candidates(read, request)
-            recaller.tuning = replace(base, dense_feedback_docs=2, dense_feedback_weight=1.5)
-            fed = recaller.candidates(read, request)
-            space = memory.internals.embedder.space
-            assert space is not None and recaller.tables is not None
-            table = recaller.tables.table_of(read, space)
-            assert table is not None
-            vectors = recaller.cache.reads.raw_vectors(read, table, sorted(plain.dense))
-        recaller.tuning = base
-        assert set(fed.dense) == set(plain.dense)
-        best = sorted(plain.dense, key=lambda r: -plain.dense[r])[:2]
-        unit = {r: v / np.linalg.norm(v) for r, v in vectors.items()}
-        query = recaller._query_vector(request.query)
-        moved = query / np.linalg.norm(query) + 1.5 * np.mean([unit[r] for r in best], axis=0)
-        moved /= np.linalg.norm(moved)
-        for rowid, score in fed.dense.items():
-            # The mirror scores int8 rows: off the float cosine by about 0.002 at most.
-            assert score == pytest.approx(float(unit[rowid] @ moved), abs=0.01)
-        # The rows the feedback came from gain on the rest: the query moved their way.
-        others = [r for r in plain.dense if r not in best]
-        gap_before = min(plain.dense[r] for r in best) - max(plain.dense[r] for r in others)
-        gap_after = min(fed.dense[r] for r in best) - max(fed.dense[r] for r in others)
-        assert gap_after > gap_before
+        yield memory
 
 
-def test_dense_feedback_off_is_one_pass_and_bad_settings_are_named(tmp_path: Path) -> None:
-    with Memory(settings=Settings(home=tmp_path, extract_facts=False)) as memory:
-        assert memory.internals.embedder.wait(), memory.internals.embedder.error
-        memory.store_many([{"content": t, "kind": "note"} for t in NOTES], namespace="ops")
-        recaller = memory.internals.recaller
-        request = RecallRequest(query="who cleans the coffee machine",
-                                where=RowFilter(namespaces=["ops"]), limit=10, pure=True)
-        base = recaller.tuning
-        with memory.internals.db.read() as read:
-            plain = recaller.candidates(read, request)
-            recaller.tuning = replace(base, dense_feedback_docs=3, dense_feedback_weight=0.0)
-            assert recaller.candidates(read, request).dense == plain.dense
-            recaller.tuning = replace(base, dense_feedback_docs=3, dense_feedback_weight=-1.0)
-            with pytest.raises(InvalidInput, match="dense feedback"):
-                recaller.candidates(read, request)
-        recaller.tuning = base
+@pytest.fixture
+def recaller(ops_notes: Memory) -> Iterator[Recaller]:
+    recaller = ops_notes.internals.recaller
+    base = recaller.tuning
+    yield recaller
+    recaller.tuning = base
+
+
+def _ops(query: str) -> RecallRequest:
+    return RecallRequest(query=query, where=RowFilter(namespaces=["ops"]), limit=10, pure=True)
+
+
+def test_dense_feedback_scores_the_query_moved_towards_its_best_rows(
+    ops_notes: Memory, recaller: Recaller,
+) -> None:
+    request = _ops("when do we save copies of the staging data")
+    with ops_notes.internals.db.read() as read:
+        plain = recaller.candidates(read, request)
+        recaller.tuning = replace(recaller.tuning, dense_feedback_docs=2,
+                                  dense_feedback_weight=1.5)
+        fed = recaller.candidates(read, request)
+        space = ops_notes.internals.embedder.space
+        assert space is not None and recaller.tables is not None
+        table = recaller.tables.table_of(read, space)
+        assert table is not None
+        vectors = recaller.cache.reads.raw_vectors(read, table, sorted(plain.dense))
+    assert set(fed.dense) == set(plain.dense)
+    best = sorted(plain.dense, key=lambda r: -plain.dense[r])[:2]
+    unit = {r: v / np.linalg.norm(v) for r, v in vectors.items()}
+    query = recaller._query_vector(request.query)
+    moved = query / np.linalg.norm(query) + 1.5 * np.mean([unit[r] for r in best], axis=0)
+    moved /= np.linalg.norm(moved)
+    for rowid, score in fed.dense.items():
+        # The mirror scores int8 rows: off the float cosine by about 0.002 at most.
+        assert score == pytest.approx(float(unit[rowid] @ moved), abs=0.01)
+    # The rows the feedback came from gain on the rest: the query moved their way.
+    others = [r for r in plain.dense if r not in best]
+    gap_before = min(plain.dense[r] for r in best) - max(plain.dense[r] for r in others)
+    gap_after = min(fed.dense[r] for r in best) - max(fed.dense[r] for r in others)
+    assert gap_after > gap_before
+
+
+def test_dense_feedback_off_is_one_pass_and_bad_settings_are_named(
+    ops_notes: Memory, recaller: Recaller,
+) -> None:
+    request = _ops("who cleans the coffee machine")
+    base = recaller.tuning
+    with ops_notes.internals.db.read() as read:
+        plain = recaller.candidates(read, request)
+        recaller.tuning = replace(base, dense_feedback_docs=3, dense_feedback_weight=0.0)
+        assert recaller.candidates(read, request).dense == plain.dense
+        recaller.tuning = replace(base, dense_feedback_docs=3, dense_feedback_weight=-1.0)
+        with pytest.raises(InvalidInput, match="dense feedback"):
+            recaller.candidates(read, request)
 
 
 def test_unnamed_keeps_the_full_weight_for_a_question_about_what_a_speaker_said() -> None:
