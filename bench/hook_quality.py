@@ -551,7 +551,7 @@ def run_mode(args: argparse.Namespace, home: Path, samples: list[dict[str, Any]]
 
 LATE_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
 GAP_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
-SPREAD_WEIGHTS = (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0)
+SPREAD_WEIGHTS = (0.0, 1.0, 2.0, 4.0, 8.0, 12.0, 16.0)
 GRIDS: dict[str, tuple[tuple[float, ...], ...]] = {
     # name: (W_CLAUSE, COMPANION_GAP, W_LATE, W_GAP, W_SPREAD) searched; "main" is the
     # gate before clauses, companions, late interaction, the peak and the spread, the

@@ -22,6 +22,7 @@ import argparse
 import pickle
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -109,24 +110,43 @@ def local_z(s: Signals, profile: dict[str, Any], k: int) -> float:
     return 0.0 if spread <= 0 else (float(s.dense or 0.0) - float(best.mean())) / spread
 
 
-def today(s: Signals) -> float:
+def over_kth(s: Signals, profile: dict[str, Any], k: int) -> float:
+    return float(s.dense or 0.0) - kth(profile, k)
+
+
+def today(s: Signals, profile: dict[str, Any]) -> float:
+    """The gate's value with today's constants (cosine + 0.2 overlap + 1.0 margin)."""
     return float(s.dense or 0.0) + 0.2 * s.overlap + 1.0 * max(s.margin, 0.0)
 
 
+def with_peak(s: Signals, profile: dict[str, Any], k: int, w: float) -> float:
+    return today(s, profile) + w * max(over_kth(s, profile, k), 0.0)
+
+
+def with_spread(s: Signals, profile: dict[str, Any], w: float) -> float:
+    return today(s, profile) + w * float(profile["std"])
+
+
+def cosine(s: Signals, profile: dict[str, Any]) -> float:
+    return float(s.dense or 0.0)
+
+
+def namespace_z(s: Signals, profile: dict[str, Any]) -> float:
+    return float(s.z or 0.0)
+
+
 def measures() -> dict[str, Value]:
-    out: dict[str, Value] = {
-        "today's value": lambda s, p: today(s),
-        "cosine": lambda s, p: float(s.dense or 0.0),
-        "namespace z": lambda s, p: float(s.z or 0.0),
-    }
+    out: dict[str, Value] = {"today's value": today, "cosine": cosine,
+                             "namespace z": namespace_z}
     for k in (5, 10, 20, 50):
-        out[f"cosine - {k}th"] = lambda s, p, k=k: float(s.dense or 0.0) - kth(p, k)
+        out[f"cosine - {k}th"] = partial(over_kth, k=k)
     for k in (20, 50, 200):
-        out[f"z over best {k}"] = lambda s, p, k=k: local_z(s, p, k)
+        out[f"z over best {k}"] = partial(local_z, k=k)
     for k in (10, 50):
         for w in (0.5, 1.0, 2.0):
-            out[f"today + {w} x (cos - {k}th)"] = (
-                lambda s, p, k=k, w=w: today(s) + w * max(float(s.dense or 0.0) - kth(p, k), 0))
+            out[f"today + {w} x (cos - {k}th)"] = partial(with_peak, k=k, w=w)
+    for w in (1.0, 2.0, 4.0, 8.0):
+        out[f"today + {w} x spread"] = partial(with_spread, w=w)
     return out
 
 
