@@ -57,10 +57,17 @@ from _common import machine, percentile, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
 from aide_memoire.engine.core.projects import project_for  # noqa: E402
 from aide_memoire.hooks.briefing import CHARS_PER_TOKEN  # noqa: E402
-from aide_memoire.hooks.gate import GateTuning, Signals, companion_floor  # noqa: E402
-from aide_memoire.hooks.prompt import HEADER, gate_signals, prompt_stems  # noqa: E402
+from aide_memoire.hooks.gate import GateTuning, companion_floor  # noqa: E402
+from aide_memoire.hooks.prompt import (  # noqa: E402
+    DENSE_CANDIDATES,
+    HEADER,
+    RECALL_LIMIT,
+    gate_read,
+    prompt_stems,
+)
 from aide_memoire.hooks.prompt import _line as line_of  # noqa: E402
 from aide_memoire.hooks.service import handle  # noqa: E402
+from hook_screen import narrowed  # noqa: E402
 from locomo import CATEGORIES, ingest, parse_evidence, sessions, turn_text  # noqa: E402
 
 FOLDS = 5
@@ -75,6 +82,11 @@ COMPANION_GAP: tuple[float, ...] = (0.0, 0.1, 0.2)
 W_LATE: tuple[float, ...] = (0.0,)
 LATE_OFFSET = (0.0, 0.2, 0.3, 0.4)
 LATE_CANDIDATES = (3, 5, 8)
+# The peak over the prompt's k-th densest row: weight, k.
+W_GAP: tuple[float, ...] = (0.0,)
+GAP_RANK = (5, 10)
+# The prompt's spread (std of its cosine over the namespace): weight.
+W_SPREAD: tuple[float, ...] = (0.0,)
 
 Prompt = dict[str, Any]  # source, group, fold, related, needed (ids), signals, text, ns
 
@@ -129,15 +141,24 @@ OBSERVING = dataclasses.replace(GateTuning(), w_clause=max(GateTuning().w_clause
                                 late_candidates=max(LATE_CANDIDATES))
 
 
-def observe(memory: Memory, namespace: str, prompt: str) -> list[Signals]:
-    """The gate's signals for ``prompt``: the candidates and signals prompt_context reads."""
-    hits, found = gate_signals(memory, namespace, prompt, prompt_stems(prompt), OBSERVING)
+def observe(memory: Memory, namespace: str, prompt: str) -> dict[str, Any]:
+    """The gate's signals for ``prompt`` (the candidates and signals prompt_context reads,
+    the dense list ``DENSE_OBSERVED`` wide so a refit can narrow it), and the prompt's
+    dense profile: its mean, spread and the list's cosines, best first."""
+    hits, found, profile = gate_read(memory, namespace, prompt, prompt_stems(prompt),
+                                     OBSERVING, DENSE_OBSERVED[0])
     # The length of each candidate's injected line, for the tokens of a refit's choice.
     LINES.update({h.id: len(line_of(h)) + 1 for h in hits})
-    return found
+    return {"signals": found, "sides": [sorted(h.ranks) for h in hits],
+            "profile": None if profile is None else {
+                "mean": profile.mean, "std": profile.std, "rows": profile.rows,
+                "best": [cosine for _, cosine in profile.best]}}
 
 
 LINES: dict[str, int] = {}
+# How many dense rows the observation reads (prompt.DENSE_CANDIDATES in code); set by
+# --dense-observed.
+DENSE_OBSERVED = [10]
 
 
 def corpus_prompts(memory: Memory, namespace: str, corpus: gate_corpus.Corpus,
@@ -156,7 +177,7 @@ def corpus_prompts(memory: Memory, namespace: str, corpus: gate_corpus.Corpus,
                     "related": False, "needed": set(), "text": u.prompt, "ns": namespace})
     if with_signals:
         for p in out:
-            p["signals"] = observe(memory, namespace, p["text"])
+            p.update(observe(memory, namespace, p["text"]))
     return out
 
 
@@ -179,8 +200,7 @@ def locomo_prompts(memory: Memory, samples: list[dict[str, Any]]) -> list[Prompt
             out.append({"source": "locomo", "group": str(sample["sample_id"]),
                         "cls": "locomo", "half": "tune", "fold": number % FOLDS,
                         "related": related, "needed": needed, "text": qa["question"],
-                        "ns": namespace,
-                        "signals": observe(memory, namespace, qa["question"])})
+                        "ns": namespace, **observe(memory, namespace, qa["question"])})
     return out
 
 
@@ -240,6 +260,8 @@ class Table:
     dense: np.ndarray  # -inf where a row has fewer candidates
     clause: np.ndarray  # nan where none was read
     late: np.ndarray  # nan where none was read
+    kth: np.ndarray  # per prompt, its dense list's cosines best first (padded with the last)
+    spread: np.ndarray  # per prompt, the std of its cosine over the namespace (0 without)
     overlap: np.ndarray
     margin: np.ndarray
     needed: np.ndarray  # bool: the candidate is a needed memory
@@ -254,10 +276,15 @@ def table_of(prompts: list[Prompt]) -> Table:
     dense = np.full(shape, -np.inf)
     clause = np.full(shape, np.nan)
     late = np.full(shape, np.nan)
+    kth = np.zeros((len(prompts), max(GAP_RANK)))
+    spread = np.zeros(len(prompts))
     lap, margin = np.zeros(shape), np.zeros(shape)
     needed = np.zeros(shape, dtype=bool)
     lexical = False
     for r, p in enumerate(prompts):
+        best = (p.get("profile") or {}).get("best") or [0.0]
+        kth[r] = [best[min(k, len(best)) - 1] for k in range(1, kth.shape[1] + 1)]
+        spread[r] = (p.get("profile") or {}).get("std") or 0.0
         for c, sig in enumerate(p["signals"]):
             lexical = lexical or sig.dense is None
             dense[r, c] = 0.0 if sig.dense is None else sig.dense
@@ -265,7 +292,7 @@ def table_of(prompts: list[Prompt]) -> Table:
             late[r, c] = np.nan if getattr(sig, "late", None) is None else sig.late
             lap[r, c], margin[r, c] = sig.overlap, sig.margin
             needed[r, c] = sig.id in p["needed"]
-    return Table(dense, clause, late, lap, margin, needed,
+    return Table(dense, clause, late, kth, spread, lap, margin, needed,
                  np.array([p["related"] for p in prompts], dtype=bool),
                  np.array([p["source"] for p in prompts]), lexical)
 
@@ -296,6 +323,11 @@ def values(t: Table, tuning: GateTuning) -> np.ndarray:
         lift = np.where(read & ~np.isnan(t.late), np.maximum(t.late - tuning.late_offset, 0),
                         0.0)
         value = value + tuning.w_late * np.nan_to_num(lift)
+    if tuning.w_gap > 0:
+        gap = t.dense - t.kth[:, tuning.gap_rank - 1][:, None]
+        value = value + tuning.w_gap * np.where(np.isinf(t.dense), 0.0, np.maximum(gap, 0))
+    if tuning.w_spread > 0:
+        value = value + tuning.w_spread * t.spread[:, None]
     return np.asarray(value)
 
 
@@ -324,7 +356,8 @@ def by_source(t: Table) -> dict[str, Table]:
     out = {}
     for src in sorted(set(t.source.tolist())):
         rows = t.source == src
-        out[str(src)] = Table(t.dense[rows], t.clause[rows], t.late[rows], t.overlap[rows],
+        out[str(src)] = Table(t.dense[rows], t.clause[rows], t.late[rows], t.kth[rows],
+                              t.spread[rows], t.overlap[rows],
                               t.margin[rows],
                               t.needed[rows], t.related[rows], t.source[rows], t.lexical)
     return out
@@ -337,7 +370,10 @@ def _options() -> list[dict[str, Any]]:
     late = [{"w_late": w, "late_offset": o, "late_candidates": k} for w in W_LATE
             for o in (LATE_OFFSET if w > 0 else (0.0,))
             for k in (LATE_CANDIDATES if w > 0 else (GateTuning().late_candidates,))]
-    return [{**c, **lt} for c in clause for lt in late]
+    gap = [{"w_gap": w, "gap_rank": k} for w in W_GAP
+           for k in (GAP_RANK if w > 0 else (GateTuning().gap_rank,))]
+    return [{**c, **lt, **g, "w_spread": w} for c in clause for lt in late for g in gap
+            for w in W_SPREAD]
 
 
 def fit(prompts: list[Prompt], false_target: float, max_memories: int) -> GateTuning:
@@ -514,15 +550,22 @@ def run_mode(args: argparse.Namespace, home: Path, samples: list[dict[str, Any]]
 
 
 LATE_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
-GRIDS: dict[str, tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]] = {
-    # name: (W_CLAUSE, COMPANION_GAP, W_LATE) searched; "main" is the gate before clauses,
-    # companions and late interaction, the others take some of them away (what each added).
-    "full": ((0.0, 0.5, 1.0), (0.0, 0.1, 0.2), (0.0,)),
-    "no-clause": ((0.0,), (0.0, 0.1, 0.2), (0.0,)),
-    "no-companion": ((0.0, 0.5, 1.0), (0.0,), (0.0,)),
-    "main": ((0.0,), (0.0,), (0.0,)),
-    "late": ((0.0,), (0.0,), LATE_WEIGHTS),
-    "late-companion": ((0.0,), (0.0, 0.1, 0.2), LATE_WEIGHTS),
+GAP_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
+SPREAD_WEIGHTS = (0.0, 1.0, 2.0, 4.0, 8.0, 12.0, 16.0)
+GRIDS: dict[str, tuple[tuple[float, ...], ...]] = {
+    # name: (W_CLAUSE, COMPANION_GAP, W_LATE, W_GAP, W_SPREAD) searched; "main" is the
+    # gate before clauses, companions, late interaction, the peak and the spread, the
+    # others add some of them.
+    "full": ((0.0, 0.5, 1.0), (0.0, 0.1, 0.2), (0.0,), (0.0,), (0.0,)),
+    "no-clause": ((0.0,), (0.0, 0.1, 0.2), (0.0,), (0.0,), (0.0,)),
+    "no-companion": ((0.0, 0.5, 1.0), (0.0,), (0.0,), (0.0,), (0.0,)),
+    "main": ((0.0,), (0.0,), (0.0,), (0.0,), (0.0,)),
+    "late": ((0.0,), (0.0,), LATE_WEIGHTS, (0.0,), (0.0,)),
+    "late-companion": ((0.0,), (0.0, 0.1, 0.2), LATE_WEIGHTS, (0.0,), (0.0,)),
+    "gap": ((0.0,), (0.0,), (0.0,), GAP_WEIGHTS, (0.0,)),
+    "gap-late": ((0.0,), (0.0,), LATE_WEIGHTS, GAP_WEIGHTS, (0.0,)),
+    "spread": ((0.0,), (0.0,), (0.0,), (0.0,), SPREAD_WEIGHTS),
+    "spread-late": ((0.0,), (0.0,), LATE_WEIGHTS, (0.0,), SPREAD_WEIGHTS),
 }
 
 
@@ -591,9 +634,11 @@ def tokens(prompts: list[Prompt], tuning: GateTuning) -> tuple[float, float]:
 
 def refit(args: argparse.Namespace, observed: list[Prompt]) -> None:
     """Fit and cross-validate on stored observations (no store, no handle)."""
-    global W_CLAUSE, COMPANION_GAP, W_LATE
-    W_CLAUSE, COMPANION_GAP, W_LATE = GRIDS[args.grid]
+    global W_CLAUSE, COMPANION_GAP, W_LATE, W_GAP, W_SPREAD
+    W_CLAUSE, COMPANION_GAP, W_LATE, W_GAP, W_SPREAD = GRIDS[args.grid]
     lexical = observed[0]["signals"][0].dense is None
+    observed = narrowed(observed, args.dense_candidates)
+    print(f"candidates: recall's {RECALL_LIMIT} and {args.dense_candidates} dense rows")
     for p in observed:
         if p["source"] == "corpus":
             p["half"] = gate_corpus.split(p["group"])
@@ -635,9 +680,16 @@ def main() -> None:
                              "kept it, run only the held-out half through handle again")
     parser.add_argument("--grid", choices=sorted(GRIDS), default="full",
                         help="with --observations to refit: which parts of the grid")
+    parser.add_argument("--dense-candidates", type=int, default=DENSE_CANDIDATES,
+                        help="with --observations to refit: the dense rows a candidate "
+                             "list holds (at most --dense-observed of the observing run)")
+    parser.add_argument("--dense-observed", type=int, default=10,
+                        help="dense rows added to recall's hits when observing (a refit "
+                             "narrows them to the list in code)")
     parser.add_argument("--observations", type=Path, default=None,
                         help="pickle of the observed signals: written, or read to refit only")
     args = parser.parse_args()
+    DENSE_OBSERVED[0] = args.dense_observed
     samples = json.loads(args.locomo.read_text(encoding="utf-8"))
     if args.observations and args.observations.exists():
         kept = pickle.loads(args.observations.read_bytes())

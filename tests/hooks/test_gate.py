@@ -94,6 +94,23 @@ def test_the_late_score_adds_its_weight_above_its_offset_only() -> None:
     assert decide(dataclasses.replace(base, late=0.61234), tuning).late == 0.6123
 
 
+def test_the_peak_and_the_spread_add_their_weight_only_when_read_and_weighed() -> None:
+    tuning = dataclasses.replace(GateTuning(), w_overlap=0.0, w_margin=0.0, w_gap=0.5,
+                                 w_spread=2.0)
+    base = Signals("a", "learning", 0.5, 0.0, 1, 0.0)
+    assert score(base, tuning) == pytest.approx(0.5)  # no dense profile: neither
+    assert score(dataclasses.replace(base, gap=0.2), tuning) == pytest.approx(0.6)
+    # A cosine below the k-th densest row takes nothing away.
+    assert score(dataclasses.replace(base, gap=-0.1), tuning) == pytest.approx(0.5)
+    # The spread raises every candidate of the prompt alike.
+    assert score(dataclasses.replace(base, spread=0.08), tuning) == pytest.approx(0.66)
+    both = dataclasses.replace(base, gap=0.3, spread=0.08)
+    off = dataclasses.replace(tuning, w_gap=0.0, w_spread=0.0)
+    assert score(both, off) == score(base, off)
+    reason = decide(dataclasses.replace(base, gap=0.12345, spread=0.081234), tuning)
+    assert (reason.gap, reason.spread) == (0.1235, 0.0812)
+
+
 def test_maxsim_averages_each_query_row_s_best_match() -> None:
     query = np.array([[1.0, 0.0], [0.0, 1.0]])
     doc = np.array([[1.0, 0.0], [0.6, 0.8]])

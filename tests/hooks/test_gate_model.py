@@ -13,7 +13,7 @@ from aide_memoire import Memory, Settings
 from aide_memoire.hooks.clauses import ClauseVectors, clause_vectors
 from aide_memoire.hooks.gate import GateTuning, Signals, overlap, prompt_stems
 from aide_memoire.hooks.late import TokenVectors, token_vectors
-from aide_memoire.hooks.prompt import candidates, gate_signals, prompt_context
+from aide_memoire.hooks.prompt import candidates, gate_signals, hit_signals, prompt_context
 from aide_memoire.hooks.service import handle
 
 from .gate_corpus import distractors, load
@@ -155,6 +155,28 @@ def test_the_gate_s_candidates_add_the_dense_best_recall_left_out(
     assert all("dense" in h.scores for h in hits if h.id in {r.id for r, _ in profile.best})
     reasons = prompt_context(memory, NS, prompt, budget_tokens=BUDGET).reasons
     assert all(r.z is not None for r in reasons)
+
+
+def test_each_candidate_knows_its_dense_rank_and_its_peak_over_the_kth_row(
+    stored: tuple[Memory, dict[str, str]],
+) -> None:
+    memory, _ = stored
+    prompt = "the deploy can't reach the container registry"
+    hits, profile = candidates(memory, NS, prompt, dense_k=12)
+    assert profile is not None and len(profile.best) == 12
+    found = hit_signals(hits, prompt_stems(prompt), profile, gap_rank=7)
+    rank = {r.id: n for n, (r, _) in enumerate(profile.best, 1)}
+    kth = profile.best[6][1]
+    for s in found:
+        assert s.dense_rank == rank.get(s.id)
+        assert s.dense is not None and s.gap == pytest.approx(s.dense - kth)
+        assert s.spread == profile.std
+    # The six densest rows stand at or above the 7th; the rest of the list at or below it.
+    gaps = {s.dense_rank: s.gap for s in found if s.dense_rank is not None}
+    assert sorted(gaps) == list(range(1, 13))
+    assert all((gaps[n] or 0.0) >= 0 for n in range(1, 8))
+    assert all((gaps[n] or 0.0) <= 0 for n in range(7, 13))
+    assert gaps[1] == pytest.approx(profile.best[0][1] - kth)
 
 
 ASYNC = "my async test functions are not running at all"

@@ -123,6 +123,17 @@ class GateTuning:
     w_late: float = 0.0
     late_offset: float = 0.0
     late_candidates: int = 5
+    # The peak: how far the cosine stands above the prompt's ``gap_rank``-th densest row
+    # of the namespace (a prompt nothing is about has a flat top), added as
+    # w_gap * max(gap, 0). Off by default unless docs/hooks.md says the held-out half
+    # gained; ``gap_rank`` is at most prompt.DENSE_CANDIDATES (the rows read).
+    w_gap: float = 0.0
+    gap_rank: int = 10
+    # The spread: the standard deviation of the prompt's cosine to every row of the
+    # namespace (a prompt about something stored has a heavier top tail than one about
+    # nothing), added as w_spread * spread to every candidate of the prompt. Off unless
+    # docs/hooks.md says the held-out half gained.
+    w_spread: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -143,6 +154,14 @@ class Signals:
     clause: float | None = None
     # The prompt's MaxSim to the memory's token vectors (late.py); None where not read.
     late: float | None = None
+    # The memory's place among the prompt's densest rows of the namespace (1 = the
+    # densest); None beyond the dense list read, or without the model.
+    dense_rank: int | None = None
+    # The cosine minus the prompt's ``GateTuning.gap_rank``-th densest cosine of the
+    # namespace (None without the model's dense profile).
+    gap: float | None = None
+    # The standard deviation of the prompt's cosine over the namespace (None without it).
+    spread: float | None = None
 
 
 @dataclass(frozen=True)
@@ -162,6 +181,8 @@ class GateReason:
     z: float | None = None
     clause: float | None = None
     late: float | None = None
+    gap: float | None = None
+    spread: float | None = None
 
 
 def _sigmoid(x: float) -> float:
@@ -219,6 +240,10 @@ def score(s: Signals, tuning: GateTuning) -> float:
              + tuning.w_margin * max(s.margin, 0.0))
     if s.late is not None and tuning.w_late > 0:
         value += tuning.w_late * max(s.late - tuning.late_offset, 0.0)
+    if s.gap is not None and tuning.w_gap > 0:
+        value += tuning.w_gap * max(s.gap, 0.0)
+    if s.spread is not None and tuning.w_spread > 0:
+        value += tuning.w_spread * s.spread
     return value
 
 
@@ -242,4 +267,6 @@ def decide(s: Signals, tuning: GateTuning) -> GateReason:
                       "injected" if passed else "below_gate",
                       None if s.z is None else round(s.z, 3),
                       None if s.clause is None else round(s.clause, 4),
-                      None if s.late is None else round(s.late, 4))
+                      None if s.late is None else round(s.late, 4),
+                      None if s.gap is None else round(s.gap, 4),
+                      None if s.spread is None else round(s.spread, 4))

@@ -38,8 +38,9 @@ if TYPE_CHECKING:
     from ..engine.facade.memory import Memory
     from ..engine.recall.recaller import DenseProfile
 
-__all__ = ["HEADER", "GateReason", "Injection", "answer_of", "candidates", "gate_signals",
-           "hit_signals", "prompt_context", "prompt_stems", "stem", "with_clauses", "with_late"]
+__all__ = ["HEADER", "GateReason", "Injection", "answer_of", "candidates", "gate_read",
+           "gate_signals", "hit_signals", "prompt_context", "prompt_stems", "stem",
+           "with_clauses", "with_late"]
 
 MIN_TERMS = 1
 RECALL_LIMIT = 20  # the gate's candidates: the needed memory is in them far more often than in 12
@@ -73,17 +74,18 @@ def _line(hit: Hit) -> str:
     return f"- [{when.date().isoformat()} · {hit.id} · {hit.kind}{who}] {quote(hit.content)}"
 
 
-def candidates(memory: Memory, namespace: str, prompt: str) -> tuple[list[Hit],
-                                                                     DenseProfile | None]:
-    """The gate's candidates: recall's best hits, then the dense best rows it left out
-    (each as a hit with only its dense score), and the prompt's dense profile (None
-    keyword-only). bench/hook_quality.py reads the very same."""
+def candidates(memory: Memory, namespace: str, prompt: str, dense_k: int = DENSE_CANDIDATES,
+               ) -> tuple[list[Hit], DenseProfile | None]:
+    """The gate's candidates: recall's best hits, then the ``dense_k`` dense best rows it
+    left out (each as a hit with only its dense score), and the prompt's dense profile
+    (None keyword-only). bench/hook_quality.py reads the very same (with a wider
+    ``dense_k`` to see what a wider list would add)."""
     hits = memory.recall(prompt, namespace=namespace, limit=RECALL_LIMIT)
     # The cold hook's keyword-only stand-in (cold.py ColdRecall) has recall alone: no
     # model, so no dense profile.
     internals = getattr(memory, "internals", None)
     profile = (None if internals is None else internals.services.recall.dense_profile(
-        prompt, namespace=namespace, k=DENSE_CANDIDATES))
+        prompt, namespace=namespace, k=dense_k))
     if profile is not None:
         # Imported here: the cold hook process must not load recall's modules (numpy).
         from ..engine.recall.recaller import to_hit
@@ -95,8 +97,8 @@ def candidates(memory: Memory, namespace: str, prompt: str) -> tuple[list[Hit],
     return hits, profile
 
 
-def hit_signals(hits: list[Hit], terms: set[str],
-                profile: DenseProfile | None = None) -> list[Signals]:
+def hit_signals(hits: list[Hit], terms: set[str], profile: DenseProfile | None = None,
+                gap_rank: int = GateTuning.gap_rank) -> list[Signals]:
     """What the gate reads of each hit, in recall's order (bench/hook_quality.py too)."""
     dense_live = profile is not None or any("dense" in h.scores for h in hits)
     # With the model live, a hit recall did not score densely lies below the dense
@@ -104,7 +106,16 @@ def hit_signals(hits: list[Hit], terms: set[str],
     cosines = [h.scores.get("dense", 0.0) if dense_live else None for h in hits]
     found = signals([h.id for h in hits], [h.kind for h in hits], cosines,
                     [overlap(terms, h.content) for h in hits])
-    if profile is None or profile.std <= 0:
+    if profile is None:
+        return found
+    dense_rank = {record.id: rank for rank, (record, _) in enumerate(profile.best, 1)}
+    # The peak over the prompt's k-th densest row: a prompt nothing is about has a flat top.
+    kth = profile.best[min(gap_rank, len(profile.best)) - 1][1] if profile.best else None
+    found = [dataclasses.replace(
+        s, dense_rank=dense_rank.get(s.id),
+        gap=None if kth is None or s.dense is None else s.dense - kth,
+        spread=None if s.dense is None else profile.std) for s in found]
+    if profile.std <= 0:
         return found
     # How far the cosine stands above this prompt's cosine to everything (shown in the
     # injection log; the material did not let it decide, docs/hooks.md).
@@ -157,14 +168,23 @@ def with_late(memory: Memory, prompt: str, hits: list[Hit], found: list[Signals]
     return out
 
 
-def gate_signals(memory: Memory, namespace: str, prompt: str, terms: set[str],
-                 tuning: GateTuning) -> tuple[list[Hit], list[Signals]]:
-    """The candidates and what the gate reads of each (bench/hook_quality.py too)."""
-    hits, profile = candidates(memory, namespace, prompt)
-    found = hit_signals(hits, terms, profile)
+def gate_read(memory: Memory, namespace: str, prompt: str, terms: set[str],
+              tuning: GateTuning, dense_k: int = DENSE_CANDIDATES,
+              ) -> tuple[list[Hit], list[Signals], DenseProfile | None]:
+    """The candidates, what the gate reads of each, and the prompt's dense profile
+    (bench/hook_quality.py observes all three)."""
+    hits, profile = candidates(memory, namespace, prompt, dense_k)
+    found = hit_signals(hits, terms, profile, tuning.gap_rank)
     if profile is not None:
         found = with_clauses(memory, prompt, hits, found, tuning)
         found = with_late(memory, prompt, hits, found, tuning)
+    return hits, found, profile
+
+
+def gate_signals(memory: Memory, namespace: str, prompt: str, terms: set[str],
+                 tuning: GateTuning) -> tuple[list[Hit], list[Signals]]:
+    """The candidates and what the gate reads of each."""
+    hits, found, _ = gate_read(memory, namespace, prompt, terms, tuning)
     return hits, found
 
 
