@@ -14,6 +14,7 @@ import pytest
 
 from aide_memoire import Memory
 from aide_memoire.engine.storage.filter import RowFilter
+from aide_memoire.engine.storage.postgres.keyword import ranked_search
 from aide_memoire.engine.storage.postgres.snapshot import memo
 
 from .conftest import open_memory
@@ -45,6 +46,19 @@ def _fill(mem: Memory) -> list[int]:
     found = [r for r in rowids if r is not None]
     assert len(found) == 6
     return [*found, max(found) + 1000]
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement sent through a psycopg cursor from now on, in order."""
+    sent: list[str] = []
+    original = psycopg.Cursor.execute
+
+    def counted(self: psycopg.Cursor[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return original(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", counted)
+    return sent
 
 
 def _answers(store: Any, conn: Any, asked: list[int], where: RowFilter) -> dict[str, Any]:
@@ -95,14 +109,7 @@ def test_the_memo_ends_with_its_snapshot(mem: Memory) -> None:
 def test_a_recall_is_a_few_round_trips(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     _fill(mem)
     mem.recall("cache warms after deploy", namespace=NS)  # caches of the first recall
-    sent: list[str] = []
-    original = psycopg.Cursor.execute
-
-    def counted(self: psycopg.Cursor[Any], query: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(str(query))
-        return original(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(psycopg.Cursor, "execute", counted)
+    sent = _counting(monkeypatch)
     hits = mem.recall("how slowly does the cache warm after a deploy?", namespace=NS)
     assert hits and all("cache" in h.content for h in hits)
     # BEGIN with the snapshot's facts, the words' counts, the search, the candidates'
@@ -110,3 +117,20 @@ def test_a_recall_is_a_few_round_trips(mem: Memory, monkeypatch: pytest.MonkeyPa
     # lifecycle one at those that can still reach the top), their rows, COMMIT: 13
     # statements before snapshot.py.
     assert len(sent) <= 7, "\n".join(s[:90] for s in sent)
+
+
+def test_the_keyword_rows_are_read_with_the_first_candidates(
+        mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = _fill(mem)
+    store, db = mem.internals.store, mem.internals.db
+    where = RowFilter(namespaces=[NS])
+    with db.write() as tx:
+        expected = sorted(store.usage(tx, asked[3:6]))
+    with db.read() as conn:
+        found = ranked_search(conn, [["warms", "deploy"]], [NS], "m.status = ANY(?)",
+                              [["active"]])
+        assert {r for r, _ in found} >= set(asked[3:6])
+        store.passing(conn, asked[:2], where)  # the dense candidates: the keyword rows too
+        sent = _counting(monkeypatch)
+        assert sorted(store.usage(conn, asked[3:6])) == expected
+        assert sent == []

@@ -344,4 +344,7 @@ ORDER BY score DESC, g.rowid"""
     if limit is not None:
         sql += " LIMIT ?"
         args.append(int(limit))
-    return [(int(r), float(s)) for r, s in conn.execute(sql, args)]
+    found = [(int(r), float(s)) for r, s in conn.execute(sql, args)]
+    if kept is not None:  # recall reads these rows' usage next: with the dense ones (row_reads)
+        kept.setdefault("searched", set()).update(r for r, _ in found)
+    return found

@@ -57,11 +57,17 @@ class _Memo:
         self.uses: dict[int, Usage | None] = found.setdefault("usage", {})
         self.replaced: dict[int, int | None] = found.setdefault("replaced_by", {})
         self.passes: dict[tuple[str, str], dict[int, bool]] = found.setdefault("passes", {})
+        # The keyword search's rows (keyword.py): recall asks for their usage after the
+        # dense candidates', so the first read takes those not yet read along.
+        self.searched: set[int] = found.setdefault("searched", set())
 
     def read(self, conn: Connection, rowids: Sequence[int],
              where: tuple[str, Sequence[Any]] | None = None) -> None:
         """Read the usage and supersession of ``rowids`` in one statement; with ``where``
         (a clause on ``m`` and its parameters) also whether each row passes it."""
+        asked = set(rowids)
+        rowids = [*rowids, *sorted(r for r in self.searched
+                                   if r not in self.uses and r not in asked)]
         test = f", ({where[0]})" if where is not None else ""
         passes = self.passes.setdefault(_key(where), {}) if where is not None else {}
         for r, *values in conn.execute(
