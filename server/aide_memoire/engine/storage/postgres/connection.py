@@ -17,7 +17,7 @@ import contextlib
 import functools
 import re
 import struct
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -243,6 +243,8 @@ class PgConnection:
         self.vectors = False  # pgvector's adapters registered (register_vector)
         self._pipe: contextlib.AbstractContextManager[psycopg.Pipeline] | None = None
         self._pipeline: psycopg.Pipeline | None = None
+        # The open read-only snapshot's memo (snapshot.py); None in any other state.
+        self.memo: dict[Hashable, Any] | None = None
 
     # -- pipeline mode ---------------------------------------------------------------
     # A write sends several statements per memory whose results nobody reads (index

@@ -44,6 +44,7 @@ from ..protocol import Dialect
 from .connection import PgConnection, register_vector
 from .errors import is_retryable, translate
 from .migrations import migrate
+from .snapshot import begin as begin_snapshot
 
 __all__ = ["Isolation", "PostgresDatabase", "describe"]
 
@@ -196,30 +197,43 @@ class PostgresDatabase:
         if conn.in_transaction:
             yield conn
             return
-        with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") as tx:
+        with self._transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                               snapshot=True) as tx:
             yield tx
 
     @contextlib.contextmanager
-    def _transaction(self, begin: str) -> Iterator[PgConnection]:
+    def _transaction(self, begin: str, *, snapshot: bool = False) -> Iterator[PgConnection]:
+        """``begin``, the block, COMMIT; ``snapshot``: a read-only one, opened with its
+        facts and memo (snapshot.py), which end with it."""
         conn = self.conn()
         if conn.in_transaction:
             raise StoreError(
                 "a transaction on this thread is still open (an unfinished read or "
                 "iteration); finish or close it before writing"
             )
-        conn.execute(begin)
+        if snapshot:
+            try:
+                begin_snapshot(conn, begin)
+            except BaseException:
+                self._rollback(conn)  # BEGIN may have run before the facts failed
+                raise
+        else:
+            conn.execute(begin)
         try:
-            yield conn
-        except BaseException as exc:
-            self._rollback(conn)
-            if isinstance(exc, psycopg.Error):
-                raise translate(exc, self.where) from exc
-            raise
-        try:
-            conn.execute("COMMIT")
-        except BaseException:
-            self._rollback(conn)
-            raise
+            try:
+                yield conn
+            except BaseException as exc:
+                self._rollback(conn)
+                if isinstance(exc, psycopg.Error):
+                    raise translate(exc, self.where) from exc
+                raise
+            try:
+                conn.execute("COMMIT")
+            except BaseException:
+                self._rollback(conn)
+                raise
+        finally:
+            conn.memo = None
 
     def _rollback(self, conn: PgConnection) -> None:
         if conn.in_transaction and not conn.raw.closed:

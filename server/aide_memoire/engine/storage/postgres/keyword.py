@@ -34,6 +34,7 @@ from ..protocol import Connection
 from .connection import PgConnection
 from .errors import translate as translate_error
 from .keyword_tokens import COLUMN_SHIFT, document_postings, documents_postings, phrase_tokens
+from .snapshot import memo
 
 __all__ = [
     "index_document", "index_new_documents", "keyword_search", "phrase_count", "ranked_search",
@@ -197,17 +198,25 @@ def _group_rows(
     return sql, params
 
 
+def _chained(group: Sequence[Sequence[str]]) -> bool:
+    """An AND group of one-word phrases: searched as a chain (_group_rows)."""
+    return len(group) > 1 and all(len(tokens) == 1 for tokens in group)
+
+
 def word_counts(conn: Connection, words: Sequence[str]) -> dict[str, int]:
     """Rows of the whole index holding each word, from ``keyword_terms`` (one key per
     (word, namespace), kept by the postings' triggers: schema step 13)."""
     if not words:
         return {}
-    found = conn.execute(
-        "SELECT term, sum(docs) FROM keyword_terms WHERE term = ANY(?) GROUP BY term",
-        (list(dict.fromkeys(words)),),
-    )
-    counts = {str(term): int(docs) for term, docs in found}
-    return {word: counts.get(word, 0) for word in words}
+    kept = memo(conn)  # a read-only snapshot: the common-terms check read them already
+    counts: dict[str, int] = kept.setdefault("word_counts", {}) if kept is not None else {}
+    missing = [w for w in dict.fromkeys(words) if w not in counts]
+    if missing:
+        found = dict(conn.execute(
+            "SELECT term, sum(docs) FROM keyword_terms WHERE term = ANY(?) GROUP BY term",
+            (missing,)).fetchall())
+        counts.update({w: int(found.get(w, 0)) for w in missing})
+    return {word: counts[word] for word in words}
 
 
 def _phrase_count_sql(tokens: Sequence[str], cap: int | None) -> tuple[str, list[object]]:
@@ -274,18 +283,29 @@ def ranked_search(
             keys.setdefault(tuple(tokens), len(keys))
     args: list[object] = []
     counts = []
-    words = word_counts(conn, [phrase[0] for phrase in keys if len(phrase) == 1])
+    # The client needs the counts of an AND group's words (to start its chain from the
+    # rarest); every other word's count is read by the search itself, unless the
+    # snapshot has it already: no round trip of its own.
+    chained = [tokens[0] for group in groups if _chained(group) for tokens in group]
+    words = word_counts(conn, chained)
+    kept = memo(conn)
+    known = {**(kept.get("word_counts", {}) if kept is not None else {}), **words}
     for phrase, key in keys.items():
-        if len(phrase) == 1:
+        if len(phrase) == 1 and phrase[0] in known:
             counts.append(f"({key}, ?::bigint)")
-            args.append(words[phrase[0]])
+            args.append(known[phrase[0]])
+            continue
+        if len(phrase) == 1:
+            counts.append(f"({key}, (SELECT coalesce(sum(docs), 0) FROM keyword_terms "
+                          "WHERE term = ?))")
+            args.append(phrase[0])
             continue
         count, count_params = _phrase_count_sql(phrase, None)
         counts.append(f"({key}, {count})")
         args += count_params
     hits = []
     for alt, group in enumerate(groups):
-        if len(group) > 1 and all(len(tokens) == 1 for tokens in group):
+        if _chained(group):
             rows, rows_params = _group_rows(
                 group, [keys[tuple(tokens)] for tokens in group], weight_sql, alt,
                 namespaces, words)
@@ -324,4 +344,7 @@ ORDER BY score DESC, g.rowid"""
     if limit is not None:
         sql += " LIMIT ?"
         args.append(int(limit))
-    return [(int(r), float(s)) for r, s in conn.execute(sql, args)]
+    found = [(int(r), float(s)) for r, s in conn.execute(sql, args)]
+    if kept is not None:  # recall reads these rows' usage next: with the dense ones (row_reads)
+        kept.setdefault("searched", set()).update(r for r, _ in found)
+    return found

@@ -13,20 +13,23 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from ...core import clock
 from ...core.compose import fts_document
 from ...core.errors import StoreError
+from ...core.models import MemoryRecord
 from ..filter import RowFilter
 from ..portable.memories import PortableMemoryRows
 from ..protocol import Connection
 from ..rows import COLUMNS, NewRow, indexed, insert_values
+from . import row_reads
 from .connection import PgConnection
 from .filters import where_pg
 from .keyword import index_new_documents
 from .keyword_index import PostgresKeywordIndex
+from .snapshot import memo
 from .vector_index import PostgresVectorIndex
 
 __all__ = ["PostgresMemoryRows"]
@@ -82,12 +85,25 @@ class PostgresMemoryRows(PortableMemoryRows):
                                  for rowid, row in zip(rowids, rows, strict=True)])
         return list(zip(rowids, ids, strict=True))
 
+    # -- recall's reads, memoised within a read-only snapshot (snapshot.py) -----------
+
+    def size_hint(self, conn: Connection) -> int:
+        found = memo(conn)
+        return int(found["max_rowid"]) if found is not None else super().size_hint(conn)
+
+    def records(self, conn: Connection, rowids: Iterable[int]) -> dict[int, MemoryRecord]:
+        return row_reads.records(conn, rowids)
+
+    def usage(self, conn: Connection, rowids: Sequence[int]) -> Iterator[row_reads.Usage]:
+        return iter(row_reads.usage(conn, rowids))
+
+    def replacements(self, conn: Connection, rowids: Sequence[int]
+                     ) -> builtins.list[tuple[int, int]]:
+        return row_reads.replacements(conn, rowids)
+
     def passing(self, conn: Connection, rowids: Iterable[int], where: RowFilter) -> set[int]:
         """The rowids among ``rowids`` that pass ``where`` (storage/sqlite's ``passing``)."""
-        clause, params = where_pg(where, "m")
-        return {int(r) for (r,) in conn.execute(
-            f"SELECT m.rowid FROM memories m WHERE m.rowid = ANY(?) AND {clause}",
-            [list(rowids), *params])}
+        return row_reads.passing(conn, rowids, *where_pg(where, "m"))
 
     def metadata_values(
         self, conn: Connection, namespace: str, kind: str, source: str, key: str

@@ -21,6 +21,7 @@ from ..portable.vectors import PortableVectorReads
 from ..protocol import Connection
 from . import vectors
 from .connection import PgConnection
+from .snapshot import memo
 
 __all__ = ["PostgresVectorIndex"]
 
@@ -40,6 +41,21 @@ class PostgresVectorIndex(PortableVectorReads):
     @staticmethod
     def table_name(space: EmbeddingSpace) -> str:
         return vectors.table_name(space.key)
+
+    def table_of(self, conn: Connection, space: EmbeddingSpace) -> str | None:
+        found = memo(conn)  # a read-only snapshot read every space's table when it began
+        if found is None:
+            return super().table_of(conn, space)
+        table: str | None = found["tables"].get(space.key)
+        return table
+
+    def mirror_state(self, conn: Connection, space_key: str, namespace: str
+                     ) -> tuple[int, int] | None:
+        found = memo(conn)
+        if found is None or "vector_state" not in found:  # many namespaces: read per recall
+            return super().mirror_state(conn, space_key, namespace)
+        state: tuple[int, int] | None = found["vector_state"].get((space_key, namespace))
+        return state
 
     def ensure_space(self, tx: Connection, space: EmbeddingSpace, stamp: str) -> str:
         return vectors.ensure_space(_pg(tx), space.key, space.model, space.dim, stamp)
