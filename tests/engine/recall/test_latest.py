@@ -83,7 +83,8 @@ def test_a_candidate_that_does_not_stand_out_does_not_move() -> None:
 
 @pytest.mark.parametrize(("old", "new", "question"), [
     # one more member of a set-valued attribute, said without any marker
-    ("Our hamster Pip bit the vet.", "Our hamster Dot bit the vet.", "Which hamster does Ana have?"),
+    ("Our hamster Pip bit the vet.", "Our hamster Dot bit the vet.",
+     "Which hamster does Ana have?"),
     ("My nephew Arlo is six.", "My niece Juno is four.", "Who is Ana's nephew?"),
     # said to add, or that the old value holds on
     ("I work at Elmwood.", "I work at Brookside as well.", "Where does Ana work?"),

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.kinds import set_classes
-from ..core.text import QueryShape
+from ..core.text import QueryShape, states_time
 from .question_time import question_window
 
 if TYPE_CHECKING:
@@ -308,15 +308,16 @@ def prefer_latest(
     facts: RowFacts, tuning: RecallTuning,
 ) -> dict[int, float]:
     """For a present-tense question about one attribute (not a series: the question
-    speaks of no set-valued class, core/kinds.py), the candidates among the leading
-    ``latest_depth`` that stand out (at least ``latest_z`` spreads above the mean score of
-    the leading ``latest_pool``), state one thing (at most 14 content words), do not only
-    add, are not said word for word elsewhere among the leading ``latest_pool``, and are
-    about the subject: when they come from two or more sessions, the newest
-    takes the best leading score (plus the least step). Weightless and scale-free, like a
-    link's replacement; nothing moves without such a pair."""
-    if tuning.latest_depth <= 0 or not shape.present or len(fused) < 3 or set_classes(query):
-        return fused
+    speaks of no set-valued class, core/kinds.py; and it names no time), the candidates
+    among the leading ``latest_depth`` that stand out (at least ``latest_z`` spreads
+    above the mean score of the leading ``latest_pool``), state one thing (at most 14
+    content words), do not only add, are not said word for word elsewhere among the
+    leading ``latest_pool``, and are about the subject: when they come from two or more
+    sessions, the newest takes the best leading score (plus the least step). Weightless
+    and scale-free, like a link's replacement; nothing moves without such a pair."""
+    if (tuning.latest_depth <= 0 or not shape.present or len(fused) < 3 or set_classes(query)
+            or states_time(query)):
+        return fused  # not about now: a series, or a time named ("as of May", "in 2022")
     pool = _best(fused, tuning.latest_pool)
     scores = [fused[r] for r in pool]
     mean = sum(scores) / len(scores)
