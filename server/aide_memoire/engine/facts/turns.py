@@ -125,6 +125,12 @@ _ONE_MORE_OF_A_SET = re.compile(
     r"\s+([^\W\d_][\w'’-]*)", re.I)
 
 
+# Words of one occasion: a turn that reports what happened tonight or yesterday tells of
+# an event, and events recur with other people and places; an attribute holds over time.
+_OCCASION = re.compile(r"\b(?:tonight|today|yesterday|last night|this (?:morning|afternoon|"
+                       r"evening|weekend))\b", re.I)
+
+
 def adds_one_more(old: str, new: str) -> bool:
     """Whether ``new`` introduces one more of something ``old`` names ("My friend Ana" /
     "I made a new friend, Bo"), or one more member of a set-valued attribute ("a second
@@ -150,6 +156,8 @@ def swapped(old: str, new: str, people: frozenset[str], max_words: int) -> bool:
     before, after = values(old, people), values(new, people)
     if not before or not (after - before):
         return False
+    if not (before & after) and _OCCASION.search(old) and _OCCASION.search(new):
+        return False  # two occasions ("Lunch with Ana today" / "with Bo today"): events
     # The frame: the newer names the old value beside the new one, or the two share a
     # word once the values are masked ("I work at Nordwind" / "I work at Brightleaf
     # now"). Two statements that share neither ("Got back from Tallinn" / "Spent a few
@@ -289,16 +297,28 @@ class TurnLinks:
         candidates = [i for i, who in enumerate(about) if who & mine and rows[i].at < turn.at]
         if not candidates:
             return
-        best = max(candidates, key=lambda i: float(cosines[i]))
-        old = rows[best]
-        z = (float(cosines[best]) - float(cosines.mean())) / spread
-        if old.superseded_by is not None:
+        mean = float(cosines.mean())
+        if named:
+            # Only a turn that names a value can have its value swapped: the nearest of
+            # those, not a question or small talk nearer still ("Where are you working
+            # these days?" before the reply that names the company). It must still
+            # stand out from the whole pool.
+            stating = [i for i in candidates if values(rows[i].content, people)]
+            if stating:
+                best = max(stating, key=lambda i: float(cosines[i]))
+                z = (float(cosines[best]) - mean) / spread
+                old = rows[best]
+                if (old.superseded_by is None and z >= self.tuning.z
+                        and swapped(old.content, said, people, self.tuning.max_words)):
+                    self.link(tx, ns, old.id, turn.id, z)
+                    return
+        if not cued or self.tuning.cue_z is None:
             return
-        by_name = named and z >= self.tuning.z and swapped(
-            old.content, said, people, self.tuning.max_words)
-        by_cue = (cued and self.tuning.cue_z is not None and z >= self.tuning.cue_z
-                  and changed(old.content, said, self.tuning.max_words))
-        if by_name or by_cue:
+        best = max(candidates, key=lambda i: float(cosines[i]))
+        z = (float(cosines[best]) - mean) / spread
+        old = rows[best]
+        if (old.superseded_by is None and z >= self.tuning.cue_z
+                and changed(old.content, said, self.tuning.max_words)):
             self.link(tx, ns, old.id, turn.id, z)
 
     def _may_swap(self, turn: Turn, question: Turn | None) -> bool:
