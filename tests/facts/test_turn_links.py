@@ -223,11 +223,11 @@ def test_an_old_value_said_as_a_reply_is_replaced(memory: Memory) -> None:
 CONTROLS = [("2", c) for c in SECOND["controls"]] + [("3", c) for c in THIRD["controls"]]
 
 
-@pytest.mark.parametrize(("number", "item"), CONTROLS,
+@pytest.mark.parametrize(("which", "item"), CONTROLS,
                          ids=[f"{n}-{c['id']}" for n, c in CONTROLS])
-def test_the_sets_controls_stay_unlinked(memory: Memory, number: str, item: dict[str, Any]
+def test_the_sets_controls_stay_unlinked(memory: Memory, which: str, item: dict[str, Any]
                                          ) -> None:
-    namespace = f"tl{number}-" + item["id"].replace(":", "-")
+    namespace = f"tl{which}-" + item["id"].replace(":", "-")
     for number, session in enumerate(item["sessions"]):
         memory.store_conversation(
             [{"speaker": t["speaker"], "content": t["text"]} for t in session["turns"]],
