@@ -4,7 +4,7 @@
     python bench/conv_updates.py [tests/facts/conversational_updates.json]
         [--tunings 'recency_weight=0;default;turns.cue_z=1.5'] [--json OUT.json]
 
-Each scenario (bench/conv_updates_gen.py) gets its own namespace: two sessions stored with
+Each scenario (bench/conv_updates_gen*.py) gets its own namespace: its sessions stored with
 ``store_conversation`` at their dates, then its question recalled now and as of the day
 between. Prints top-1 counts per split and per class, and the links made (a turn
 ``superseded_by`` another) for scenarios and controls. The engine's defaults, or each
@@ -92,6 +92,10 @@ def run(path: Path, home: Path, *, weights: list[dict[str, float]], mode: str
                 now = memory.recall(item["query"], namespace=namespace, limit=5)
                 then = memory.recall(item["query"], namespace=namespace, limit=5,
                                      as_of=item["as_of"])
+                # A question in the past tense ("Where did Ana work before?", the third
+                # set): the old statement answers it, whatever holds now.
+                past = (memory.recall(item["past_query"], namespace=namespace, limit=5)
+                        if item.get("past_query") else [])
                 linked = any(m.superseded_by for m in memory.search(
                     namespace=namespace, limit=100, include_superseded=True))
                 out.append({
@@ -100,10 +104,13 @@ def run(path: Path, home: Path, *, weights: list[dict[str, float]], mode: str
                     "now": bool(now) and now[0].id == new,
                     "as_of": bool(then) and then[0].id == old,
                     "both_top2": {old, new} <= {h.id for h in now[:2]},
+                    "past": bool(past) and past[0].id == old,
+                    "past_asked": bool(item.get("past_query")),
                     "linked": linked,
                 })
     stages = ("recency_weight", "named_weight", "addressed_weight", "session_weight",
-              "adaptive_keyword", "restated_depth", "current_depth", "names_in_dense_query")
+              "adaptive_keyword", "restated_depth", "current_depth", "latest_depth", "latest_z",
+              "names_in_dense_query")
     out = []
     for r, w in zip(rows, weights, strict=True):
         recall, links = _parts(w)
@@ -133,6 +140,9 @@ def summarise(rows: list[dict[str, Any]], tuning: dict[str, Any], mode: str
             "as_of": sum(r["as_of"] for r in part), "linked": sum(r["linked"] for r in part),
             "controls": len(ctrl), "controls_linked": sum(r["linked"] for r in ctrl),
             "controls_both_top2": sum(r["both_top2"] for r in ctrl),
+            "past_asked": sum(r["past_asked"] for r in part),
+            "past": sum(r["past"] for r in part),
+            "controls_past": sum(r["past"] for r in ctrl),
         }
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -160,10 +170,11 @@ def main() -> None:
         results = run(args.path, Path(tmp), weights=weights, mode=args.mode)
     for result in results:
         print(f"conversational updates ({result['mode']}, {result['tuning']})")
-        print(table(["split", "n", "now", "as_of", "linked", "controls", "ctrl linked",
-                     "ctrl both top-2"],
-                    [[s, f["n"], f["now"], f["as_of"], f["linked"], f["controls"],
-                      f["controls_linked"], f["controls_both_top2"]]
+        print(table(["split", "n", "now", "as_of", "linked", "past", "controls", "ctrl linked",
+                     "ctrl both top-2", "ctrl past"],
+                    [[s, f["n"], f["now"], f["as_of"], f["linked"],
+                      f"{f['past']}/{f['past_asked']}", f["controls"],
+                      f["controls_linked"], f["controls_both_top2"], f["controls_past"]]
                      for s, f in result["splits"].items()]))
         print(table(["class (both halves)", "n", "now", "as_of"],
                     [[k, v["n"], v["now"], v["as_of"]] for k, v in result["classes"].items()]))

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, table, write_json  # noqa: E402
 from aide_memoire import Memory, Settings  # noqa: E402
+from aide_memoire.engine.core.kinds import only_adds  # noqa: E402
 from aide_memoire.engine.core.text import (  # noqa: E402
     QueryShape,
     addresses_someone,
@@ -57,6 +58,7 @@ from aide_memoire.engine.recall.stages import (  # noqa: E402
     RowFact,
     lift_sessions,
     prefer_current,
+    prefer_latest,
     prefer_named,
     prefer_recent,
     prefer_restated,
@@ -87,6 +89,7 @@ STAGES: dict[str, list[float]] = {
     "named_weight": [0.0, 0.05, 0.1, 0.2],
     "restated_depth": [0, 3, 5, 10],
     "current_depth": [0, 5, 10],
+    "latest_depth": [0, 3, 5],
 }
 # Retrieval variants (each needs its own pass of the retrievers): feedback rows, words.
 FEEDBACK: list[tuple[int, int]] = [(3, 8), (5, 8)]
@@ -108,6 +111,7 @@ class Question:
     timed: np.ndarray  # the row states a time
     feedback: np.ndarray  # min-max score of the feedback query (0 outside its matches)
     evidence: np.ndarray  # indices into rowids
+    query: str = ""  # the question's text (the latest-statement stage reads it)
 
 
 def at_defaults(defaults: RecallTuning) -> dict[str, list[Any]]:
@@ -154,7 +158,7 @@ def _scaled(rowids: np.ndarray, scores: dict[int, float]) -> np.ndarray:
 
 
 def prepare(found: Candidates, conversation: int, category: int, evidence: set[int],
-            content: dict[int, str]) -> Question:
+            content: dict[int, str], query: str = "") -> Question:
     rowids = np.array(sorted(found.rows()), dtype=np.int64)
     kw = found.keyword
     return Question(
@@ -171,6 +175,7 @@ def prepare(found: Candidates, conversation: int, category: int, evidence: set[i
         timed=np.array([states_time(content.get(r, "")) for r in rowids.tolist()]),
         feedback=_norm(rowids, found.feedback),
         evidence=np.flatnonzero(np.isin(rowids, list(evidence))),
+        query=query,
     )
 
 
@@ -226,6 +231,8 @@ def engine_rank(q: Question, tuning: RecallTuning, content: dict[int, str],
         fused = prefer_recent(fused, q.found.shape, known, tuning)
         fused = prefer_restated(fused, q.found.shape, q.found.speaker_rows, known, tuning)
         fused = prefer_current(fused, q.found.shape, q.found.speaker_rows, known, tuning)
+        fused = prefer_latest(fused, q.found.shape, q.query, q.found.speaker_rows, known,
+                              tuning)
     order = sorted(fused, key=lambda r: (-fused[r], r))
     wanted = {int(q.rowids[j]) for j in q.evidence}
     return next((i for i, r in enumerate(order, 1) if r in wanted), NOT_FOUND)
@@ -293,7 +300,7 @@ def collect(
                     recaller.tuning = variant
                     with memory.internals.db.read() as read:
                         found = recaller.candidates(read, request)
-                    out.append(prepare(found, number, category, evidence, content))
+                    out.append(prepare(found, number, category, evidence, content, qa["question"]))
                 recaller.tuning = base
     return questions, content, facts
 
@@ -381,7 +388,7 @@ def report(title: str, figures: dict[str, dict[str, float]]) -> str:
 # --cache: plain JSON (numbers, strings, lists), never pickled engine objects, so a
 # module move or a renamed class does not break it; a cache of another version, or whose
 # fields the engine's classes no longer take, is rebuilt (said on stderr).
-CACHE_FORMAT, CACHE_VERSION = "aide-memoire/locomo-cv-cache", 1
+CACHE_FORMAT, CACHE_VERSION = "aide-memoire/locomo-cv-cache", 2
 Cached = tuple[list[list[Question]], dict[int, str], dict[int, RowFact]]
 
 
@@ -408,7 +415,8 @@ def dump_cache(path: Path, sets: list[list[Question]], content: dict[int, str],
     path.write_text(json.dumps({
         "format": CACHE_FORMAT, "version": CACHE_VERSION,
         "sets": [[{"conversation": q.conversation, "category": q.category,
-                   "evidence": q.rowids[q.evidence].tolist(), "found": found(q.found)}
+                   "evidence": q.rowids[q.evidence].tolist(), "found": found(q.found),
+                   "query": q.query}
                   for q in questions] for questions in sets],
         "content": [[r, text] for r, text in sorted(content.items())],
         # What the stages read of a row's text (names, change words) is read again on
@@ -438,7 +446,8 @@ def load_cache(path: Path, variants: int) -> Cached | None:
             speaker_rows=set(q["found"]["speaker_rows"]),
             shape=QueryShape(**q["found"]["shape"]),
             keyword_ideal=q["found"]["keyword_ideal"]),
-            q["conversation"], q["category"], set(q["evidence"]), content)
+            q["conversation"], q["category"], set(q["evidence"]), content,
+            str(q.get("query", "")))
             for q in questions] for questions in data["sets"][:variants]]
     except TypeError as exc:  # a field the engine's classes no longer take
         print(f"{path}: written for other engine classes ({exc}): collecting again",
@@ -476,7 +485,7 @@ def main() -> None:
     # (the candidates themselves do not depend on the scale).
     collect_as = replace(defaults, keyword_scale="ideal", session_weight=0.0,
                          recency_weight=0.0, named_weight=0.0, restated_depth=0,
-                         current_depth=0)
+                         current_depth=0, latest_depth=0)
     variants: list[RecallTuning] = [replace(collect_as, feedback_docs=0)] + [
         replace(collect_as, feedback_docs=docs, feedback_terms=terms)
         for docs, terms in feedback
@@ -494,10 +503,11 @@ def main() -> None:
     # What a row names is read from its text here, so a cache need not hold it.
     facts = {r: replace(f, named=names_something(text), addresses=addresses_someone(text),
                         changes=states_change(text), names=named_words(text),
-                        words=content_words(text))
+                        words=content_words(text), adds=only_adds(text),
+                        said=" ".join(text.casefold().split()))
              for r, f in facts.items() if (text := content.get(r, "")) is not None}
     base = replace(defaults, session_weight=0.0, recency_weight=0.0, named_weight=0.0,
-                   restated_depth=0, current_depth=0)
+                   restated_depth=0, current_depth=0, latest_depth=0)
     before = replace(defaults, keyword_weight=0.4, speaker_boost=0.2, timed_boost=0.0,
                      feedback_docs=0, feedback_weight=0.0, agreement_bonus=0.0,
                      keyword_scale="minmax", dense_scale="namespace",

@@ -34,6 +34,8 @@ from .conftest import facts_settings
 PEOPLE = frozenset({"ana", "bo"})
 SECOND: dict[str, Any] = json.loads(
     (Path(__file__).parent / "conversational_updates2.json").read_text(encoding="utf-8"))
+THIRD: dict[str, Any] = json.loads(
+    (Path(__file__).parent / "conversational_updates3.json").read_text(encoding="utf-8"))
 
 
 def test_subject_follows_the_person_of_the_pronoun() -> None:
@@ -62,6 +64,20 @@ def test_another_value_swaps_and_one_more_does_not() -> None:
                        PEOPLE, 14)
     long = "I teach at Elmwood " + " ".join(f"word{n}x" for n in range(20))
     assert not swapped(long, "These days I teach at Brookside.", PEOPLE, 14)
+
+
+def test_two_occasions_are_two_events_not_a_change() -> None:
+    # what happened today with one person, then with another: events recur
+    assert not swapped("Lunch with Priya today, she never stops talking.",
+                       "Lunch with Tomas today, he barely said a word.", PEOPLE, 14)
+    assert not swapped("Saw Marguerite at the pool this morning.",
+                       "Saw Dimitri at the pool this morning.", PEOPLE, 14)
+    # an occasion that names the old value beside the new one still says a change
+    assert swapped("Marking at Elmwood tonight, as ever.",
+                   "Last day at Elmwood today, Brookside from Monday.", PEOPLE, 14)
+    # and one occasion against a standing statement is read as before
+    assert swapped("I swim at the Ironworks pool.", "Tried the Lido pool today, never going back.",
+                   PEOPLE, 14)
 
 
 def test_members_of_a_set_valued_attribute_never_swap() -> None:
@@ -195,9 +211,23 @@ def test_additions_restatements_and_other_people_stay_unlinked(memory: Memory) -
         assert _replaced(memory, ns) == {}, ns
 
 
-@pytest.mark.parametrize("item", SECOND["controls"], ids=[c["id"] for c in SECOND["controls"]])
-def test_second_set_controls_stay_unlinked(memory: Memory, item: dict[str, Any]) -> None:
-    namespace = "tl2-" + item["id"].replace(":", "-")
+def test_an_old_value_said_as_a_reply_is_replaced(memory: Memory) -> None:
+    # The old value was said as a reply; the newer names it beside the new one.
+    ns = "tl-reply-old"
+    ids = _chat(memory, ns, [("Bo", "What are you driving these days?"),
+                             ("Ana", "A battered old Volvo estate.")],
+                [("Ana", "Sold the Volvo, I drive a Tesla now.")])
+    assert _replaced(memory, ns) == {"A battered old Volvo estate.": ids[1][4]}
+
+
+CONTROLS = [("2", c) for c in SECOND["controls"]] + [("3", c) for c in THIRD["controls"]]
+
+
+@pytest.mark.parametrize(("which", "item"), CONTROLS,
+                         ids=[f"{n}-{c['id']}" for n, c in CONTROLS])
+def test_the_sets_controls_stay_unlinked(memory: Memory, which: str, item: dict[str, Any]
+                                         ) -> None:
+    namespace = f"tl{which}-" + item["id"].replace(":", "-")
     for number, session in enumerate(item["sessions"]):
         memory.store_conversation(
             [{"speaker": t["speaker"], "content": t["text"]} for t in session["turns"]],

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 
+from ..core.kinds import stem
 from ..core.text import STOP_WORDS, tokens
 from .entities import Mention
 from .scope import ADDS, CONTINUES, EXTENDS, Marked, main_clause, marked, reaches
@@ -79,20 +80,6 @@ _LEAD = re.compile(_NUMBER.pattern + r"|[^\W\d_][\w'’-]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _DIGIT = re.compile(r"\d")
-# A subordinate or participle clause opening a sentence, up to its comma.
-_SUFFIXES = ("ing", "ies", "ers", "ed", "es", "s")
-
-
-@lru_cache(maxsize=1 << 16)  # a conversation repeats its words: strip each once
-def stem(word: str) -> str:
-    """A crude suffix strip, enough to match "hosts"/"hosted"/"hosting" to "host"."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: -len(suffix)]
-            return base + "y" if suffix == "ies" else base
-    return word
-
-
 @dataclass(frozen=True)
 class Signature:
     """The parts of one memory the general path compares."""

@@ -15,24 +15,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..core.kinds import CONTINUES, EXTENDS
 from ..core.text import STOP_WORDS, tokens
 
 __all__ = ["ADDS", "CONTINUES", "EXTENDS", "Marked", "main_clause", "marked", "reaches"]
 
 ADDS = re.compile(r"\b(?:also|too|as well|additionally|another|in addition)\b", re.I)
-# The same without "too" inside a clause, as often "too slow" (a reason to change) as
-# additive; "too" closing a clause ("a second cluster in Ohio too.") adds.
-EXTENDS = re.compile(
-    r"\b(?:also|as well|additionally|another|in addition)\b|\btoo\b(?=\s*(?:[.,;:!)]|$))",
-    re.I,
-)
-# Words that say a value holds on ("still", "as before", "stayed"): the newer restates
-# the older, whatever else differs in the wording.
-CONTINUES = re.compile(
-    r"\b(?:still|remains?|remained|stayed|stays|as before|as usual|as always|unchanged|"
-    r"continues to|continued to|same as (?:before|ever))\b",
-    re.I,
-)
 # Where one clause ends and the next begins: punctuation, dashes, and the conjunctions
 # that join two statements ("..., but he left", "though she moved", "and works at").
 _CLAUSE = re.compile(

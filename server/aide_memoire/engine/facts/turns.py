@@ -43,10 +43,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..core.kinds import CONTINUES, EXTENDS, set_classes, stem
 from ..core.text import STOP_WORDS, content_words, named_words, tokens
 from ..storage.portable.updates import earlier_turns, embeddings_by_rowid
-from .aspects import STRONG_CUES, stem
-from .scope import CONTINUES, EXTENDS
+from .aspects import STRONG_CUES
 
 if TYPE_CHECKING:
     from ..storage.protocol import Connection
@@ -119,45 +119,16 @@ _ONE_MORE = re.compile(r"\ban?\s+(?:new|second|third|fourth|further|other)\s+([^
                        re.I)
 
 
-# Attributes a person has many of at once (issue #31: "never for series that only add"):
-# the kin and the people around them, pets, pastimes, languages, and the places they
-# go. Two turns that each speak of one class ("My son Leo ..." / "My daughter Mia ...";
-# "I speak Basque" / "I speak Dutch") and name different values are two members of a
-# set, not a change of one value. Classes of words, not lists of the sets' values.
-_SET_CLASSES: dict[str, frozenset[str]] = {cls: frozenset(stem(w) for w in words.split())
-                                           for cls, words in {
-    "kin": "child children kid kids son sons daughter daughters baby babies boy boys girl "
-           "girls twin twins brother brothers sister sisters sibling siblings cousin cousins "
-           "nephew nephews niece nieces grandson grandsons granddaughter granddaughters "
-           "grandchild grandchildren grandkid grandkids stepson stepdaughter godson "
-           "goddaughter eldest youngest oldest",
-    "people": "friend friends buddy buddies pal pals mate mates bestie neighbour neighbours "
-              "neighbor neighbors classmate classmates teammate teammates flatmate "
-              "flatmates roommate roommates",
-    "pets": "pet pets dog dogs puppy puppies cat cats kitten kittens rabbit rabbits bunny "
-            "hamster hamsters parrot parrots budgie bird birds fish goldfish horse horses "
-            "pony ponies tortoise turtle lizard snake ferret chicken chickens hens shelter "
-            "adopted adopt",
-    "pastimes": "hobby hobbies pastime pastimes play plays playing played instrument "
-                "instruments collect collects collecting collection club clubs lesson "
-                "lessons class classes practise practises practising practice practicing",
-    "languages": "speak speaks speaking spoke language languages fluent",
-    "places": "visit visits visited visiting trip trips holiday holidays vacation vacations "
-              "travel travels travelled traveled travelling traveling tour toured "
-              "sightseeing",
-}.items()}
-
-
-def _set_classes(text: str) -> set[str]:
-    """The set-valued classes a text speaks of."""
-    words = {stem(t) for t in tokens(text)}
-    return {cls for cls, stems in _SET_CLASSES.items() if words & stems}
-
-
 # "a new friend", "her second kitten": one more member of a set, whatever was named before.
 _ONE_MORE_OF_A_SET = re.compile(
     r"\b(?:new|second|third|fourth|fifth|other|another|youngest|eldest|oldest|newest)"
     r"\s+([^\W\d_][\w'’-]*)", re.I)
+
+
+# Words of one occasion: a turn that reports what happened tonight or yesterday tells of
+# an event, and events recur with other people and places; an attribute holds over time.
+_OCCASION = re.compile(r"\b(?:tonight|today|yesterday|last night|this (?:morning|afternoon|"
+                       r"evening|weekend))\b", re.I)
 
 
 def adds_one_more(old: str, new: str) -> bool:
@@ -168,9 +139,9 @@ def adds_one_more(old: str, new: str) -> bool:
     had = {stem(t) for t in tokens(old)}
     if any(stem(m.group(1).casefold()) in had for m in _ONE_MORE.finditer(new)):
         return True
-    if any(_set_classes(m.group(1)) for m in _ONE_MORE_OF_A_SET.finditer(new)):
+    if any(set_classes(m.group(1)) for m in _ONE_MORE_OF_A_SET.finditer(new)):
         return True
-    return bool(_set_classes(old) & _set_classes(new))
+    return bool(set_classes(old) & set_classes(new))
 
 
 def swapped(old: str, new: str, people: frozenset[str], max_words: int) -> bool:
@@ -185,6 +156,8 @@ def swapped(old: str, new: str, people: frozenset[str], max_words: int) -> bool:
     before, after = values(old, people), values(new, people)
     if not before or not (after - before):
         return False
+    if not (before & after) and _OCCASION.search(old) and _OCCASION.search(new):
+        return False  # two occasions ("Lunch with Ana today" / "with Bo today"): events
     # The frame: the newer names the old value beside the new one, or the two share a
     # word once the values are masked ("I work at Nordwind" / "I work at Brightleaf
     # now"). Two statements that share neither ("Got back from Tallinn" / "Spent a few
@@ -324,16 +297,28 @@ class TurnLinks:
         candidates = [i for i, who in enumerate(about) if who & mine and rows[i].at < turn.at]
         if not candidates:
             return
-        best = max(candidates, key=lambda i: float(cosines[i]))
-        old = rows[best]
-        z = (float(cosines[best]) - float(cosines.mean())) / spread
-        if old.superseded_by is not None:
+        mean = float(cosines.mean())
+        if named:
+            # Only a turn that names a value can have its value swapped: the nearest of
+            # those, not a question or small talk nearer still ("Where are you working
+            # these days?" before the reply that names the company). It must still
+            # stand out from the whole pool.
+            stating = [i for i in candidates if values(rows[i].content, people)]
+            if stating:
+                best = max(stating, key=lambda i: float(cosines[i]))
+                z = (float(cosines[best]) - mean) / spread
+                old = rows[best]
+                if (old.superseded_by is None and z >= self.tuning.z
+                        and swapped(old.content, said, people, self.tuning.max_words)):
+                    self.link(tx, ns, old.id, turn.id, z)
+                    return
+        if not cued or self.tuning.cue_z is None:
             return
-        by_name = named and z >= self.tuning.z and swapped(
-            old.content, said, people, self.tuning.max_words)
-        by_cue = (cued and self.tuning.cue_z is not None and z >= self.tuning.cue_z
-                  and changed(old.content, said, self.tuning.max_words))
-        if by_name or by_cue:
+        best = max(candidates, key=lambda i: float(cosines[i]))
+        z = (float(cosines[best]) - mean) / spread
+        old = rows[best]
+        if (old.superseded_by is None and z >= self.tuning.cue_z
+                and changed(old.content, said, self.tuning.max_words)):
             self.link(tx, ns, old.id, turn.id, z)
 
     def _may_swap(self, turn: Turn, question: Turn | None) -> bool:

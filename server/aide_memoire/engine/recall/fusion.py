@@ -183,6 +183,17 @@ class RecallTuning:
     # conversational update sets over the turn links alone, but costs the personas hit@1
     # (0.696 -> 0.625 in sample; no fold chose it), so it is opt-in (docs/benchmarks.md).
     current_depth: int = 0
+    # The latest-statement stage (engine/recall/stages.py, weightless): for a present-tense
+    # question about one attribute (not a series: core/kinds.py), when the leading
+    # latest_depth candidates hold two or more that stand out (latest_z spreads above the
+    # mean of the leading latest_pool) and state one thing about the subject, from
+    # different sessions, the newest goes first. 0: off (docs/benchmarks.md, issue 31
+    # round 9): every fold of LOCOMO and of the personas chooses 0 (in sample at 3, LOCOMO
+    # hit@1 0.499 -> 0.496), and on the third update set's held-out half "now" stays 18 of
+    # 30 while as_of falls 24 -> 19 (small talk of the later session stands out too).
+    latest_depth: int = 0
+    latest_pool: int = 20
+    latest_z: float = 1.0
     # Dense pseudo-relevance feedback (Rocchio, recaller._dense_side): the query's vector
     # moved towards the mean of its dense_feedback_docs best rows' stored vectors, by
     # dense_feedback_weight, and the namespace scored again with it. 0 docs or weight 0:

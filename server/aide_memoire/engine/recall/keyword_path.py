@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from ..core.kinds import only_adds
 from ..core.text import (
     addresses_someone,
     content_words,
@@ -46,6 +47,7 @@ from .stages import (
     lift_sessions,
     prefer_current,
     prefer_dated,
+    prefer_latest,
     prefer_named,
     prefer_recent,
     prefer_restated,
@@ -235,7 +237,8 @@ class KeywordPath:
             fused = prefer_named(fused, found.shape, facts, tuning)
         fused = prefer_recent(fused, found.shape, facts, tuning)
         fused = prefer_restated(fused, found.shape, found.speaker_rows, facts, tuning)
-        return prefer_current(fused, found.shape, found.speaker_rows, facts, tuning)
+        fused = prefer_current(fused, found.shape, found.speaker_rows, facts, tuning)
+        return prefer_latest(fused, found.shape, query, found.speaker_rows, facts, tuning)
 
     def recall(self, conn: Connection, query: str, where: RowFilter, limit: int,
                contents: Contents, facts: RowFacts) -> tuple[Candidates, dict[int, float]]:
@@ -254,4 +257,5 @@ def row_fact(namespace: str, session_id: str | None, at: datetime | None, conten
                    at=at.timestamp() if at else None, named=names_something(content),
                    speaker=speaker, addresses=addresses_someone(content),
                    changes=states_change(content), names=named_words(content),
-                   words=content_words(content))
+                   words=content_words(content), adds=only_adds(content),
+                   said=" ".join(content.casefold().split()))

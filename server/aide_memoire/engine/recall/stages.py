@@ -21,6 +21,12 @@ weight is 0 in ``RecallTuning``; which are on, and why, is in docs/benchmarks.md
   something changed: "since we migrated from Linear to Jira", "not anymore, I'm team
   lead") goes first: weightless, a reordering of the leading candidates, never a score
   added to rows that state nothing new.
+- ``prefer_latest``: for a present-tense question about one attribute, when two or more
+  of the leading candidates stand out from the rest, each states one thing about the
+  subject and replaces something (not "also", "still", nor one of a set: a second pet,
+  another friend), and they come from different sessions, the newest goes first: the
+  two answer the same question, and what holds now was said last. With ``as_of`` recall
+  sees only the turns said by then, so the latest of those goes first.
 - ``prefer_dated``: a question that names a time ("in May", "last week", "two years
   ago": recall/question_time.py) lifts the leading candidates said within it.
 - ``bridge_names``: a second hop: the names the best few candidates hold (not the
@@ -42,14 +48,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..core.text import QueryShape
+from ..core.kinds import set_classes
+from ..core.text import QueryShape, states_time
 from .question_time import question_window
 
 if TYPE_CHECKING:
     from .fusion import RecallTuning
 
 __all__ = ["RowFact", "RowFacts", "bridge_names", "lift_addressed", "lift_sessions",
-           "prefer_current", "prefer_dated", "prefer_named", "prefer_recent",
+           "prefer_current", "prefer_dated", "prefer_latest", "prefer_named", "prefer_recent",
            "prefer_restated"]
 
 
@@ -65,6 +72,8 @@ class RowFact:
     changes: bool = False  # the text says something changed (text.states_change)
     names: frozenset[str] = frozenset()  # the names it holds (text.named_words)
     words: int = 0  # its content words (text.content_words): over 14, several statements
+    adds: bool = False  # it only adds or keeps a value (kinds.only_adds): replaces nothing
+    said: str = ""  # its text, case-folded, spaces collapsed: a word-for-word repeat
 
 
 RowFacts = Callable[[Iterable[int]], Mapping[int, RowFact]]
@@ -291,4 +300,46 @@ def prefer_current(
             newest = max(later)[1]
             out[newest] = max(out[newest], math.nextafter(out[rowid], math.inf))
             return out  # the leading pair decides; the rest keep their order
+    return out
+
+
+def prefer_latest(
+    fused: dict[int, float], shape: QueryShape, query: str, speaker_rows: set[int],
+    facts: RowFacts, tuning: RecallTuning,
+) -> dict[int, float]:
+    """For a present-tense question about one attribute (not a series: the question
+    speaks of no set-valued class, core/kinds.py; and it names no time), the candidates
+    among the leading ``latest_depth`` that stand out (at least ``latest_z`` spreads
+    above the mean score of the leading ``latest_pool``), state one thing (at most 14
+    content words), do not only add, are not said word for word elsewhere among the
+    leading ``latest_pool``, and are about the subject: when they come from two or more
+    sessions, the newest takes the best leading score (plus the least step). Weightless
+    and scale-free, like a link's replacement; nothing moves without such a pair."""
+    if (tuning.latest_depth <= 0 or not shape.present or len(fused) < 3 or set_classes(query)
+            or states_time(query)):
+        return fused  # not about now: a series, or a time named ("as of May", "in 2022")
+    pool = _best(fused, tuning.latest_pool)
+    scores = [fused[r] for r in pool]
+    mean = sum(scores) / len(scores)
+    spread = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores))
+    if spread <= 0:
+        return fused
+    best = pool[: tuning.latest_depth]
+    known = facts(pool)
+    # A text said word for word more than once ("I'm trying to cook more at home.")
+    # restates a formula; it changes nothing.
+    said = [f.said for f in known.values() if f.said]
+    repeated = {text for text in said if said.count(text) > 1}
+    standing = [(f.at, r, f.session) for r in best
+                if (fused[r] - mean) / spread >= tuning.latest_z
+                and (f := known.get(r)) is not None and f.at is not None
+                and f.session is not None and 0 < f.words <= _ONE_STATEMENT
+                and not f.adds and f.said not in repeated and _about(r, f, speaker_rows)]
+    if len({session for _, _, session in standing}) < 2:
+        return fused
+    newest = max(standing)[1]
+    if newest == best[0]:
+        return fused
+    out = dict(fused)
+    out[newest] = math.nextafter(fused[best[0]], math.inf)
     return out
