@@ -44,9 +44,10 @@ _MAP_BYTES = 2**40  # the whole file (the driver's limit); see _mapped
 def _mapped(conn: Connection, on: bool) -> None:
     """Map the file into memory for this connection's reads (``on``), or stop.
 
-    Only the start-up read of the blocks maps it (docs/benchmarks.md, issue 28 round 8):
+    Only the start-up read of the blocks maps it (docs/benchmarks.md, issue 28 round 9):
     reading a 1.8 MB blob walks its overflow pages, one read call each (2 kB pages), and
-    the map turns them into copies (CPU 0.28 -> 0.13 s for a million rows' blocks).
+    the map turns them into copies (the blobs of a million rows, 424 MB, read warm:
+    0.19-0.21 s of CPU without, 0.15 s with).
     Mapping stays off otherwise, so a damaged disk or a file truncated by another program
     is an error SQLite reports rather than a signal, except for that half second. SQLite
     changes the map only when no mapped page is in use; SQLCipher ignores it."""
