@@ -296,29 +296,6 @@ def test_a_mirror_started_from_the_blocks_scores_as_one_read_from_vec0(memory: M
     assert got[2:] == want[2:]
 
 
-def test_the_blocks_are_read_through_a_map_that_is_off_afterwards(memory: Memory) -> None:
-    """The start-up read maps the file (its blobs' overflow pages become copies, not read
-    calls) and unmaps it after the last block: every other read of the connection goes
-    through read calls, as before."""
-    _fill_ids(memory, "p", 12)
-    space, table = _table(memory)
-    conn = memory.internals.db.conn()
-    total, listing, block = memory.internals.tables.block_reader(  # type: ignore[attr-defined]
-        conn, space, "p", memory.internals.tables.mirror_state(conn, space.key, "p"))
-    assert total == 12 and listing
-    seen = []
-    for seq, _ in listing:
-        seen.append(conn.execute("PRAGMA mmap_size").fetchone()[0])
-        rows = block(seq)
-        if seq != listing[-1][0]:
-            assert conn.execute("PRAGMA mmap_size").fetchone()[0] > 0
-        assert len(rows)
-    assert seen[0] == 0 and conn.execute("PRAGMA mmap_size").fetchone()[0] == 0
-    fresh = VectorMirror(memory.internals.tables)
-    fresh.scores(conn, space, table, ["p"], np.ones(384, np.float32))  # type: ignore[arg-type]
-    assert conn.execute("PRAGMA mmap_size").fetchone()[0] == 0
-
-
 def test_blocks_missing_are_rebuilt_in_the_background_while_writes_go_on(
         memory: Memory) -> None:
     """A store from before the blocks (here: their state dropped) loads from vec0, and

@@ -38,20 +38,6 @@ FULL = 4096  # rows a block holds: 1.8 MB at 384-d, 245 of them at a million row
 _TAIL_MERGE = 2  # merge the last two small blocks when the older is at most this x newer
 _REBUILT_SEQ = -(2**62)  # rebuilt blocks sort below every write's (and every tombstone)
 _STALE_BUILD_S = 120.0  # a build with no progress for this long was abandoned
-_MAP_BYTES = 2**40  # the whole file (the driver's limit); see _mapped
-
-
-def _mapped(conn: Connection, on: bool) -> None:
-    """Map the file into memory for this connection's reads (``on``), or stop.
-
-    Only the start-up read of the blocks maps it (docs/benchmarks.md, issue 28 round 9):
-    reading a 1.8 MB blob walks its overflow pages, one read call each (2 kB pages), and
-    the map turns them into copies (the blobs of a million rows, 424 MB, read warm:
-    0.19-0.21 s of CPU without, 0.15 s with).
-    Mapping stays off otherwise, so a damaged disk or a file truncated by another program
-    is an error SQLite reports rather than a signal, except for that half second. SQLite
-    changes the map only when no mapped page is in use; SQLCipher ignores it."""
-    conn.execute(f"PRAGMA mmap_size = {_MAP_BYTES if on else 0}")
 
 
 def _blob_row(block: codec.Packed) -> tuple[bytes, ...]:
@@ -214,21 +200,13 @@ class SqliteVectorBlocks:
             "SELECT seq, rows FROM vector_blocks WHERE space = ? AND namespace = ? "
             "ORDER BY seq", (space, namespace))]
         dead = self._dead(conn, space, namespace)
-        last = listing[-1][0] if listing else None
 
         def block(seq: int) -> codec.Packed:
-            # From the first block to the last, the file is memory-mapped: a block's
-            # blob is ~770 overflow pages of 2 kB, each a read call without the map.
-            _mapped(conn, True)
-            try:
-                return self._alive(conn, space, namespace, seq,
-                                   self._read_one(conn, space, namespace, seq, dim), dead)
-            except BaseException:
-                _mapped(conn, False)
-                raise
-            finally:
-                if seq == last:
-                    _mapped(conn, False)
+            # Not through a memory map of the file: it saved 0.05 s of CPU at a million
+            # rows but put every block's pages in the process's RSS (docs/benchmarks.md,
+            # issue 28 round 9).
+            return self._alive(conn, space, namespace, seq,
+                               self._read_one(conn, space, namespace, seq, dim), dead)
 
         return sum(n for _, n in listing), listing, block
 
