@@ -4,6 +4,7 @@ scored with no lock held (real model, real SQLite, real sqlite-vec)."""
 from __future__ import annotations
 
 import importlib
+import mmap
 import threading
 from typing import Any
 
@@ -108,6 +109,42 @@ def test_a_slice_keeps_one_copy_and_scores_a_big_one_through_its_shortlist() -> 
     assert piece.nbytes < 0.3 * len(raw) * 4 * 384  # under a third of a float32 copy
     shortlisted, _, _, _ = piece.search(query, bits, np.array([20_123]), 300)
     assert {8, 20_123} <= set(shortlisted.tolist())  # the row itself, and a must-score row
+
+
+def _mapping_of(array: np.ndarray) -> object:
+    base: object = array
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return base.obj if isinstance(base, memoryview) else base
+
+
+def test_a_big_slice_keeps_its_arrays_in_mappings_of_their_own() -> None:
+    """From 4 MB an array of a slice is an anonymous mapping advised to use huge pages
+    (where the system has the advice): zeroed, writable, its own; smaller ones are plain."""
+    mirror = importlib.import_module("aide_memoire.engine.recall.mirror")
+    big = mirror._zeros((16_384, 384), np.int8)
+    assert big.shape == (16_384, 384) and big.dtype == np.int8 and not big.any()
+    big[-1, -1] = 7
+    assert int(big.sum()) == 7
+    small = mirror._zeros(1_000, np.int64)
+    assert not small.any() and small.flags.writeable and _mapping_of(small) is None
+    if hasattr(mmap, "MADV_HUGEPAGE"):
+        assert isinstance(_mapping_of(big), mmap.mmap)
+    else:
+        assert _mapping_of(big) is None
+    # A slice past the size keeps its vectors and bits that way and scores as before
+    # (the 25,000-row test above checks its scores against the int8 rows).
+    piece = _Slice(384)
+    rows = np.full((17_000, 384), 1 / np.sqrt(384), np.float32)
+    piece.append([(i + 1, rows[i].tobytes(), None, None, "note") for i in range(len(rows))],
+                 lambda session, low, high: [], lambda ids: {})
+    view = piece.view
+    assert view.vectors.blocks[0].shape == (16_384, 384)
+    if hasattr(mmap, "MADV_HUGEPAGE"):
+        assert isinstance(_mapping_of(view.vectors.blocks[0]), mmap.mmap)
+    _, scores, _, _ = piece.search(rows[0], sign_bits(rows[:1], 6)[0], np.zeros(0, np.int64),
+                                   None)
+    assert np.allclose(scores, 1.0, atol=0.003)
 
 
 def test_a_big_slice_splits_its_sign_bit_pass_and_ranks_the_same(monkeypatch: Any) -> None:

@@ -24,6 +24,8 @@ score in one query slightly off, never a wrong row.
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -56,6 +58,11 @@ _TURN = TURN  # kind code of a session turn (never a near-duplicate candidate)
 # From this many rows the sign-bit pass runs in two halves at once (numpy leaves the GIL):
 # 14 ms of CPU at 1M rows in one thread, the part of a recall that grows with the store.
 _SPLIT_ROWS = 262_144
+# From this size an array of a slice gets a mapping of its own, advised to use huge pages
+# (Linux): filling a million rows' arrays (430 MB) page by page cost 0.55 s of CPU in
+# first-touch faults of 4 kB pages, most of a start-up's load (docs/benchmarks.md,
+# issue 28 round 9).
+_HUGE_BYTES = 4 * 2**20
 _HALVES: ThreadPoolExecutor | None = None
 _HALVES_LOCK = threading.Lock()
 
@@ -66,6 +73,21 @@ def _halves() -> ThreadPoolExecutor:
         if _HALVES is None:
             _HALVES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="mirror-bits")
         return _HALVES
+
+
+def _zeros(shape: int | tuple[int, ...], dtype: type[np.generic]) -> np.ndarray:
+    """A zeroed array: ``np.zeros``, or from ``_HUGE_BYTES`` on an anonymous mapping of
+    its own, advised to use huge pages where the system has them (zeroed by the kernel,
+    unmapped when the array goes; where the advice is refused, plain pages)."""
+    count = int(np.prod(shape))
+    size = count * np.dtype(dtype).itemsize
+    advice = getattr(mmap, "MADV_HUGEPAGE", None)
+    if size < _HUGE_BYTES or advice is None:
+        return np.zeros(shape, dtype)
+    mapped = mmap.mmap(-1, size)
+    with contextlib.suppress(OSError):  # no transparent huge pages: plain pages, zeroed
+        mapped.madvise(advice)
+    return np.frombuffer(mapped, dtype, count).reshape(shape)
 
 
 def _hamming(bits: np.ndarray, qbits: np.ndarray, start: int, stop: int, out: np.ndarray
@@ -210,12 +232,12 @@ class Blocks(NamedTuple):
             last = blocks[-1] if blocks else None
             if last is not None and len(last) < _BLOCK:  # the growing one: by half
                 size = min(_BLOCK, max(need - room + len(last), len(last) + len(last) // 2))
-                bigger = np.zeros((size, dim), np.int8)
+                bigger = _zeros((size, dim), np.int8)
                 bigger[: len(last)] = last
                 blocks[-1] = bigger
             else:
-                blocks.append(np.zeros((min(_BLOCK, max(need - room, _MIN_ROWS)), dim),
-                                       np.int8))
+                blocks.append(_zeros((min(_BLOCK, max(need - room, _MIN_ROWS)), dim),
+                                     np.int8))
         return Blocks(tuple(blocks))
 
 
@@ -261,13 +283,13 @@ class _Slice:
         if need <= len(v.rowids):
             return v._replace(vectors=vectors)
         capacity = max(need, len(v.rowids) + len(v.rowids) // 2, _MIN_ROWS)
-        rowids = np.zeros(capacity, np.int64)
+        rowids = _zeros(capacity, np.int64)
         rowids[: v.size] = v.rowids[: v.size]
-        scales = np.zeros(capacity, np.float32)
+        scales = _zeros(capacity, np.float32)
         scales[: v.size] = v.scales[: v.size]
-        bits = np.zeros((self.words, capacity), np.uint64)
+        bits = _zeros((self.words, capacity), np.uint64)
         bits[:, : v.size] = v.bits[:, : v.size]
-        kinds = np.zeros(capacity, np.uint8)
+        kinds = _zeros(capacity, np.uint8)
         kinds[: v.size] = v.kinds[: v.size]
         return View(v.size, rowids, vectors, scales, bits, kinds)
 
