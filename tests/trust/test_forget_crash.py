@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -20,7 +19,7 @@ import pytest
 from aide_memoire import Memory
 from aide_memoire.engine.core.crashpoints import CRASH_ENV
 
-from .conftest import cli, keyword_settings, owed, start_reader
+from .conftest import cli, keyword_settings, owed, rare_word, start_reader
 
 NS = "project:crash"
 POINTS = ("forget.deleted", "forget.merged", "forget.checkpointed")
@@ -72,7 +71,7 @@ def test_a_kill_after_the_delete_leaves_nothing_once_the_store_is_opened_again(
     tmp_path: Path, point: str,
 ) -> None:
     home = tmp_path / "home"
-    word = "qz" + secrets.token_hex(6)
+    word = rare_word("qz")
     target = _seed(home, word)
     _killed_forget(home, target, point)
     if point != "forget.checkpointed":
@@ -92,7 +91,7 @@ def test_doctor_reports_the_owed_purge_and_is_healthy_only_once_it_is_done(
     tmp_path: Path, point: str,
 ) -> None:
     home = tmp_path / "home"
-    word = "qz" + secrets.token_hex(6)
+    word = rare_word("qz")
     target = _seed(home, word)
     _killed_forget(home, target, point)
     # A reader in another process keeps the next open from emptying the WAL.
@@ -116,7 +115,7 @@ def test_a_kill_after_the_checkpoint_owes_only_the_bookkeeping(tmp_path: Path) -
     """Killed once the WAL was emptied: the text is already gone, a reader cannot hold
     anything back, and the next open clears the debt although someone reads."""
     home = tmp_path / "home"
-    word = "qz" + secrets.token_hex(6)
+    word = rare_word("qz")
     target = _seed(home, word)
     _killed_forget(home, target, "forget.checkpointed")
     assert owed(home) == 1 and word.encode() not in _bytes(home)
@@ -131,7 +130,7 @@ def test_a_kill_after_the_checkpoint_owes_only_the_bookkeeping(tmp_path: Path) -
 
 def test_doctor_repair_and_maintenance_finish_an_owed_purge(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    word = "qz" + secrets.token_hex(6)
+    word = rare_word("qz")
     target = _seed(home, word)
     _killed_forget(home, target, "forget.deleted")
     with Memory(settings=keyword_settings(home)) as memory:
@@ -152,7 +151,7 @@ def test_doctor_repair_and_maintenance_finish_an_owed_purge(tmp_path: Path) -> N
 
 def test_doctor_repair_finishes_a_purge_a_reader_held_up_after_a_crash(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    word = "qz" + secrets.token_hex(6)
+    word = rare_word("qz")
     target = _seed(home, word)
     _killed_forget(home, target, "forget.deleted")
     reader = start_reader(home)

@@ -14,7 +14,7 @@ from aide_memoire.engine.core.errors import NotFound
 from aide_memoire.engine.lifecycle.summaries import prepare_summary, write_summary
 from aide_memoire.engine.storage.store import content_hash
 
-from .conftest import keyword_settings, owed, start_reader
+from .conftest import keyword_settings, owed, rare_word, start_reader
 
 NS = "project:derived"
 
@@ -27,7 +27,7 @@ def _file_bytes(home: Path) -> bytes:
 
 
 def _word() -> str:
-    return "qx" + secrets.token_hex(6)
+    return rare_word("qx")
 
 
 def _summarise(memory: Memory, ids: list[str]) -> str:
