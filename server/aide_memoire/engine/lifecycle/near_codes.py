@@ -1,0 +1,84 @@
+"""The near-duplicate check through codes kept in the store, so that its cost depends
+neither on the namespace's size nor on how long the process has run.
+
+Each checked row gets ``TABLES`` codes of ``BITS`` sign bits (near_index.Hasher, a
+fixed seed: every process and the store hash alike), written in the row's own
+transaction (schema step 17). A batch's rows look up their probed buckets by the
+primary key, at most ``PER_PROBE`` newest rows a bucket, and only the rows found are
+scored, exactly, from the vector mirror: a pair found has the score the full scan gives
+it; what the bound can do is miss one (measured against the scan in docs/benchmarks.md,
+"issue 28 item 4, round 8"). A namespace's rows stored before the step, or by a writer
+that skips the check (the bulk loader), are coded on its next checked write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..storage.portable.near_codes import PortableNearCodes
+from ..storage.protocol import Connection
+from .near_index import BITS, Hasher
+
+__all__ = ["PER_PROBE", "StoredCodes"]
+
+PER_PROBE = 16  # newest rows read from each probed bucket
+_CHUNK = 16_384  # rows coded at a time when a namespace is caught up
+
+
+class StoredCodes:
+    """Codes of one embedding space's rows per namespace, in the store."""
+
+    def __init__(self, kinds: Sequence[str]) -> None:
+        self.kinds = tuple(kinds)
+        self._hashers: dict[int, Hasher] = {}
+
+    def hasher(self, dim: int) -> Hasher:
+        if dim not in self._hashers:
+            self._hashers[dim] = Hasher(dim)
+        return self._hashers[dim]
+
+    def add(self, tx: Connection, slice_id: int, rowids: np.ndarray, vectors: np.ndarray) -> None:
+        if not len(rowids):
+            return
+        codes = self.hasher(vectors.shape[1]).codes(vectors).astype(np.int64)
+        keys = codes + (np.arange(codes.shape[1], dtype=np.int64) << BITS)[None, :]
+        order = np.argsort(keys, axis=None, kind="stable")  # b-tree order: appends
+        flat_rows = np.repeat(np.asarray(rowids, np.int64), codes.shape[1])
+        PortableNearCodes.add(tx, ((slice_id, int(k), int(r)) for k, r in
+                                   zip(keys.ravel()[order].tolist(),
+                                       flat_rows[order].tolist(), strict=True)))
+
+    def catch_up(self, tx: Connection, space: str, namespace: str, cached: Any,
+                 extra: tuple[np.ndarray, np.ndarray] | None, upto: int) -> int | None:
+        """The slice id once every row of the namespace below ``upto`` has its codes:
+        rows the mirror holds are coded from it, the rows above it from ``extra``
+        ((rowids, vectors), read in the transaction). None without a mirror slice."""
+        slice_id, coded_to = PortableNearCodes.slice_of(tx, space, namespace)
+        if coded_to >= upto - 1:
+            return slice_id
+        if cached is None:
+            return None
+        view = cached.view
+        start = int(np.searchsorted(view.rowids[: view.size], coded_to, "right"))
+        rows = cached.kind_rows(self.kinds, start, view.size)
+        for first in range(0, len(rows), _CHUNK):
+            part = rows[first : first + _CHUNK]
+            vectors = view.vectors.rows(int(part[0]), int(part[-1]) + 1)[part - part[0]]
+            self.add(tx, slice_id, view.rowids[part], vectors)
+        if extra is not None and len(extra[0]):
+            keep = extra[0] > coded_to
+            self.add(tx, slice_id, extra[0][keep], extra[1][keep])
+        PortableNearCodes.coded(tx, slice_id, upto - 1)
+        return slice_id
+
+    def candidates(self, conn: Connection, slice_id: int, queries: np.ndarray) -> list[np.ndarray]:
+        """For each query, the sorted rowids found in its probed buckets."""
+        probes = self.hasher(queries.shape[1]).probes(queries).astype(np.int64)
+        bands = (np.arange(probes.shape[1], dtype=np.int64) << BITS)[None, :, None]
+        keys = (probes + bands).reshape(len(queries), -1)
+        return [np.unique(np.asarray(PortableNearCodes.newest(conn, slice_id, k.tolist(),
+                                                                PER_PROBE), np.int64))
+                for k in keys]
