@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.lifecycle import near_index
-from aide_memoire.engine.lifecycle import dedup
+from aide_memoire.engine.lifecycle import dedup, near_index
 from aide_memoire.engine.lifecycle.near_codes import StoredCodes
 from aide_memoire.engine.lifecycle.near_index import TABLES, NearIndex
 from aide_memoire.engine.recall.mirror import _Slice

@@ -245,17 +245,7 @@ class NearDuplicates:
             return pairs, slice_id
         if slice_id is None or cached.view.size < INDEX_FROM:
             return pairs + list(cached.similar(query, threshold, first, DEDUP_KINDS)), slice_id
-        view = cached.view
-        rowids = view.rowids[: view.size]
-        for j, found in enumerate(self.codes.candidates(tx, slice_id, query)):
-            found = found[found < first]
-            at = np.minimum(np.searchsorted(rowids, found), len(rowids) - 1)
-            at = at[rowids[at] == found]  # rows above the mirror were scored above
-            if not len(at):
-                continue
-            scores = cached.scores_at(at, query[j])
-            hit = np.flatnonzero(scores >= threshold)
-            pairs.extend((j, int(rowids[at[h]]), float(scores[h])) for h in hit.tolist())
+        pairs += self.codes.similar(tx, slice_id, cached, query, threshold, first, prune=True)
         return pairs, slice_id
 
     def _code(self, tx: Connection, key: str, namespace: str, slice_id: int | None,

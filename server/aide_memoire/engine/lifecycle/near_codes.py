@@ -4,11 +4,14 @@ neither on the namespace's size nor on how long the process has run.
 Each checked row gets ``TABLES`` codes of ``BITS`` sign bits (near_index.Hasher, a
 fixed seed: every process and the store hash alike), written in the row's own
 transaction (schema step 17). A batch's rows look up their probed buckets by the
-primary key, at most ``PER_PROBE`` newest rows a bucket, and only the rows found are
-scored, exactly, from the vector mirror: a pair found has the score the full scan gives
-it; what the bound can do is miss one (measured against the scan in docs/benchmarks.md,
-"issue 28 item 4, round 8"). A namespace's rows stored before the step, or by a writer
-that skips the check (the bulk loader), are coded on its next checked write.
+primary key; a bucket keeps its ``PER_BUCKET`` newest rows (a lookup inside a write
+prunes the older ones of a fuller bucket), so a lookup reads a bounded number of rows
+whatever the store's size. Only the rows found are scored, exactly, from the vector
+mirror: a pair found has the score the full scan gives it; what the bound can do is miss
+one whose buckets all filled with newer rows (measured against the scan in
+docs/benchmarks.md, "issue 28 item 4, round 8"). A namespace's rows stored before the
+step, or by a writer that skips the check (the bulk loader), are coded on its next
+checked write.
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ from ..storage.portable.near_codes import PortableNearCodes
 from ..storage.protocol import Connection
 from .near_index import BITS, Hasher
 
-__all__ = ["PER_PROBE", "StoredCodes"]
+__all__ = ["PER_BUCKET", "StoredCodes"]
 
-PER_PROBE = 16  # newest rows read from each probed bucket
+PER_BUCKET = 16  # newest rows a bucket keeps (and a lookup reads)
 _CHUNK = 16_384  # rows coded at a time when a namespace is caught up
 
 
@@ -74,11 +77,50 @@ class StoredCodes:
         PortableNearCodes.coded(tx, slice_id, upto - 1)
         return slice_id
 
-    def candidates(self, conn: Connection, slice_id: int, queries: np.ndarray) -> list[np.ndarray]:
-        """For each query, the sorted rowids found in its probed buckets."""
+    def candidates(self, conn: Connection, slice_id: int, queries: np.ndarray, *,
+                   prune: bool = False) -> list[np.ndarray]:
+        """For each query, the sorted rowids of the ``PER_BUCKET`` newest rows of each of
+        its probed buckets; with ``prune`` (inside a write) a bucket found fuller loses
+        its older rows, so that no lookup reads more than that many rows a bucket."""
         probes = self.hasher(queries.shape[1]).probes(queries).astype(np.int64)
         bands = (np.arange(probes.shape[1], dtype=np.int64) << BITS)[None, :, None]
         keys = (probes + bands).reshape(len(queries), -1)
-        return [np.unique(np.asarray(PortableNearCodes.newest(conn, slice_id, k.tolist(),
-                                                                PER_PROBE), np.int64))
-                for k in keys]
+        out: list[np.ndarray] = []
+        cuts: dict[int, int] = {}
+        for wanted in keys:
+            rows = np.asarray(PortableNearCodes.found(conn, slice_id, np.unique(wanted).tolist()),
+                              np.int64).reshape(-1, 2)
+            order = np.lexsort((-rows[:, 1], rows[:, 0]))  # by key, newest first
+            rows = rows[order]
+            present, starts, counts = np.unique(rows[:, 0], return_index=True,
+                                                return_counts=True)
+            rank = np.arange(len(rows)) - np.repeat(starts, counts)
+            kept = rows[rank < PER_BUCKET]
+            full = counts > PER_BUCKET
+            for key, start in zip(present[full].tolist(), starts[full].tolist(), strict=True):
+                cuts[key] = int(rows[start + PER_BUCKET - 1, 1])
+            out.append(np.unique(kept[:, 1]))
+        if prune and cuts:
+            PortableNearCodes.prune(conn, slice_id, cuts.items())
+        return out
+
+    def similar(self, conn: Connection, slice_id: int, cached: Any, queries: np.ndarray,
+                threshold: float, below: int, *, prune: bool = False,
+                ) -> list[tuple[int, int, float]]:
+        """(query index, rowid, cosine >= threshold) over the rows found that the mirror
+        slice ``cached`` holds below ``below``, scored as its own ``similar`` scores."""
+        view = cached.view
+        rowids = view.rowids[: view.size]
+        out: list[tuple[int, int, float]] = []
+        if not len(rowids):
+            return out
+        for j, found in enumerate(self.candidates(conn, slice_id, queries, prune=prune)):
+            found = found[found < below]
+            at = np.minimum(np.searchsorted(rowids, found), len(rowids) - 1)
+            at = at[rowids[at] == found]  # rows above the mirror: the caller reads them
+            if not len(at):
+                continue
+            scores = cached.scores_at(at, queries[j])
+            hit = np.flatnonzero(scores >= threshold)
+            out.extend((j, int(rowids[at[h]]), float(scores[h])) for h in hit.tolist())
+        return out

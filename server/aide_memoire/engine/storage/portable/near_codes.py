@@ -38,15 +38,17 @@ class PortableNearCodes:
                        "ON CONFLICT DO NOTHING", rows)
 
     @staticmethod
-    def newest(conn: Connection, slice_id: int, keys: Sequence[int], per_key: int) -> list[int]:
-        """Rowids of at most ``per_key`` newest rows under each key (one statement: a
-        probe's cost is a bounded read of the primary key, whatever the store's size)."""
+    def found(conn: Connection, slice_id: int, keys: Sequence[int]) -> list[tuple[int, int]]:
+        """(key, memory rowid) of every row under ``keys`` (one probe of the primary key
+        each; the buckets are kept small by ``prune``)."""
         if not keys:
             return []
-        part = ("SELECT r FROM (SELECT memory_rowid AS r FROM near_codes WHERE slice = ? "
-                "AND code = ? ORDER BY memory_rowid DESC LIMIT ?) AS p{}")
-        sql = " UNION ALL ".join(part.format(i) for i in range(len(keys)))
-        params: list[int] = []
-        for key in keys:
-            params += [slice_id, key, per_key]
-        return [int(r[0]) for r in conn.execute(sql, params).fetchall()]
+        sql = (f"SELECT code, memory_rowid FROM near_codes WHERE slice = ? AND code IN "
+               f"({', '.join('?' * len(keys))})")
+        return [(int(k), int(r)) for k, r in conn.execute(sql, [slice_id, *keys]).fetchall()]
+
+    @staticmethod
+    def prune(tx: Connection, slice_id: int, cuts: Iterable[tuple[int, int]]) -> None:
+        """Drop each (key, rowid)'s rows below that rowid: a bucket keeps its newest."""
+        tx.executemany("DELETE FROM near_codes WHERE slice = ? AND code = ? "
+                       "AND memory_rowid < ?", [(slice_id, k, r) for k, r in cuts])
