@@ -219,6 +219,7 @@ def _near_cost(n: int, rng: Any, db: Any) -> dict[str, Any]:
     cpu = time.process_time()
     with db.write() as tx:
         slice_id = codes.catch_up(tx, space, "ns", found, None, n + 1)
+    assert slice_id is not None  # a mirror slice was given
     build = time.process_time() - cpu
     conn = db.conn()
     codes.similar(conn, slice_id, found, batch[:1], 0.92, 2**62)  # statement cache warm

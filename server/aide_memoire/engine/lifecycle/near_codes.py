@@ -3,7 +3,7 @@ neither on the namespace's size nor on how long the process has run.
 
 Each checked row gets ``TABLES`` codes of ``BITS`` sign bits (near_index.Hasher, a
 fixed seed: every process and the store hash alike), written in the row's own
-transaction (schema step 17). A batch's rows look up their probed buckets by the
+transaction (schema step 16). A batch's rows look up their probed buckets by the
 primary key; a bucket keeps its ``PER_BUCKET`` newest rows (a lookup inside a write
 prunes the older ones of a fuller bucket), so a lookup reads a bounded number of rows
 whatever the store's size. Only the rows found are scored, exactly, from the vector

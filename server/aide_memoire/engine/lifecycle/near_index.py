@@ -16,7 +16,7 @@ Codes are kept per table in two sorted runs, a big one and a small one new rows 
 into (merged into the big one when it reaches a sixteenth of it): adding a row costs a
 bounded amortised number of copies, a lookup two binary searches per probe. The write
 path no longer builds this in memory: it keeps the same codes in the store
-(near_codes.py, schema step 17); this index remains what the bench measures them by.
+(near_codes.py, schema step 16); this index remains what the bench measures them by.
 """
 
 from __future__ import annotations

@@ -610,7 +610,7 @@ END
 # process looks a batch's rows up by the primary key instead of building an index over
 # the namespace's vectors first (4 s of CPU at 1M rows, in every process). A store's
 # existing rows get theirs on the first checked write of their namespace (coded_to).
-_V17 = """
+_V16 = """
 CREATE TABLE near_code_slices (
     id INTEGER PRIMARY KEY,
     space TEXT NOT NULL,
@@ -665,5 +665,5 @@ STEPS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     # in the background at first use (no block state yet: stale, never read).
     (14, "vector blocks", _run(_V14)),
     (15, "indexes for forgetting at size", _run(_V15, triggers=True)),
-    (17, "near-duplicate codes", _run(_V17, triggers=True)),
+    (16, "near-duplicate codes", _run(_V16, triggers=True)),
 )

@@ -1,4 +1,4 @@
-"""``near_codes``: the near-duplicate check's hashing codes kept in the store (step 17).
+"""``near_codes``: the near-duplicate check's hashing codes kept in the store (step 16).
 
 A slice is one (embedding space, namespace); ``coded_to`` is the rowid up to which every
 row of the slice's deduplicated kinds has its codes. A code row is (slice, band << 16 |
