@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.lifecycle import dedup, near_index
+from aide_memoire.engine.lifecycle import dedup, near_codes, near_index
 from aide_memoire.engine.lifecycle.near_codes import StoredCodes
 from aide_memoire.engine.lifecycle.near_index import TABLES, NearIndex
 from aide_memoire.engine.recall.mirror import _Slice
@@ -102,6 +102,47 @@ def test_the_stored_codes_give_the_pairs_and_scores_of_the_scan(tmp_path: Path) 
     want = found.similar(queries, THRESHOLD, below, KINDS)
     assert set(got) == {(j, r) for j, r, _ in want}
     assert len(want) > 40
+
+
+def test_catching_up_a_crowded_namespace_codes_each_bucket_s_newest_rows_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows of one crowd share buckets: a caught-up bucket holds the PER_BUCKET newest of
+    them, across the mirror's chunks and the rows above the mirror, and no older one."""
+    monkeypatch.setattr(near_codes, "_CHUNK", 64)  # several chunks, newest first
+    rng = np.random.default_rng(11)
+    base = _unit(rng.standard_normal((1, 384)))
+    crowd = _near(rng, np.repeat(base, 300, axis=0),
+                  rng.uniform(0.995, 0.999, 300).astype(np.float32))
+    rows = np.vstack([_background(rng, 200), crowd])
+    order = rng.permutation(len(rows))  # the crowd spread over the rowids
+    rows = rows[order]
+    found = _slice(rows[:400])
+    extra = (np.arange(401, len(rows) + 1, dtype=np.int64), rows[400:])
+    codes = StoredCodes(KINDS)
+    coded = np.vstack([found.view.vectors.rows(0, 400).astype(np.float32), rows[400:]])
+    keys = (codes.hasher(384).codes(coded).astype(np.int64)
+            + (np.arange(TABLES, dtype=np.int64) << near_index.BITS)[None, :])
+    want: dict[int, list[int]] = {}
+    for rowid, row_keys in enumerate(keys.tolist(), start=1):
+        for key in row_keys:
+            want.setdefault(key, []).append(rowid)
+    want = {k: sorted(v)[-near_codes.PER_BUCKET:] for k, v in want.items()}
+    assert max(len(v) for v in want.values()) == near_codes.PER_BUCKET  # crowded
+    with _codes_store(tmp_path) as memory, memory.internals.db.write() as tx:
+        slice_id = codes.catch_up(tx, "space", "ns", found, extra, len(rows) + 1)
+        assert slice_id is not None
+        got: dict[int, list[int]] = {}
+        for key, rowid in tx.execute("SELECT code, memory_rowid FROM near_codes WHERE "
+                                     "slice = ? ORDER BY code, memory_rowid", (slice_id,)):
+            got.setdefault(int(key), []).append(int(rowid))
+        # A crowd's query finds the newest crowd rows, as before any pruning.
+        query = crowd[:1]
+        newest = {int(order_rowid) for order_rowid in
+                  np.flatnonzero(order >= 200)[-near_codes.PER_BUCKET:] + 1}
+        assert newest <= set(codes.candidates(tx, slice_id, query)[0].tolist())
+    assert got == want
+    assert sum(map(len, got.values())) < TABLES * len(rows) * 0.8  # the crowd was cut
 
 
 def test_a_near_duplicate_is_found_by_a_new_process_from_the_codes_alone(

@@ -4,14 +4,14 @@ neither on the namespace's size nor on how long the process has run.
 Each checked row gets ``TABLES`` codes of ``BITS`` sign bits (near_index.Hasher, a
 fixed seed: every process and the store hash alike), written in the row's own
 transaction (schema step 16). A batch's rows look up their probed buckets by the
-primary key; a bucket keeps its ``PER_BUCKET`` newest rows (a lookup inside a write
-prunes the older ones of a fuller bucket), so a lookup reads a bounded number of rows
-whatever the store's size. Only the rows found are scored, exactly, from the vector
-mirror: a pair found has the score the full scan gives it; what the bound can do is miss
-one whose buckets all filled with newer rows (measured against the scan in
-docs/benchmarks.md, "issue 28 item 4, round 8"). A namespace's rows stored before the
-step, or by a writer that skips the check (the bulk loader), are coded on its next
-checked write.
+primary key; a bucket keeps its ``PER_BUCKET`` newest rows (catching a namespace up
+writes no more; a lookup inside a write prunes the older ones of a fuller bucket), so a
+lookup reads a bounded number of rows whatever the store's size. Only the rows found are
+scored, exactly, from the vector mirror: a pair found has the score the full scan gives
+it; what the bound can do is miss one whose buckets all filled with newer rows (measured
+against the scan in docs/benchmarks.md, "Issue 28, round 9: ingest"). A namespace's rows
+stored before the step, or by a writer that skips the check (the bulk loader), are coded
+on its next checked write.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 
 from ..storage.portable.near_codes import PortableNearCodes
 from ..storage.protocol import Connection
-from .near_index import BITS, Hasher
+from .near_index import BITS, TABLES, Hasher
 
 __all__ = ["PER_BUCKET", "StoredCodes"]
 
@@ -43,16 +43,21 @@ class StoredCodes:
             self._hashers[dim] = Hasher(dim)
         return self._hashers[dim]
 
-    def add(self, tx: Connection, slice_id: int, rowids: np.ndarray, vectors: np.ndarray) -> None:
+    def add(self, tx: Connection, slice_id: int, rowids: np.ndarray, vectors: np.ndarray,
+            held: np.ndarray | None = None) -> None:
+        """Codes of ``rowids``. With ``held`` (rows each key already got, newer ones
+        first: see catch_up) only a key's ``PER_BUCKET`` newest are written."""
         if not len(rowids):
             return
         codes = self.hasher(vectors.shape[1]).codes(vectors).astype(np.int64)
-        keys = codes + (np.arange(codes.shape[1], dtype=np.int64) << BITS)[None, :]
-        order = np.argsort(keys, axis=None, kind="stable")  # b-tree order: appends
-        flat_rows = np.repeat(np.asarray(rowids, np.int64), codes.shape[1])
+        keys = (codes + (np.arange(codes.shape[1], dtype=np.int64) << BITS)[None, :]).ravel()
+        rows = np.repeat(np.asarray(rowids, np.int64), codes.shape[1])
+        if held is not None:
+            keep = _newest(keys, rows, held)
+            keys, rows = keys[keep], rows[keep]
+        order = np.argsort(keys, kind="stable")  # b-tree order: appends
         PortableNearCodes.add(tx, ((slice_id, int(k), int(r)) for k, r in
-                                   zip(keys.ravel()[order].tolist(),
-                                       flat_rows[order].tolist(), strict=True)))
+                                   zip(keys[order].tolist(), rows[order].tolist(), strict=True)))
 
     def catch_up(self, tx: Connection, space: str, namespace: str, cached: Any,
                  extra: tuple[np.ndarray, np.ndarray] | None, upto: int) -> int | None:
@@ -64,16 +69,20 @@ class StoredCodes:
             return slice_id
         if cached is None:
             return None
+        # Newest rows first, each bucket's count kept: a bucket gets only the rows a
+        # lookup would keep of it (a crowded namespace's older rows are never written,
+        # rather than pruned later, a few thousand at a time, by the writes that find them).
+        held = np.zeros(TABLES << BITS, np.int32)
+        if extra is not None and len(extra[0]):
+            keep = extra[0] > coded_to
+            self.add(tx, slice_id, extra[0][keep], extra[1][keep], held)
         view = cached.view
         start = int(np.searchsorted(view.rowids[: view.size], coded_to, "right"))
         rows = cached.kind_rows(self.kinds, start, view.size)
-        for first in range(0, len(rows), _CHUNK):
+        for first in reversed(range(0, len(rows), _CHUNK)):
             part = rows[first : first + _CHUNK]
             vectors = view.vectors.rows(int(part[0]), int(part[-1]) + 1)[part - part[0]]
-            self.add(tx, slice_id, view.rowids[part], vectors)
-        if extra is not None and len(extra[0]):
-            keep = extra[0] > coded_to
-            self.add(tx, slice_id, extra[0][keep], extra[1][keep])
+            self.add(tx, slice_id, view.rowids[part], vectors, held)
         PortableNearCodes.coded(tx, slice_id, upto - 1)
         return slice_id
 
@@ -124,3 +133,16 @@ class StoredCodes:
             hit = np.flatnonzero(scores >= threshold)
             out.extend((j, int(rowids[at[h]]), float(scores[h])) for h in hit.tolist())
         return out
+
+
+def _newest(keys: np.ndarray, rows: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """Which (key, row) pairs are among their key's ``PER_BUCKET`` newest, given ``held``
+    rows per key already kept (all newer than these); ``held`` is updated."""
+    order = np.lexsort((-rows, keys))
+    ordered = keys[order]
+    _, starts, counts = np.unique(ordered, return_index=True, return_counts=True)
+    rank = np.arange(len(ordered)) - np.repeat(starts, counts)
+    keep = np.empty(len(keys), bool)
+    keep[order] = rank + held[ordered] < PER_BUCKET
+    held += np.bincount(keys, minlength=len(held)).astype(np.int32)
+    return keep
