@@ -23,9 +23,11 @@ size; the ratio to the smallest size is printed.
 
 ``--parts`` measures the parts of a write that could grow with the store, alone and
 without the model, at each size: the near-duplicate check of a batch of 100 (the full
-scan and the hashing index, CPU and pairs found; stored rows are topic mixtures, unit
+scan and the codes kept in the store, CPU and pairs found; stored rows are topic mixtures, unit
 vectors sharing structure as one namespace's texts do), one audit event with that many
-events in the log, and the facts pairing's candidate query with that many term rows.
+events in the log, and the facts pairing's candidate query with that many term rows;
+then the same check in a crowded namespace (rows of 12 topics) for duplicates of its
+oldest tenth: how often the bound on a bucket's rows loses the row duplicated.
 """
 
 from __future__ import annotations
@@ -115,9 +117,12 @@ def run_sizes(home: Path, sizes: list[int], *, batch: int, probe: int, seed: int
                                         composer.vectors(items)))
             # One small write first: the rows just bulk-loaded enter the vector mirror
             # (a one-off load a long-running process pays once, not a write's cost).
+            # It also codes those rows for the near-duplicate check (once per store).
             warm = [make_item(item_rng(seed, n), n) for n in range(count, count + 10)]
+            warm_wall, warm_cpu = time.perf_counter(), time.thread_time()
             memory.store_many([{"content": it["content"], "tags": it["tags"]} for it in warm],
                               namespace=namespace)
+            warm_wall, warm_cpu = time.perf_counter() - warm_wall, time.thread_time() - warm_cpu
             count += len(warm)
             for part in spent.values():
                 part.clear()
@@ -138,7 +143,8 @@ def run_sizes(home: Path, sizes: list[int], *, batch: int, probe: int, seed: int
             rows.append({"size": size, "notes": written, "notes_per_s": written / wall,
                          "batch_per_s_p50": percentile(rates, 50),
                          "notes_per_thread_cpu_s": written / cpu,
-                         "cpu_ms_per_note": stages, "load_average": os.getloadavg()})
+                         "cpu_ms_per_note": stages, "warm_write_s": warm_wall,
+                         "warm_write_thread_cpu_s": warm_cpu, "load_average": os.getloadavg()})
     first = rows[0]
     for row in rows:
         row["rate_vs_first"] = row["notes_per_s"] / first["notes_per_s"]
@@ -176,32 +182,41 @@ def run(path: Path, home: Path, *, extract: bool, limit: int | None = None) -> d
     }
 
 
-def _mixture(rng: Any, n: int) -> Any:
-    """Unit vectors mixing 3 of 300 topics plus noise (see --parts)."""
+def _mixture(rng: Any, n: int, topics: Any = None) -> Any:
+    """Unit vectors mixing 3 topics plus noise (see --parts): of 300 drawn afresh, or
+    of the ``topics`` given (a few of them: a crowded namespace)."""
     import numpy as np
 
-    topics = rng.standard_normal((300, 384)).astype(np.float32)
-    topics /= np.linalg.norm(topics, axis=1, keepdims=True)
+    if topics is None:
+        topics = rng.standard_normal((300, 384)).astype(np.float32)
+        topics /= np.linalg.norm(topics, axis=1, keepdims=True)
     weights = rng.exponential(size=(n, 3)).astype(np.float32)
-    mixed = (topics[rng.integers(0, 300, size=(n, 3))] * weights[..., None]).sum(axis=1)
+    mixed = (topics[rng.integers(0, len(topics), size=(n, 3))] * weights[..., None]).sum(axis=1)
     mixed += 0.03 * rng.standard_normal((n, 384)).astype(np.float32)
     out = mixed / np.linalg.norm(mixed, axis=1, keepdims=True)
     return out.astype(np.float32)
 
 
-def _near_cost(n: int, rng: Any) -> dict[str, Any]:
+def _near_cost(n: int, rng: Any, db: Any, *, crowd: int = 0) -> dict[str, Any]:
+    """The check of 50 near duplicates of stored rows and 50 new rows, by the scan and by
+    the codes. With ``crowd`` the rows mix that few topics and the duplicated rows are
+    the oldest tenth: whether a bucket's bound loses an old row among many newer ones."""
     import numpy as np
 
     from aide_memoire.engine.lifecycle.dedup import DEDUP_KINDS
-    from aide_memoire.engine.lifecycle.near_index import SliceIndexes
+    from aide_memoire.engine.lifecycle.near_codes import StoredCodes
     from aide_memoire.engine.recall.mirror import _Slice
 
+    topics = None
+    if crowd:
+        topics = rng.standard_normal((crowd, 384)).astype(np.float32)
+        topics /= np.linalg.norm(topics, axis=1, keepdims=True)
     found = _Slice(384)
     for start in range(0, n, 16_384):
-        rows = _mixture(rng, min(16_384, n - start))
+        rows = _mixture(rng, min(16_384, n - start), topics)
         found.append([(start + i + 1, v.tobytes(), None, None, "note")
                       for i, v in enumerate(rows)], None)
-    picked = rng.choice(n, 50, replace=False)
+    picked = rng.choice(max(50, n // 10) if crowd else n, 50, replace=False)
     base = np.vstack([found.view.vectors.rows(int(i), int(i) + 1) for i in picked])
     base = base.astype(np.float32) / np.linalg.norm(base.astype(np.float32), axis=1,
                                                     keepdims=True)
@@ -209,22 +224,30 @@ def _near_cost(n: int, rng: Any) -> dict[str, Any]:
     noise -= (noise * base).sum(axis=1, keepdims=True) * base
     noise /= np.linalg.norm(noise, axis=1, keepdims=True)
     cosine = rng.uniform(0.92, 0.99, size=(50, 1)).astype(np.float32)
-    batch = np.vstack([base * cosine + noise * np.sqrt(1 - cosine**2), _mixture(rng, 50)])
-    indexes = SliceIndexes(DEDUP_KINDS)
+    batch = np.vstack([base * cosine + noise * np.sqrt(1 - cosine**2),
+                       _mixture(rng, 50, topics)])
+    codes = StoredCodes(DEDUP_KINDS)
+    space = f"bench-{n}-{crowd}"  # a slice of its own per size
     cpu = time.process_time()
-    indexes.similar(("bench", "ns"), found, batch[:1], 0.92, 2**62)
+    with db.write() as tx:
+        slice_id = codes.catch_up(tx, space, "ns", found, None, n + 1)
+    assert slice_id is not None  # a mirror slice was given
     build = time.process_time() - cpu
+    conn = db.conn()
+    codes.similar(conn, slice_id, found, batch[:1], 0.92, 2**62)  # statement cache warm
     cpu = time.process_time()
-    got = indexes.similar(("bench", "ns"), found, batch, 0.92, 2**62)
+    got = codes.similar(conn, slice_id, found, batch, 0.92, 2**62)
     index_s = time.process_time() - cpu
     cpu = time.process_time()
     want = found.similar(batch, 0.92, 2**62, DEDUP_KINDS)
     scan_s = time.process_time() - cpu
     pairs = {(j, r) for j, r, _ in want}
-    return {"near_scan_cpu_s": scan_s, "near_index_cpu_s": index_s,
-            "near_index_build_cpu_s": build, "near_pairs_scan": len(pairs),
-            "near_pairs_index": len(pairs & {(j, r) for j, r, _ in got}),
-            "near_index_used": indexes._entries[("bench", "ns")].near is not None}
+    by_codes = pairs & {(j, r) for j, r, _ in got}
+    sources = {(j, int(i) + 1) for j, i in enumerate(picked.tolist())}  # rowid = index + 1
+    return {"near_scan_cpu_s": scan_s, "near_codes_cpu_s": index_s,
+            "near_codes_catch_up_cpu_s": build, "near_pairs_scan": len(pairs),
+            "near_pairs_codes": len(by_codes), "near_sources_scan": len(sources & pairs),
+            "near_sources_codes": len(sources & by_codes)}
 
 
 def run_parts(home: Path, sizes: list[int]) -> dict[str, Any]:
@@ -243,7 +266,8 @@ def run_parts(home: Path, sizes: list[int]) -> dict[str, Any]:
         db = memory.internals.db
         events = terms = 0
         for size in sizes:
-            row: dict[str, Any] = {"size": size, **_near_cost(size, rng)}
+            row: dict[str, Any] = {"size": size, **_near_cost(size, rng, db)}
+            row["crowded_old"] = _near_cost(size, rng, db, crowd=12)
             with db.write() as tx:
                 for n in range(events, size):
                     audit.append_event(tx, actor="bench", action="store", namespace="b",
@@ -293,12 +317,16 @@ def main() -> None:
         for row in parts["sizes"]:
             print(f"{row['size']:>9,}: near duplicates of 100 new rows: scan "
                   f"{row['near_scan_cpu_s']:.3f} s CPU, "
-                  f"{'index' if row['near_index_used'] else 'engine (scans: small)'} "
-                  f"{row['near_index_cpu_s']:.3f} s "
-                  f"(built once {row['near_index_build_cpu_s']:.2f} s), pairs "
-                  f"{row['near_pairs_index']}/{row['near_pairs_scan']}; audit event "
+                  f"stored codes {row['near_codes_cpu_s']:.3f} s "
+                  f"(coded once per store {row['near_codes_catch_up_cpu_s']:.2f} s), pairs "
+                  f"{row['near_pairs_codes']}/{row['near_pairs_scan']}; audit event "
                   f"{row['audit_us_per_event']:.0f} us; pairing query "
                   f"{row['pairing_query_us']:.0f} us (load {row['load_average'][0]:.1f})")
+            crowd = row["crowded_old"]
+            print(f"{'':>11}crowded (12 topics), duplicates of the oldest tenth: the row "
+                  f"duplicated found {crowd['near_sources_codes']}/{crowd['near_sources_scan']}"
+                  f", pairs {crowd['near_pairs_codes']}/{crowd['near_pairs_scan']}, stored "
+                  f"codes {crowd['near_codes_cpu_s']:.3f} s, scan {crowd['near_scan_cpu_s']:.3f} s")
         print(json.dumps(parts))
         write_json(args.json, parts)
         return

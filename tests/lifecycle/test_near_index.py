@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from aide_memoire import Memory
-from aide_memoire.engine.lifecycle import near_index
-from aide_memoire.engine.lifecycle.near_index import NearIndex, SliceIndexes
+from aide_memoire.engine.lifecycle import dedup, near_codes, near_index
+from aide_memoire.engine.lifecycle.near_codes import StoredCodes
+from aide_memoire.engine.lifecycle.near_index import TABLES, NearIndex
 from aide_memoire.engine.recall.mirror import _Slice
 
 from .conftest import settings
@@ -63,10 +64,17 @@ def test_rows_at_or_above_the_threshold_are_candidates(band: tuple[float, float]
     assert np.median([len(c) for c in found]) < len(rows) / 50
 
 
-def test_the_index_gives_the_pairs_and_scores_of_the_scan(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(near_index, "INDEX_FROM", 1_000)
+def _coded(memory: Memory) -> int:
+    with memory.internals.db.read() as conn:
+        return int(conn.execute("SELECT count(DISTINCT memory_rowid) FROM near_codes"
+                                ).fetchone()[0])
+
+
+def _codes_store(tmp_path: Path) -> Memory:
+    return Memory(settings=settings(tmp_path))
+
+
+def test_the_stored_codes_give_the_pairs_and_scores_of_the_scan(tmp_path: Path) -> None:
     rng = np.random.default_rng(7)
     rows = _background(rng, 3_000)
     kinds = [("turn" if i % 5 == 0 else "note") for i in range(len(rows))]
@@ -74,48 +82,100 @@ def test_the_index_gives_the_pairs_and_scores_of_the_scan(
     picked = rng.choice(len(rows), 80, replace=False)
     queries = np.vstack([_near(rng, rows[picked], rng.uniform(0.9, 1.0, 80).astype(np.float32)),
                          _background(rng, 20)])
-    indexes = SliceIndexes(KINDS)
+    codes = StoredCodes(KINDS)
     below = 2_500  # rows at or above it are the batch's own: never candidates
-    got = indexes.similar(("space", "ns"), found, queries, THRESHOLD, below)
-    assert indexes._entries[("space", "ns")].near is not None  # the index answered
+    with _codes_store(tmp_path) as memory, memory.internals.db.write() as tx:
+        slice_id = codes.catch_up(tx, "space", "ns", found, None, below)
+        assert slice_id is not None
+        stored = tx.execute("SELECT count(*), count(DISTINCT memory_rowid) FROM near_codes "
+                            "WHERE slice = ?", (slice_id,)).fetchone()
+        assert tuple(stored) == (TABLES * kinds.count("note"), kinds.count("note"))
+        # Caught up: a second call codes nothing more.
+        assert codes.catch_up(tx, "space", "ns", found, None, below) == slice_id
+        assert tx.execute("SELECT count(*) FROM near_codes").fetchone()[0] == stored[0]
+        got = []
+        rowids = found.view.rowids[: found.view.size]
+        for j, rowid_set in enumerate(codes.candidates(tx, slice_id, queries)):
+            at = np.searchsorted(rowids, rowid_set[rowid_set < below])
+            scores = found.scores_at(at, queries[j])
+            got += [(j, int(rowids[at[h]])) for h in np.flatnonzero(scores >= THRESHOLD)]
     want = found.similar(queries, THRESHOLD, below, KINDS)
-    assert {(j, r) for j, r, _ in got} == {(j, r) for j, r, _ in want}
+    assert set(got) == {(j, r) for j, r, _ in want}
     assert len(want) > 40
-    scores = {(j, r): s for j, r, s in want}
-    assert all(abs(s - scores[(j, r)]) < 1e-5 for j, r, s in got)
-
-    # Rows appended to the slice afterwards are indexed on the next check.
-    more = _near(rng, rows[:10], np.full(10, 0.97, np.float32))
-    found.append([(len(rows) + 1 + i, v.tobytes(), None, None, "note")
-                  for i, v in enumerate(more)], None)
-    got = indexes.similar(("space", "ns"), found, more, THRESHOLD, 10**9)
-    want = found.similar(more, THRESHOLD, 10**9, KINDS)
-    assert {(j, r) for j, r, _ in got} == {(j, r) for j, r, _ in want}
-    assert all(any(r == len(rows) + 1 + j for jj, r, _ in got if jj == j) for j in range(10))
 
 
-def test_a_dense_namespace_and_a_small_one_are_scanned(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(near_index, "INDEX_FROM", 1_000)
-    rng = np.random.default_rng(3)
-    centre = _unit(rng.standard_normal((1, 384)))
-    dense = _near(rng, np.repeat(centre, 2_000, axis=0), np.full(2_000, 0.9, np.float32))
-    indexes = SliceIndexes(KINDS)
-    found = _slice(dense)
-    queries = dense[:5]
-    got = indexes.similar(("s", "dense"), found, queries, THRESHOLD, 10**9)
-    want = found.similar(queries, THRESHOLD, 10**9, KINDS)
-    assert sorted(got) == sorted(want)
-    small = _slice(dense[:500])
-    assert sorted(indexes.similar(("s", "small"), small, queries, THRESHOLD, 10**9)) == sorted(
-        small.similar(queries, THRESHOLD, 10**9, KINDS))
-    assert indexes._entries[("s", "small")].near is None
+def test_catching_up_a_crowded_namespace_codes_each_bucket_s_newest_rows_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows of one crowd share buckets: a caught-up bucket holds the PER_BUCKET newest of
+    them, across the mirror's chunks and the rows above the mirror, and no older one."""
+    monkeypatch.setattr(near_codes, "_CHUNK", 64)  # several chunks, newest first
+    rng = np.random.default_rng(11)
+    base = _unit(rng.standard_normal((1, 384)))
+    crowd = _near(rng, np.repeat(base, 300, axis=0),
+                  rng.uniform(0.995, 0.999, 300).astype(np.float32))
+    rows = np.vstack([_background(rng, 200), crowd])
+    order = rng.permutation(len(rows))  # the crowd spread over the rowids
+    rows = rows[order]
+    found = _slice(rows[:400])
+    extra = (np.arange(401, len(rows) + 1, dtype=np.int64), rows[400:])
+    codes = StoredCodes(KINDS)
+    coded = np.vstack([found.view.vectors.rows(0, 400).astype(np.float32), rows[400:]])
+    keys = (codes.hasher(384).codes(coded).astype(np.int64)
+            + (np.arange(TABLES, dtype=np.int64) << near_index.BITS)[None, :])
+    want: dict[int, list[int]] = {}
+    for rowid, row_keys in enumerate(keys.tolist(), start=1):
+        for key in row_keys:
+            want.setdefault(key, []).append(rowid)
+    want = {k: sorted(v)[-near_codes.PER_BUCKET:] for k, v in want.items()}
+    assert max(len(v) for v in want.values()) == near_codes.PER_BUCKET  # crowded
+    with _codes_store(tmp_path) as memory, memory.internals.db.write() as tx:
+        slice_id = codes.catch_up(tx, "space", "ns", found, extra, len(rows) + 1)
+        assert slice_id is not None
+        got: dict[int, list[int]] = {}
+        for key, rowid in tx.execute("SELECT code, memory_rowid FROM near_codes WHERE "
+                                     "slice = ? ORDER BY code, memory_rowid", (slice_id,)):
+            got.setdefault(int(key), []).append(int(rowid))
+        # A crowd's query finds the newest crowd rows, as before any pruning.
+        query = crowd[:1]
+        newest = {int(order_rowid) for order_rowid in
+                  np.flatnonzero(order >= 200)[-near_codes.PER_BUCKET:] + 1}
+        assert newest <= set(codes.candidates(tx, slice_id, query)[0].tolist())
+    assert got == want
+    assert sum(map(len, got.values())) < TABLES * len(rows) * 0.8  # the crowd was cut
+
+
+def test_a_near_duplicate_is_found_by_a_new_process_from_the_codes_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(near_index, "INDEX_FROM", 20)
+    monkeypatch.setattr(dedup, "INDEX_FROM", 20)
+    ns = "project:codes"
+    with Memory(settings=settings(tmp_path)) as memory:
+        first = memory.store("The staging cluster is rebuilt from scratch every Sunday.",
+                             namespace=ns)
+        memory.store_many([{"content": f"Team {w} reviews its alerts on {d}."}
+                           for w, d in zip(["red", "blue", "green", "grey", "gold", "teal",
+                                            "navy", "pink", "lime", "rust", "sand", "plum",
+                                            "jade", "ruby", "onyx", "opal", "mint", "sage",
+                                            "iris", "coal"],
+                                           ["Monday", "Tuesday"] * 10, strict=True)],
+                          namespace=ns)
+        assert _coded(memory) == 21
+    with Memory(settings=settings(tmp_path)) as fresh:
+        again = fresh.store("The staging cluster is rebuilt from scratch each Sunday.",
+                            namespace=ns)
+        assert [(lk["kind"], lk["target"]) for lk in fresh.links(again)] == [
+            ("near_duplicate", first)]
+        assert _coded(fresh) == 22
+        fresh.forget(first, namespace=ns)
+        assert _coded(fresh) == 21
 
 
 def test_a_near_duplicate_is_linked_through_the_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(near_index, "INDEX_FROM", 20)
-    monkeypatch.setattr(near_index, "DENSE_SHARE", 1)  # 21 rows: never fall back to the scan
+    monkeypatch.setattr(dedup, "INDEX_FROM", 20)
     ns = "project:big"
     with Memory(settings=settings(tmp_path)) as memory:
         first = memory.store("Backups of the main database run every night at 2am.",
@@ -129,7 +189,10 @@ def test_a_near_duplicate_is_linked_through_the_index(
         memory.recall("database backups", namespace=ns)  # the mirror holds the namespace
         again = memory.store("Backups of the main database run every night at 2 am.",
                              namespace=ns)
-        dedup = dict(memory.internals.context.pipeline.after_write)["near_duplicates"]
-        assert any(e.near is not None for e in dedup.indexes._entries.values())  # type: ignore[attr-defined]
+        assert "near_duplicates" in dict(memory.internals.context.pipeline.after_write)
+        with memory.internals.db.read() as conn:
+            coded_to = conn.execute("SELECT coded_to FROM near_code_slices WHERE namespace = ?",
+                                    (ns,)).fetchone()[0]
+        assert coded_to >= 22  # the codes answered
         assert [(lk["kind"], lk["target"]) for lk in memory.links(again)] == [
             ("near_duplicate", first)]

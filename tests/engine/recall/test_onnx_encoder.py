@@ -121,6 +121,23 @@ def test_an_int8_vector_depends_on_its_text_alone(cache: Path) -> None:
     assert float(np.abs(embedder.encode(MIXED)[4] - embedder.encode([MIXED[4]])[0]).max()) < 1e-6
 
 
+def test_the_int8_copy_runs_on_one_thread_with_the_vectors_of_two(cache: Path) -> None:
+    """One text at a time, one intra-op thread (faster on 2 cores): the same bits as the
+    session splitting each operator over two, so no stored vector moves."""
+    import onnxruntime as ort
+
+    encoder = _encoder(cache, int8=True)
+    assert encoder.session.get_session_options().intra_op_num_threads == 1
+    one = encoder.encode(MIXED, batch_size=16)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    onnx_path = cached_export(resolve_model(PACKAGED_MODEL), cache, int8=True,
+                              name=PACKAGED_MODEL)
+    encoder.session = ort.InferenceSession(str(onnx_path), options,
+                                           providers=["CPUExecutionProvider"])
+    assert np.array_equal(encoder.encode(MIXED, batch_size=16), one)
+
+
 def _copy_with_modules(tmp_path: Path, modules: list[dict[str, object]]) -> Path:
     source = Path(resolve_model(PACKAGED_MODEL))
     target = tmp_path / "odd-model"

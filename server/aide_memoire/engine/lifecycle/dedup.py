@@ -17,12 +17,14 @@ import numpy as np
 
 from ..core import clock
 from ..recall.mirror import VectorMirror
+from ..storage.portable.near_codes import PortableNearCodes
 from ..storage.portable.vectors import PortableVectorReads
 from ..storage.protocol import Connection
 from ..storage.store import NewRow, Written
 from ..trust import review
 from . import tiers
-from .near_index import SliceIndexes
+from .near_codes import StoredCodes
+from .near_index import INDEX_FROM
 
 if TYPE_CHECKING:
     from ..core.settings import Settings
@@ -167,8 +169,9 @@ class NearDuplicates:
         self.actor = actor
         self.mirror = mirror if mirror is not None else VectorMirror(store.vectors)
         self.db = db
-        # Big namespaces are checked through a hashing index, not a scan (near_index.py).
-        self.indexes = SliceIndexes(DEDUP_KINDS)
+        # Big namespaces are checked through hashing codes kept in the store, not a scan
+        # (near_codes.py).
+        self.codes = StoredCodes(DEDUP_KINDS)
 
     def live(self) -> bool:
         return self.settings.near_duplicate_policy != "off" and self.space() is not None
@@ -212,39 +215,61 @@ class NearDuplicates:
         for w in rows:
             by_namespace.setdefault(w.row.namespace, []).append(w)
         for namespace, batch in by_namespace.items():
-            self._check(tx, space.key, found, namespace, batch, vectors, first, policy)
+            coded = [w for w in written if w.row.namespace == namespace
+                     and w.row.kind in DEDUP_KINDS]
+            self._check(tx, space.key, found, namespace, batch, coded, vectors, first, policy)
 
     def _known(
         self, tx: Connection, key: str, table: str, namespace: str, query: np.ndarray, first: int,
         threshold: float,
-    ) -> list[tuple[int, int, float]]:
+    ) -> tuple[list[tuple[int, int, float]], int | None]:
         """(query index, rowid, cosine) of committed rows at or above the threshold: the
         mirror's (as last refreshed, never from this transaction), then the rows above
-        it and below the batch, read here."""
+        it and below the batch, read here; and the namespace's code slice once its rows
+        below the batch all have codes."""
         cached = self.mirror.cached(key, namespace)
-        self.indexes.forget(lambda k: self.mirror.cached(*k) is not None)
-        pairs = (self.indexes.similar((key, namespace), cached, query, threshold, first)
-                 if cached else [])
         above = cached.max_rowid if cached is not None else 0
+        pairs: list[tuple[int, int, float]] = []
+        extra = None
         if first - 1 > above:
             rowids, _, _, matrix = load_vectors(tx, table, namespace, above=above, below=first,
                                                 active_only=False)
             if len(rowids):
+                extra = (rowids, matrix)
                 block = matrix @ query.T
                 rows, cols = np.nonzero(block >= threshold)
                 pairs += [(int(c), int(rowids[r]), float(block[r, c]))
                           for r, c in zip(rows.tolist(), cols.tolist(), strict=True)]
-        return pairs
+        slice_id = self.codes.catch_up(tx, key, namespace, cached, extra, first)
+        if not cached:
+            return pairs, slice_id
+        if slice_id is None or cached.view.size < INDEX_FROM:
+            return pairs + list(cached.similar(query, threshold, first, DEDUP_KINDS)), slice_id
+        pairs += self.codes.similar(tx, slice_id, cached, query, threshold, first, prune=True)
+        return pairs, slice_id
+
+    def _code(self, tx: Connection, key: str, namespace: str, slice_id: int | None,
+              coded: list[Written], vectors: Any) -> None:
+        """The codes of the namespace's new rows of the checked kinds (the mirror's own
+        set: any status), and the slice's watermark past them once it was caught up."""
+        caught_up = slice_id is not None
+        if slice_id is None:
+            slice_id = PortableNearCodes.slice_of(tx, key, namespace)[0]
+        self.codes.add(tx, slice_id, np.array([w.rowid for w in coded], np.int64),
+                       np.asarray([vectors[w.index] for w in coded], dtype=np.float32))
+        if caught_up:
+            PortableNearCodes.coded(tx, slice_id, max(w.rowid for w in coded))
 
     def _check(
         self, tx: Connection, key: str, table: str, namespace: str, batch: list[Written],
-        vectors: Any, first: int, policy: str,
+        coded: list[Written], vectors: Any, first: int, policy: str,
     ) -> None:
         threshold = self.settings.near_duplicate_threshold
         query = np.asarray([vectors[w.index] for w in batch], dtype=np.float32)
         with _one_blas_thread():
-            old = self._known(tx, key, table, namespace, query, first, threshold)
+            old, slice_id = self._known(tx, key, table, namespace, query, first, threshold)
             own = query @ query.T
+            self._code(tx, key, namespace, slice_id, coded, vectors)
         by_query: dict[int, list[tuple[float, int]]] = {}
         for j, rowid, score in old:
             by_query.setdefault(j, []).append((score, rowid))

@@ -14,18 +14,18 @@ docs/benchmarks.md ("Ingest"), where the constants were chosen.
 
 Codes are kept per table in two sorted runs, a big one and a small one new rows merge
 into (merged into the big one when it reaches a sixteenth of it): adding a row costs a
-bounded amortised number of copies, a lookup two binary searches per probe.
+bounded amortised number of copies, a lookup two binary searches per probe. The write
+path no longer builds this in memory: it keeps the same codes in the store
+(near_codes.py, schema step 16); this index remains what the bench measures them by.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from itertools import combinations
-from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["BITS", "INDEX_FROM", "PROBE_BITS", "TABLES", "NearIndex", "SliceIndexes"]
+__all__ = ["BITS", "INDEX_FROM", "PROBE_BITS", "TABLES", "Hasher", "NearIndex"]
 
 TABLES = 8
 BITS = 16
@@ -61,8 +61,10 @@ class _Run:
         return owner, self.positions[starts + np.arange(total)]
 
 
-class NearIndex:
-    """Codes of added rows (each named by a caller's position, e.g. a mirror row index)."""
+class Hasher:
+    """``tables`` codes of ``bits`` sign bits of fixed random projections per vector, and
+    the probes of a query (its own code, then one or two of its least certain bits
+    flipped): the same in every process and in the store (lifecycle/near_codes.py)."""
 
     def __init__(self, dim: int, *, tables: int = TABLES, bits: int = BITS,
                  probe_bits: int = PROBE_BITS) -> None:
@@ -70,31 +72,58 @@ class NearIndex:
         self.tables, self.bits = tables, bits
         self.planes = rng.standard_normal((dim, tables * bits)).astype(np.float32)
         self.weights = (np.uint32(1) << np.arange(bits, dtype=np.uint32)).astype(np.uint32)
-        self.big = [_Run() for _ in range(tables)]
-        self.small = [_Run() for _ in range(tables)]
-        self.size = 0
-        flips = [(), *((i,) for i in range(probe_bits)), *combinations(range(probe_bits), 2)]
-        self._flips = flips  # indices into a query's least certain bits
+        self.flips = [(), *((i,) for i in range(probe_bits)), *combinations(range(probe_bits), 2)]
 
-    @property
-    def nbytes(self) -> int:
-        return sum(r.codes.nbytes + r.positions.nbytes for r in (*self.big, *self.small))
-
-    def _project(self, vectors: np.ndarray) -> np.ndarray:
+    def project(self, vectors: np.ndarray) -> np.ndarray:
         parts = [np.asarray(vectors[i : i + _CHUNK], np.float32) @ self.planes
                  for i in range(0, len(vectors), _CHUNK)]
         z = np.concatenate(parts) if parts else np.zeros((0, self.planes.shape[1]), np.float32)
         return z.reshape(len(vectors), self.tables, self.bits)
 
-    def _codes(self, z: np.ndarray) -> np.ndarray:
+    def codes_of(self, z: np.ndarray) -> np.ndarray:
+        """(rows, tables) codes of projections ``z``."""
         out: np.ndarray = ((z > 0).astype(np.uint32) * self.weights).sum(axis=2, dtype=np.uint32)
         return out
+
+    def codes(self, vectors: np.ndarray) -> np.ndarray:
+        """(rows, tables) codes (any positive scale of a vector hashes alike: int8 rows do)."""
+        return self.codes_of(self.project(vectors))
+
+    def probes(self, queries: np.ndarray) -> np.ndarray:
+        """(queries, tables, probes) codes each query looks up, its own code first."""
+        z = self.project(queries)
+        base = self.codes_of(z)
+        least = np.argsort(np.abs(z), axis=2)[:, :, : max(max(f, default=0)
+                                                          for f in self.flips) + 1]
+        probes = np.empty((len(queries), self.tables, len(self.flips)), np.uint32)
+        for p, flip in enumerate(self.flips):
+            mask = np.zeros(base.shape, np.uint32)
+            for i in flip:
+                mask |= self.weights[least[:, :, i]]
+            probes[:, :, p] = base ^ mask
+        return probes
+
+
+class NearIndex:
+    """Codes of added rows (each named by a caller's position, e.g. a mirror row index)."""
+
+    def __init__(self, dim: int, *, tables: int = TABLES, bits: int = BITS,
+                 probe_bits: int = PROBE_BITS) -> None:
+        self.hasher = Hasher(dim, tables=tables, bits=bits, probe_bits=probe_bits)
+        self.tables = tables
+        self.big = [_Run() for _ in range(tables)]
+        self.small = [_Run() for _ in range(tables)]
+        self.size = 0
+
+    @property
+    def nbytes(self) -> int:
+        return sum(r.codes.nbytes + r.positions.nbytes for r in (*self.big, *self.small))
 
     def add(self, positions: np.ndarray, vectors: np.ndarray) -> None:
         """Index rows (any positive scale of a vector hashes alike: int8 rows do)."""
         if not len(positions):
             return
-        codes = self._codes(self._project(vectors))
+        codes = self.hasher.codes(vectors)
         positions = np.asarray(positions, np.int32)
         for t in range(self.tables):
             small = self.small[t]
@@ -106,23 +135,15 @@ class NearIndex:
 
     def candidates(self, queries: np.ndarray) -> list[np.ndarray]:
         """For each query, the sorted positions sharing a probed bucket in some table."""
-        z = self._project(queries)  # (queries, tables, bits)
-        base = self._codes(z)
-        least = np.argsort(np.abs(z), axis=2)[:, :, : max(max(f, default=0)
-                                                          for f in self._flips) + 1]
-        probes = np.empty((len(queries), self.tables, len(self._flips)), np.uint32)
-        for p, flip in enumerate(self._flips):
-            mask = np.zeros(base.shape, np.uint32)
-            for i in flip:
-                mask |= self.weights[least[:, :, i]]
-            probes[:, :, p] = base ^ mask
+        probes = self.hasher.probes(queries)
+        flips = probes.shape[2]
         found: list[list[np.ndarray]] = [[] for _ in range(len(queries))]
         for t in range(self.tables):
             wanted = probes[:, t, :].ravel()
             for run in (self.big[t], self.small[t]):
                 owner, positions = run.find(wanted)
                 if len(owner):
-                    query = owner // len(self._flips)
+                    query = owner // flips
                     order = np.argsort(query, kind="stable")
                     cuts = np.searchsorted(query[order], np.arange(1, len(queries)))
                     for q, part in enumerate(np.split(positions[order], cuts)):
@@ -132,67 +153,4 @@ class NearIndex:
                 for parts in found]
 
 
-INDEX_FROM = 20_000  # rows of the wanted kinds before a slice is indexed (below: the scan)
-DENSE_SHARE = 16  # more candidates than rows / this, per query: the scan is cheaper
-
-
-class _Entry(NamedTuple):
-    slice: Any  # the mirror slice indexed (a reload makes a new one: index again)
-    near: NearIndex | None  # None while the slice is small
-    upto: int  # slice rows looked at so far
-    wanted: int  # of those, rows of the wanted kinds
-
-
-class SliceIndexes:
-    """A NearIndex per vector-mirror slice (recall/mirror.py) of more than ``INDEX_FROM``
-    rows of ``kinds``, following the slice's appends; ``similar`` answers as the
-    slice's own ``similar`` does, from the rows the index finds."""
-
-    def __init__(self, kinds: Sequence[str]) -> None:
-        self.kinds = tuple(kinds)
-        self._entries: dict[tuple[str, str], _Entry] = {}
-
-    def _entry(self, key: tuple[str, str], found: Any) -> _Entry:
-        entry = self._entries.get(key)
-        size = found.view.size
-        if entry is None or entry.slice is not found or entry.upto > size:
-            entry = _Entry(found, None, 0, 0)
-        if entry.upto < size:
-            rows = found.kind_rows(self.kinds, entry.upto, size)
-            index, count = entry.near, entry.wanted + len(rows)
-            if index is None and count >= INDEX_FROM:
-                index = NearIndex(found.dim)
-                rows = found.kind_rows(self.kinds, 0, size)
-            if index is not None:
-                for start in range(0, len(rows), _CHUNK):
-                    part = rows[start : start + _CHUNK]
-                    index.add(part, found.view.vectors.rows(int(part[0]), int(part[-1]) + 1)
-                              [part - part[0]])
-            entry = _Entry(found, index, size, count)
-        self._entries[key] = entry
-        return entry
-
-    def similar(self, key: tuple[str, str], found: Any, queries: np.ndarray, threshold: float,
-                below: int) -> list[tuple[int, int, float]]:
-        """(query index, rowid, cosine >= threshold) over the slice's rows below ``below``."""
-        entry = self._entry(key, found)
-        if entry.near is None:
-            return list(found.similar(queries, threshold, below, self.kinds))
-        candidates = entry.near.candidates(queries)
-        if sum(len(c) for c in candidates) * DENSE_SHARE > len(queries) * entry.wanted:
-            return list(found.similar(queries, threshold, below, self.kinds))
-        rowids = found.view.rowids
-        out: list[tuple[int, int, float]] = []
-        for j, positions in enumerate(candidates):
-            positions = positions[rowids[positions] < below]
-            if not len(positions):
-                continue
-            scores = found.scores_at(positions, queries[j])
-            hit = np.flatnonzero(scores >= threshold)
-            out.extend((j, int(rowids[positions[h]]), float(scores[h])) for h in hit.tolist())
-        return out
-
-    def forget(self, keep: Callable[[tuple[str, str]], bool]) -> None:
-        """Drop the indexes of slices the mirror no longer holds."""
-        for key in [k for k in self._entries if not keep(k)]:
-            del self._entries[key]
+INDEX_FROM = 20_000  # mirror rows of a namespace before its codes are looked up (below: the scan)

@@ -207,7 +207,11 @@ class OnnxEncoder:
 
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = max(1, min(4, os.cpu_count() or 1))
+        # One text's operators are too small to split: on 2 cores one thread encodes
+        # LOCOMO turns one at a time faster in wall and CPU than two (which wake and wait
+        # per operator), with bit-identical vectors (docs/benchmarks.md, "Issue 28,
+        # round 9: ingest"). Batches (float32) still split.
+        options.intra_op_num_threads = 1 if per_text else max(1, min(4, os.cpu_count() or 1))
         # Idle pool threads sleep instead of spinning: a spinning thread holds a core
         # the writing thread needs between batches (screen, facts, SQL) and that other
         # processes need on a shared machine. Same vectors; measured in docs/benchmarks.md.

@@ -606,6 +606,30 @@ END
 """
 
 
+# The near-duplicate check's hashing codes in the store (lifecycle/near_codes.py): a
+# process looks a batch's rows up by the primary key instead of building an index over
+# the namespace's vectors first (4 s of CPU at 1M rows, in every process). A store's
+# existing rows get theirs on the first checked write of their namespace (coded_to).
+_V16 = """
+CREATE TABLE near_code_slices (
+    id INTEGER PRIMARY KEY,
+    space TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    coded_to INTEGER NOT NULL,
+    UNIQUE (space, namespace)
+);
+CREATE TABLE near_codes (
+    slice INTEGER NOT NULL,
+    code INTEGER NOT NULL,
+    memory_rowid INTEGER NOT NULL,
+    PRIMARY KEY (slice, code, memory_rowid)
+) WITHOUT ROWID;
+CREATE INDEX near_codes_rowid ON near_codes (memory_rowid);
+CREATE TRIGGER near_codes_on_delete AFTER DELETE ON memories BEGIN
+    DELETE FROM near_codes WHERE memory_rowid = old.rowid;
+END
+"""
+
 # (version, name, apply), in order; engine/storage/migrations.py records them.
 STEPS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     (1, "initial store", _run(_V1)),
@@ -641,4 +665,5 @@ STEPS: tuple[tuple[int, str, Callable[[Connection], None]], ...] = (
     # in the background at first use (no block state yet: stale, never read).
     (14, "vector blocks", _run(_V14)),
     (15, "indexes for forgetting at size", _run(_V15, triggers=True)),
+    (16, "near-duplicate codes", _run(_V16, triggers=True)),
 )
