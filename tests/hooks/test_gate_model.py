@@ -13,7 +13,13 @@ from aide_memoire import Memory, Settings
 from aide_memoire.hooks.clauses import ClauseVectors, clause_vectors
 from aide_memoire.hooks.gate import GateTuning, Signals, overlap, prompt_stems
 from aide_memoire.hooks.late import TokenVectors, token_vectors
-from aide_memoire.hooks.prompt import candidates, gate_signals, hit_signals, prompt_context
+from aide_memoire.hooks.prompt import (
+    candidates,
+    gate_signals,
+    hit_signals,
+    prompt_context,
+    session_query,
+)
 from aide_memoire.hooks.service import handle
 
 from .gate_corpus import distractors, load
@@ -240,3 +246,61 @@ def _kept_and_paid_only_when_used(memory: Memory, tuning: GateTuning,
     off = gate_signals(memory, NS, ASYNC, prompt_stems(ASYNC),
                        _weighted(tuning, signal, 0.0))[1]
     assert all(getattr(s, signal) is None for s in off)
+
+
+# The session's context on at the prompt's own threshold: the mechanism, not a fitted
+# constant (it ships off; docs/hooks.md, round 9).
+CONTEXT_ON = dataclasses.replace(GateTuning(), context_terms=2,
+                                 context_threshold=GateTuning().threshold)
+
+
+def _vague_session(memory: Memory, session: str, earlier: str) -> list[str]:
+    """A running session whose one exchange so far is ``earlier`` and an answer."""
+    return memory.store_conversation(
+        [{"speaker": "user", "content": earlier},
+         {"speaker": "assistant", "content": "Let me look into that."}],
+        namespace=NS, session_id=session)
+
+
+def test_a_vague_follow_up_reads_the_session_s_last_user_turn_when_on(
+    stored: tuple[Memory, dict[str, str]],
+) -> None:
+    memory, ids = stored
+    on = CONTEXT_ON
+    # The question asked earlier in the session, then a vague follow-up: its words say
+    # nothing...
+    turns = _vague_session(memory, "vague-on", ASYNC)
+    follow_up = "same problem here now"
+    assert session_query(memory, NS, follow_up, "vague-on", 1) == f"{ASYNC} {follow_up}"
+    alone = prompt_context(memory, NS, follow_up, budget_tokens=BUDGET, session_id="vague-on")
+    assert ids["learning-01"] not in alone.ids
+    # ...with the session's last user turn the fix is found, and the reason says how.
+    shown = prompt_context(memory, NS, follow_up, budget_tokens=BUDGET,
+                           session_id="vague-on", tuning=on)
+    assert ids["learning-01"] in shown.ids
+    reason = shown.reasons[shown.ids.index(ids["learning-01"])]
+    assert reason.query == "context" and reason.score >= on.context_threshold
+    # The session's own turns are never injected, nor a memory already seen.
+    assert set(turns).isdisjoint(shown.ids)
+    seen = prompt_context(memory, NS, follow_up, budget_tokens=BUDGET, session_id="vague-on",
+                          tuning=on, exclude={ids["learning-01"]})
+    assert ids["learning-01"] not in seen.ids
+    # A longer prompt (more content words than context_terms) asks alone.
+    longer = "same problem here now with the payment webhook retries"
+    assert all(r.query == "prompt" for r in prompt_context(
+        memory, NS, longer, budget_tokens=BUDGET, session_id="vague-on", tuning=on).reasons)
+    # Without a stored user turn there is no second query.
+    assert session_query(memory, NS, follow_up, "no-such-session", 1) is None
+    memory.forget_many(turns, namespace=NS)
+
+
+def test_a_vague_follow_up_after_an_unrelated_turn_gets_nothing(
+    stored: tuple[Memory, dict[str, str]],
+) -> None:
+    memory, _ = stored
+    on = CONTEXT_ON
+    turns = _vague_session(memory, "vague-off", "add a dark mode toggle to the settings page")
+    shown = prompt_context(memory, NS, "same problem here now", budget_tokens=BUDGET,
+                           session_id="vague-off", tuning=on)
+    assert shown.ids == ()
+    memory.forget_many(turns, namespace=NS)

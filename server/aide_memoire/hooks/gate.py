@@ -45,6 +45,7 @@ __all__ = [
     "Decision",
     "GateReason",
     "GateTuning",
+    "Query",
     "Signals",
     "calibrated",
     "companion_floor",
@@ -62,6 +63,9 @@ _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "es", 
 
 Decision = Literal["injected", "below_gate", "over_budget", "over_count", "seen", "own_session"]
 GateKind = Literal["dense", "lexical"]
+# What the signals were read against: the prompt alone, or the session's last user
+# turn(s) with the prompt (GateTuning.context_terms).
+Query = Literal["prompt", "context"]
 
 
 def stem(word: str) -> str:
@@ -134,6 +138,15 @@ class GateTuning:
     # nothing), added as w_spread * spread to every candidate of the prompt. Off unless
     # docs/hooks.md says the held-out half gained.
     w_spread: float = 0.0
+    # The session's context, for a vague follow-up ("same error as before"): a prompt of
+    # at most ``context_terms`` content words (0: never) is asked again with the running
+    # session's last ``context_turns`` user turns before it, and a candidate of that
+    # second query goes in when its value there reaches ``context_threshold`` (the
+    # prompt's own candidates keep ``threshold``). Off unless docs/hooks.md says the
+    # held-out half gained.
+    context_terms: int = 0
+    context_threshold: float = 0.65
+    context_turns: int = 1
 
 
 @dataclass(frozen=True)
@@ -183,6 +196,7 @@ class GateReason:
     late: float | None = None
     gap: float | None = None
     spread: float | None = None
+    query: Query = "prompt"
 
 
 def _sigmoid(x: float) -> float:

@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from ..engine.recall.recaller import DenseProfile
 
 __all__ = ["HEADER", "GateReason", "Injection", "answer_of", "candidates", "gate_read",
-           "gate_signals", "hit_signals", "prompt_context", "prompt_stems", "stem",
+           "context_candidates", "gate_signals", "hit_signals", "prompt_context",
+           "prompt_stems", "session_query", "stem",
            "with_clauses", "with_late"]
 
 MIN_TERMS = 1
@@ -188,6 +189,38 @@ def gate_signals(memory: Memory, namespace: str, prompt: str, terms: set[str],
     return hits, found
 
 
+def session_query(memory: Memory, namespace: str, prompt: str, session_id: str,
+                  turns: int) -> str | None:
+    """The running session's last ``turns`` user turns (as captured) and then ``prompt``,
+    as one query; None when the session has no user turn stored."""
+    internals = getattr(memory, "internals", None)
+    if internals is None or turns <= 0:
+        return None
+    with internals.db.read() as conn:
+        tail = internals.store.session_tail(conn, namespace, session_id, 4 * turns)
+    said = [t.content for t in tail if t.speaker == "user" and t.content.strip()]
+    if not said:
+        return None
+    return " ".join([*said[-turns:], prompt])
+
+
+def context_candidates(memory: Memory, namespace: str, prompt: str, session_id: str,
+                       tuning: GateTuning) -> list[tuple[Hit, GateReason, float]]:
+    """The candidates of the session's context query (session_query), best first, each
+    decided on ``tuning.context_threshold``; none keyword-only (the cold hook never reads
+    the store's turns for this) or without a stored user turn."""
+    query = session_query(memory, namespace, prompt, session_id, tuning.context_turns)
+    if query is None:
+        return []
+    hits, found, profile = gate_read(memory, namespace, query, prompt_stems(query), tuning)
+    if profile is None:
+        return []
+    on_context = dataclasses.replace(tuning, threshold=tuning.context_threshold)
+    verdicts = [dataclasses.replace(decide(s, on_context), query="context") for s in found]
+    order = sorted(range(len(hits)), key=lambda i: (-verdicts[i].score, i))
+    return [(hits[i], verdicts[i], tuning.context_threshold) for i in order]
+
+
 def prompt_context(
     memory: Memory,
     namespace: str,
@@ -212,23 +245,29 @@ def prompt_context(
         return Injection("", ())
     hits, found = gate_signals(memory, namespace, prompt, terms, tuning)
     exclude = exclude or set()
-    budget = budget_tokens * CHARS_PER_TOKEN - len(HEADER) - 1
-    lines: list[str] = []
-    reasons: list[GateReason] = []
     verdicts = [decide(s, tuning) for s in found]
     # Best first by the gate's own value: recall's order weighs recency and feedback,
     # the gate weighs how surely the memory is about this prompt.
     order = sorted(range(len(hits)), key=lambda i: (-verdicts[i].score, i))
-    for i in order:
-        hit, reason = hits[i], verdicts[i]
-        if reason.decision != "injected":
+    chosen = [(hits[i], verdicts[i], tuning.threshold) for i in order]
+    if session_id and 0 < len(terms) <= tuning.context_terms \
+            and any(s.dense is not None for s in found):
+        chosen += context_candidates(memory, namespace, prompt, session_id, tuning)
+    budget = budget_tokens * CHARS_PER_TOKEN - len(HEADER) - 1
+    lines: list[str] = []
+    reasons: list[GateReason] = []
+    taken: set[str] = set()
+    for hit, reason, first_floor in chosen:
+        if reason.decision != "injected" or hit.id in taken:
             continue
         if hit.id in exclude or (session_id and hit.session_id == session_id):
             continue
         if len(lines) >= tuning.max_memories:
             break
-        if not lines and reason.gate == "dense" and reason.score < tuning.threshold:
+        if not lines and reason.gate == "dense" and reason.score < first_floor:
             # The first memory must reach the threshold; later ones only their floor.
+            if reason.query == "prompt":
+                continue  # the session's context may still bring one
             break
         line = _line(hit)
         if len(line) + 1 > budget:
@@ -236,6 +275,7 @@ def prompt_context(
         budget -= len(line) + 1
         lines.append(line)
         reasons.append(reason)
+        taken.add(hit.id)
     if not lines:
         return Injection("", ())
     return Injection("\n".join([HEADER, *lines]), tuple(r.id for r in reasons),
