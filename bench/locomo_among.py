@@ -38,6 +38,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "exact": {"shortlist_above": None},
     "fixed_weight": {"adaptive_keyword": 0.0},
     "minmax_fixed": {"adaptive_keyword": 0.0, "keyword_scale": "minmax"},
+    # The coverage of query-adaptive fusion as the share of the query's idf mass a row holds.
+    "terms_coverage": {"coverage_basis": "terms"},
     "turn_columns_only": {"keyword_weights": {**KEYWORD_WEIGHTS, "context": 0.0,
                                               "after": 0.0, "window": 0.0}},
 }

@@ -183,9 +183,9 @@ def grid_ranks(q: Question, grid: list[RecallTuning]) -> np.ndarray:
     """Rank of the first evidence row under each tuning (NOT_FOUND if not a candidate)."""
     if not len(q.evidence):
         return np.full(len(grid), NOT_FOUND)
-    coverage = keyword_coverage(q.found)
     weight = np.array([t.identifier_keyword_weight if q.found.shape.identifier
-                       else t.keyword_weight * (min(1.0, coverage / t.adaptive_keyword)
+                       else t.keyword_weight * (min(1.0, keyword_coverage(
+                           q.found, t.coverage_basis) / t.adaptive_keyword)
                                                 if t.adaptive_keyword > 0 else 1.0)
                        for t in grid])[:, None]
     if not q.found.dense_live:
@@ -388,7 +388,7 @@ def report(title: str, figures: dict[str, dict[str, float]]) -> str:
 # --cache: plain JSON (numbers, strings, lists), never pickled engine objects, so a
 # module move or a renamed class does not break it; a cache of another version, or whose
 # fields the engine's classes no longer take, is rebuilt (said on stderr).
-CACHE_FORMAT, CACHE_VERSION = "aide-memoire/locomo-cv-cache", 2
+CACHE_FORMAT, CACHE_VERSION = "aide-memoire/locomo-cv-cache", 3
 Cached = tuple[list[list[Question]], dict[int, str], dict[int, RowFact]]
 
 
@@ -410,7 +410,7 @@ def dump_cache(path: Path, sets: list[list[Question]], content: dict[int, str],
                 "feedback": _pairs(c.feedback), "dense_low": c.dense_low,
                 "dense_high": c.dense_high, "dense_live": c.dense_live,
                 "speaker_rows": sorted(c.speaker_rows), "shape": asdict(c.shape),
-                "keyword_ideal": c.keyword_ideal}
+                "keyword_ideal": c.keyword_ideal, "keyword_held": c.keyword_held}
 
     path.write_text(json.dumps({
         "format": CACHE_FORMAT, "version": CACHE_VERSION,
@@ -445,7 +445,8 @@ def load_cache(path: Path, variants: int) -> Cached | None:
             dense_live=q["found"]["dense_live"],
             speaker_rows=set(q["found"]["speaker_rows"]),
             shape=QueryShape(**q["found"]["shape"]),
-            keyword_ideal=q["found"]["keyword_ideal"]),
+            keyword_ideal=q["found"]["keyword_ideal"],
+            keyword_held=q["found"]["keyword_held"]),
             q["conversation"], q["category"], set(q["evidence"]), content,
             str(q.get("query", "")))
             for q in questions] for questions in data["sets"][:variants]]

@@ -99,6 +99,9 @@ NOW_CHANGES: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ("asked", {"adaptive_signal": a})
         for a in ("coverage", "agreement", "margin", "unnamed")],
     "adaptive weight off": [("asked", {}), ("asked", {"adaptive_keyword": 0.0})],
+    # Issue 28, round 9: the coverage as the share of the query's idf mass a row holds.
+    "coverage basis: terms": [("asked", {}), ("asked", {"coverage_basis": "terms"})],
+    "coverage basis: terms, always": [("asked", {"coverage_basis": "terms"})],
     "dense feedback": [("asked", {}), *((v, {}) for v in _FEEDBACK)],
     "session stage": [("asked", {"session_weight": w}) for w in (0.0, 0.05, 0.1, 0.2)],
     "name bridge": [("asked", {"bridge_weight": w}) for w in (0.0, 0.05, 0.1, 0.2)],
@@ -119,7 +122,7 @@ def _fusion_key(t: RecallTuning) -> tuple[Any, ...]:
     return (t.keyword_weight, t.adaptive_keyword, t.speaker_boost, t.timed_boost,
             t.timed_depth, t.keyword_scale, t.dense_scale, t.agreement_bonus,
             t.agreement_depth, t.feedback_weight, t.identifier_keyword_weight,
-            t.adaptive_signal)
+            t.adaptive_signal, t.coverage_basis)
 
 
 def ordering(q: Question, tuning: RecallTuning, content: dict[int, str],
@@ -206,6 +209,9 @@ def main() -> None:
                         help="score the fourth round's changes against the defaults now")
     parser.add_argument("--only", action="append", default=[], metavar="CHANGE",
                         help="with --against-now: score only these changes")
+    parser.add_argument("--asked-only", action="store_true",
+                        help="with --against-now: retrieve the question as asked only (the "
+                        "changes of fusion need no other retrieval variant)")
     parser.add_argument("--set", action="append", default=[], metavar="KNOB=VALUE",
                         help="a default changed for 'after', e.g. adaptive_keyword=0.5")
     args = parser.parse_args()
@@ -215,8 +221,11 @@ def main() -> None:
     off = replace(base, session_weight=0.0, recency_weight=0.0, named_weight=0.0,
                   restated_depth=0, dated_weight=0.0, bridge_weight=0.0,
                   adaptive_keyword=0.0, dense_query_form="asked")
-    collect_as = replace(off, keyword_scale="ideal")
-    variants = [replace(collect_as, **knobs) for knobs in VARIANTS.values()]
+    # coverage_basis "terms" only fills Candidates.keyword_held, which fusion reads for
+    # that basis alone: collected once, both bases are scored from the same candidates.
+    collect_as = replace(off, keyword_scale="ideal", coverage_basis="terms")
+    retrieve = ["asked"] if args.asked_only else list(VARIANTS)
+    variants = [replace(collect_as, **VARIANTS[name]) for name in retrieve]
     cached = load_cache(args.cache, len(variants)) if args.cache and args.cache.exists() else None
     if cached is None:
         with tempfile.TemporaryDirectory() as tmp:
@@ -229,7 +238,7 @@ def main() -> None:
              for r, f in facts.items() if (t := content.get(r, "")) is not None}
     queries = json.loads(args.path.read_text(encoding="utf-8"))
     asked = _questions(queries)
-    retrieved = dict(zip(VARIANTS, sets, strict=True))
+    retrieved = dict(zip(retrieve, sets, strict=True))
 
     def shaped(questions: list[Question], anywhere: bool) -> list[Question]:
         out = []
@@ -242,8 +251,9 @@ def main() -> None:
 
     by_variant = {"before": shaped(retrieved["asked"], True),
                   "opening": shaped(retrieved["asked"], False),
-                  "statement": shaped(retrieved["statement"], True),
-                  **{v: shaped(retrieved[v], False) for v in _FEEDBACK}}
+                  **({"statement": shaped(retrieved["statement"], True)}
+                     if "statement" in retrieved else {}),
+                  **{v: shaped(retrieved[v], False) for v in _FEEDBACK if v in retrieved}}
     cats = np.array([q.category for q in sets[0]])
     conv = np.array([q.conversation for q in sets[0]])
     if len(asked) != len(sets[0]):

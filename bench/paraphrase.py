@@ -60,6 +60,8 @@ SIGNALS = ("agreement", "margin", "unnamed")
 FEEDBACK = [(docs, weight) for docs in (3, 5) for weight in (0.5, 1.0)]
 # What they are paired against: fusion alone at the defaults (as they are scored).
 ONE_PASS = "fused, query-adaptive, full at half the ideal"
+# Query-adaptive fusion on the "terms" coverage (issue 28, round 9; fusion alone, as ONE_PASS).
+TERMS = "fused, coverage basis terms"
 
 # (class, learning as stored, the question asked later)
 LEARNINGS: list[tuple[str, str, str]] = [
@@ -228,6 +230,7 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
             "fused, query-adaptive, full at half the ideal": [],
             "fused, the previous defaults": [],
             **{f"fused, adaptive signal {a}": [] for a in SIGNALS},
+            TERMS: [],
             **{f"{side}, dense feedback {d} x {w}": [] for d, w in FEEDBACK
                for side in ("dense", "fused")},
         }
@@ -239,7 +242,9 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
             # Retrieved as the calibrated scales need (the ideal keyword score computed);
             # the candidates themselves do not depend on the scale.
             defaults = memory.internals.recaller.tuning
-            memory.internals.recaller.tuning = replace(defaults, keyword_scale="scaled")
+            # (and the held share the "terms" coverage reads, which no other side reads).
+            memory.internals.recaller.tuning = replace(defaults, keyword_scale="scaled",
+                                                       coverage_basis="terms")
             with memory.internals.db.read() as read:
                 found = memory.internals.recaller.candidates(read, request)
             memory.internals.recaller.tuning = defaults
@@ -262,6 +267,8 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
                 scores = fuse(found, replace(defaults, adaptive_signal=signal))
                 sides[f"fused, adaptive signal {signal}"].append(
                     _rank(sorted(scores, key=lambda r: (-scores[r], r)), target))
+            scores = fuse(found, replace(defaults, coverage_basis="terms"))
+            sides[TERMS].append(_rank(sorted(scores, key=lambda r: (-scores[r], r)), target))
             for docs, weight in FEEDBACK:
                 fed = replace(defaults, keyword_scale="scaled", dense_feedback_docs=docs,
                               dense_feedback_weight=weight)
@@ -285,6 +292,10 @@ def run(count: int, seed: int, home: Path) -> dict[str, Any]:
                    **{f"adaptive signal {a} against the defaults": paired(
                        ranks[ONE_PASS], ranks[f"fused, adaptive signal {a}"])
                       for a in SIGNALS},
+                   "coverage basis terms against the defaults": paired(ranks[ONE_PASS],
+                                                                       ranks[TERMS]),
+                   "coverage basis terms against dense alone": paired(ranks["dense"],
+                                                                      ranks[TERMS]),
                    **{f"dense feedback {d} x {w} against the defaults": paired(
                        ranks[ONE_PASS], ranks[f"fused, dense feedback {d} x {w}"])
                       for d, w in FEEDBACK}},

@@ -56,6 +56,10 @@ class DocumentCounts:
 
     def ideal(self, conn: Any, store: Counts, terms: Sequence[str]) -> float:
         """The reference score of ``terms`` over the whole keyword index."""
+        return sum(self.idfs(conn, store, terms).values())
+
+    def idfs(self, conn: Any, store: Counts, terms: Sequence[str]) -> dict[str, float]:
+        """FTS5's idf of each of ``terms`` over the whole keyword index."""
         total = store.size_hint(conn)
         # Past half the rows the idf is floored: counting further changes nothing.
         cap = total // 2 + 1
@@ -77,4 +81,4 @@ class DocumentCounts:
                     self._seen.clear()
                 for term, count in found.items():
                     self._seen[term] = (now, count)
-        return ideal_score(total, [counts[t] for t in counts])
+        return {t: ideal_score(total, [n]) for t, n in counts.items()}

@@ -16,7 +16,8 @@ from ..core.errors import InvalidInput
 from ..core.text import QueryShape, states_time
 
 __all__ = [
-    "ADAPTIVE_SIGNALS", "DENSE_SCALES", "KEYWORD_SCALES", "KEYWORD_WEIGHTS", "Candidates",
+    "ADAPTIVE_SIGNALS", "COVERAGE_BASES", "DENSE_SCALES", "KEYWORD_SCALES", "KEYWORD_WEIGHTS",
+    "Candidates",
     "RecallTuning", "dense_scores", "fuse", "keyword_coverage", "keyword_scores", "keyword_weight",
     "prefer_timed",
 ]
@@ -213,6 +214,17 @@ class RecallTuning:
     # hurts LOCOMO under CV (MRR -0.003, p 0.02), "margin" LOCOMO and the paraphrase set,
     # "unnamed" is tied on all three.
     adaptive_signal: str = "coverage"
+    # What the coverage of query-adaptive fusion measures (keyword_coverage): "bm25", the
+    # best keyword row's bm25 over the ideal row's; "terms", the largest share of the
+    # query words' idf mass one of the best keyword rows' own text holds (stemmed as FTS5
+    # does; engine/recall/held.py). bm25's share falls with the store's size and make-up
+    # (every idf gains log N, and FTS5's average column lengths become the other rows'):
+    # the same LOCOMO question weighs keyword 0.52 alone and 0.21 among 100k rows
+    # (docs/benchmarks.md, issue 28 round 9). "terms" keeps it (0.49 / 0.51 on conv-26)
+    # and narrows the gap among 100k rows on conv-26 and conv-41 (hit@10 +12 -3, p 0.04),
+    # but on alone it hurts LOCOMO CV (MRR -0.005, p 0.04) and the personas (MRR -0.006,
+    # p 0.02), no fold choosing it: "bm25" by the rule.
+    coverage_basis: str = "bm25"
 
 
 @dataclass
@@ -234,6 +246,9 @@ class Candidates:
     feedback: dict[int, float] = field(default_factory=dict)
     # The bm25 a row holding every keyword-query word would get (0: not computed).
     keyword_ideal: float = 0.0
+    # The largest share of the keyword-query words' idf mass that one of the best keyword
+    # rows' text holds (None: not computed; see RecallTuning.coverage_basis).
+    keyword_held: float | None = None
 
     def rows(self) -> set[int]:
         return set(self.keyword) | set(self.dense) | set(self.feedback)
@@ -283,8 +298,20 @@ def dense_scores(found: Candidates, scale: str) -> dict[int, float]:
     raise InvalidInput(f"unknown dense scale {scale!r}: expected one of {DENSE_SCALES}")
 
 
-def keyword_coverage(found: Candidates) -> float:
-    """The best keyword row's bm25 over the ideal row's, in [0, 1] (1 when not known)."""
+COVERAGE_BASES = ("bm25", "terms")
+
+
+def keyword_coverage(found: Candidates, basis: str = "bm25") -> float:
+    """How much of the query the keyword side's best rows hold, in [0, 1] (1 when not
+    known): the best row's bm25 over the ideal row's, or (basis "terms") the share of the
+    query words' idf mass held (Candidates.keyword_held)."""
+    if basis == "terms":
+        if not found.keyword or found.keyword_held is None:
+            return 1.0
+        return min(1.0, max(0.0, found.keyword_held))
+    if basis != "bm25":
+        raise InvalidInput(f"unknown coverage basis {basis!r}: expected one of "
+                           f"{COVERAGE_BASES}")
     if found.keyword_ideal <= 0 or not found.keyword:
         return 1.0
     return min(1.0, max(0.0, max(found.keyword.values()) / found.keyword_ideal))
@@ -297,7 +324,8 @@ def keyword_weight(found: Candidates, tuning: RecallTuning) -> float:
     if found.shape.identifier:
         return tuning.identifier_keyword_weight
     if tuning.adaptive_keyword > 0:
-        share = min(1.0, keyword_coverage(found) / tuning.adaptive_keyword)
+        share = min(1.0, keyword_coverage(found, tuning.coverage_basis)
+                    / tuning.adaptive_keyword)
         if share < 1.0 and tuning.adaptive_signal != "coverage":
             share = _second_look(found, tuning.adaptive_signal, share)
         return tuning.keyword_weight * share

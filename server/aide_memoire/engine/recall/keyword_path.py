@@ -38,6 +38,7 @@ from ..storage.filter import RowFilter
 from ..storage.protocol import Connection
 from .calibrate import DocumentCounts
 from .fusion import Candidates, RecallTuning, fuse, prefer_timed
+from .held import held_share
 from .keyword_query import keyword_match, keyword_terms
 from .stages import (
     RowFact,
@@ -76,6 +77,8 @@ class KeywordSource(Protocol):
     def speaker_names(self, conn: Connection, namespace: str) -> list[str]: ...
 
 
+# How many of the best keyword rows the "terms" coverage reads (fusion.keyword_coverage).
+HELD_ROWS = 10
 # The text of the rows asked (only those that exist).
 Contents = Callable[[Iterable[int]], Mapping[int, str]]
 # The dense side, filling ``found.dense`` (and its bounds) for the query without the name
@@ -195,7 +198,10 @@ class KeywordPath:
         keyword = self._search(conn, match, where, depth) if match is not None else {}
         found = Candidates(keyword=keyword, dense={}, shape=query_shape(query))
         if keyword and tuning.keyword_scale != "minmax":
-            found.keyword_ideal = self.caches.counts.ideal(conn, source, searched)
+            idfs = self.caches.counts.idfs(conn, source, searched)
+            found.keyword_ideal = sum(idfs.values())
+            if tuning.coverage_basis == "terms":
+                found.keyword_held = self._held(conn, keyword, idfs, contents)
         if dense is not None:
             dense(found, {t for t in terms if t in names}
                   if not tuning.names_in_dense_query and named else set())
@@ -209,6 +215,14 @@ class KeywordPath:
                 if name == who
             }
         return found
+
+    def _held(self, conn: Connection, keyword: Mapping[int, float],
+              idfs: Mapping[str, float], contents: Contents) -> float:
+        """The share of the query's idf mass one of the best keyword rows holds (held.py)."""
+        best = sorted(keyword, key=lambda r: (-keyword[r], r))[:HELD_ROWS]
+        speakers = self.source.speakers(conn, best)
+        texts = contents(best)
+        return held_share(idfs, [f"{texts.get(r, '')} {speakers.get(r, '')}" for r in best])
 
     def _feedback(self, conn: Connection, where: RowFilter, found: Candidates,
                   known: set[str], contents: Contents) -> dict[int, float]:
