@@ -44,6 +44,14 @@ def test_subject_follows_the_person_of_the_pronoun() -> None:
     assert subjects("Finally got the keys to the flat in Oulu.", "Ana", "Bo") == {"Ana"}
     assert subjects("I heard you play bass in Static Bloom now.", "Ana", "Bo") == {"Ana", "Bo"}
     assert subjects("Do you still bank with Harlow?", "Ana", "Bo") == {"Bo"}
+    # a question without "I" or "you" is the asker's, unless read as the one asked's
+    # (TurnTuning.asked, off); with "I" it is the asker's either way
+    assert subjects("How's the new job at Quillby going?", "Ana", "Bo") == {"Ana"}
+    assert subjects("How's the new job at Quillby going?", "Ana", "Bo", asked=True) == {"Bo"}
+    assert subjects("Is the Saab still stalling on hills?", "Ana", "Bo", asked=True) == {"Bo"}
+    assert subjects("Should I sell the Saab?", "Ana", "Bo", asked=True) == {"Ana"}
+    assert subjects("The Saab stalled on the hill.", "Ana", "Bo", asked=True) == {"Ana"}
+    assert subjects("How's the new job at Quillby going?", "Ana", None, asked=True) == {"Ana"}
 
 
 def test_another_value_swaps_and_one_more_does_not() -> None:

@@ -9,7 +9,9 @@ This path reads structure instead of a lexicon:
 - **subject**: who a turn is about. First person is its speaker; the second person, in a
   question or with no first person, is the one spoken to (the other participant of a
   two-person session, else the nearest earlier speaker); a bare statement ("Finally
-  unpacked the last boxes here") is its speaker's.
+  unpacked the last boxes here") is its speaker's, and so is a question without either
+  ("How's the move to Leipzig going?") unless ``TurnTuning.asked`` (off) reads it as
+  the one asked's.
 - **frame**: the turn's stored vector against the earlier sessions' turns (the vectors
   the write computed; nothing is encoded again). The candidate is the nearest turn about
   the same subject; it must stand out from the whole pool (its cosine ``z`` spreads above
@@ -68,6 +70,9 @@ class TurnTuning:
     # must say it changed (a change word, "now", "these days", "not anymore") and its
     # nearest turn about the person stand out by this many spreads. None: off.
     cue_z: float | None = None
+    # A question without "I" or "you" is about the one asked, not the asker (subjects'
+    # ``asked``). Off: on the sets' held-out halves it links nothing more (docs/facts.md).
+    asked: bool = False
 
 
 # What says a value changed, when no name shows it: aspects' strong change words, the
@@ -97,11 +102,15 @@ class Turn:
     superseded_by: str | None = None
 
 
-def subjects(text: str, speaker: str, addressee: str | None) -> frozenset[str]:
-    """Who ``text``, said by ``speaker`` to ``addressee``, is about (see the module doc)."""
+def subjects(text: str, speaker: str, addressee: str | None, *,
+             asked: bool = False) -> frozenset[str]:
+    """Who ``text``, said by ``speaker`` to ``addressee``, is about (see the module doc).
+    ``asked`` (``TurnTuning.asked``): a question without first person is about the one
+    asked ("How's the move to Leipzig going?", "Is the Golf still making that noise?")."""
     first, second = bool(_FIRST.search(text)), bool(_SECOND.search(text))
-    if second and addressee is not None:
-        if first and not text.rstrip().endswith("?"):
+    question = text.rstrip().endswith("?")
+    if addressee is not None and (second or (asked and question and not first)):
+        if first and not question:
             return frozenset([speaker, addressee])
         return frozenset([addressee])
     return frozenset([speaker])
@@ -262,7 +271,9 @@ class TurnLinks:
             unit = rest / (np.linalg.norm(rest, axis=1, keepdims=True) + 1e-12)
             talk = _addressees([*pool, *batch])
             people = frozenset(w for t in [*pool, *batch] for w in tokens(t.speaker))
-            about = [subjects(t.content, t.speaker, talk.get(t.rowid)) for t in rows]
+            ask = self.tuning.asked
+            about = [subjects(t.content, t.speaker, talk.get(t.rowid), asked=ask)
+                     for t in rows]
             by_row = {t.rowid: np.asarray(v, dtype=np.float32) for t, v in members}
             for turn, _ in members:
                 question = asked.get(turn.rowid)
@@ -275,7 +286,8 @@ class TurnLinks:
                         np.linalg.norm(by_row[question.rowid]))
                     said = f"{question.content} {turn.content}"
                 self._one(tx, ns, turn, said, mine_v, rows, unit, centre, about,
-                          subjects(turn.content, turn.speaker, talk.get(turn.rowid)), people)
+                          subjects(turn.content, turn.speaker, talk.get(turn.rowid),
+                                   asked=ask), people)
 
     def _one(self, tx: Connection, ns: str, turn: Turn, said: str, vector: np.ndarray,
              rows: list[Turn], unit: np.ndarray, centre: np.ndarray,
