@@ -20,8 +20,9 @@ from aide_memoire.engine.recall.fusion import (
     keyword_coverage,
     keyword_weight,
 )
-from aide_memoire.engine.recall.held import held_share, stems
+from aide_memoire.engine.recall.held import held_share
 from aide_memoire.engine.recall.recaller import RecallRequest
+from aide_memoire.engine.storage.stems import stems
 from aide_memoire.engine.storage.store import RowFilter
 
 TURNS = [

@@ -10,51 +10,17 @@ row's own text (its content and speaker) holds, the largest over the best keywor
 which words a row holds does not change with the store, and no length enters it.
 
 Words are compared as FTS5 indexes them: both sides go through a private in-memory FTS5
-table with the store's own tokenizer (``porter unicode61 remove_diacritics 2``), so
-"joined" holds "join" exactly when the keyword search would match it.
+table with the store's own tokenizer (storage/stems.py), so "joined" holds "join"
+exactly when the keyword search would match it.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-__all__ = ["held_share", "stems"]
+from ..storage.stems import stems
 
-_local = threading.local()
-
-
-def _tokenizer() -> Any:
-    conn = getattr(_local, "conn", None)
-    if conn is None:
-        # Imported here: the prompt hook's keyword-only path imports this module and
-        # must not pay for the driver unless the coverage is asked for.
-        from ..storage.driver import load_driver
-        from ..storage.migrations import FTS_TOKENIZE
-
-        conn = load_driver().connect(":memory:", check_same_thread=True)
-        conn.execute(f"CREATE VIRTUAL TABLE held USING fts5(text, content='', "
-                     f"tokenize='{FTS_TOKENIZE}')")
-        conn.execute("CREATE VIRTUAL TABLE held_terms USING fts5vocab(held, 'instance')")
-        _local.conn = conn
-    return conn
-
-
-def stems(texts: Sequence[str]) -> list[set[str]]:
-    """The FTS5 tokens of each text, in one insert and one read."""
-    if not texts:
-        return []
-    conn = _tokenizer()
-    out: list[set[str]] = [set() for _ in texts]
-    try:
-        conn.executemany("INSERT INTO held (rowid, text) VALUES (?, ?)",
-                         [(n + 1, text) for n, text in enumerate(texts)])
-        for term, number in conn.execute("SELECT term, doc FROM held_terms"):
-            out[int(number) - 1].add(str(term))
-    finally:
-        conn.execute("INSERT INTO held (held) VALUES ('delete-all')")
-    return out
+__all__ = ["held_share"]
 
 
 def held_share(idfs: Mapping[str, float], texts: Sequence[str]) -> float:

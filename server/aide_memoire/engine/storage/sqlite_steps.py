@@ -611,21 +611,21 @@ END
 # the namespace's vectors first (4 s of CPU at 1M rows, in every process). A store's
 # existing rows get theirs on the first checked write of their namespace (coded_to).
 _V16 = """
-CREATE TABLE near_code_slices (
+CREATE TABLE IF NOT EXISTS near_code_slices (
     id INTEGER PRIMARY KEY,
     space TEXT NOT NULL,
     namespace TEXT NOT NULL,
     coded_to INTEGER NOT NULL,
     UNIQUE (space, namespace)
 );
-CREATE TABLE near_codes (
+CREATE TABLE IF NOT EXISTS near_codes (
     slice INTEGER NOT NULL,
     code INTEGER NOT NULL,
     memory_rowid INTEGER NOT NULL,
     PRIMARY KEY (slice, code, memory_rowid)
 ) WITHOUT ROWID;
-CREATE INDEX near_codes_rowid ON near_codes (memory_rowid);
-CREATE TRIGGER near_codes_on_delete AFTER DELETE ON memories BEGIN
+CREATE INDEX IF NOT EXISTS near_codes_rowid ON near_codes (memory_rowid);
+CREATE TRIGGER IF NOT EXISTS near_codes_on_delete AFTER DELETE ON memories BEGIN
     DELETE FROM near_codes WHERE memory_rowid = old.rowid;
 END
 """
