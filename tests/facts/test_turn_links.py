@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from aide_memoire import Memory
+from aide_memoire.engine.core.kinds import set_classes
 from aide_memoire.engine.core.text import query_shape
 from aide_memoire.engine.facts.turns import (
     Turn,
@@ -36,6 +37,8 @@ SECOND: dict[str, Any] = json.loads(
     (Path(__file__).parent / "conversational_updates2.json").read_text(encoding="utf-8"))
 THIRD: dict[str, Any] = json.loads(
     (Path(__file__).parent / "conversational_updates3.json").read_text(encoding="utf-8"))
+FOURTH: dict[str, Any] = json.loads(
+    (Path(__file__).parent / "conversational_updates4.json").read_text(encoding="utf-8"))
 
 
 def test_subject_follows_the_person_of_the_pronoun() -> None:
@@ -105,6 +108,25 @@ def test_members_of_a_set_valued_attribute_never_swap() -> None:
     assert swapped("I'm dating Noor, she's lovely.", "I'm dating Sami now, it's lovely.",
                    PEOPLE, 14)
     assert swapped("I bank with Harlow.", "I bank with Monzo these days.", PEOPLE, 14)
+
+
+def test_places_been_and_companions_are_sets_said_as_phrases() -> None:
+    # places been, said by either speaker without a word of the class ("went to", "a
+    # weekend in", "back from"): one more place, not a move
+    assert not swapped("Spent a week in Ghent with the bikes.",
+                       "So you flew to Lyon after Ghent?", PEOPLE, 14)
+    assert not swapped("Just back from Krakow, superb food.",
+                       "You went to Tallinn after Krakow?", PEOPLE, 14)
+    # a companion named by the other speaker beside a friend named before
+    assert not swapped("My pal Fenwick and I swim at the lido on Sundays.",
+                       "Heard Oriel swims with you lot on Sundays.", PEOPLE, 14)
+    assert not swapped("Climbing with my teammate Idris at the wall.",
+                       "So Tamsin joined you at the wall?", PEOPLE, 14)
+    # living, going somewhere as a habit, and "what's new with you" are none of these
+    assert set_classes("I moved to Porto in May.") == set()
+    assert set_classes("I go to Elmwood Gym.") == set()
+    assert set_classes("Anyway, what's new with you?") == set()
+    assert swapped("I go to Elmwood Gym.", "I go to Brookside Gym now.", PEOPLE, 14)
 
 
 def test_the_cue_path_reads_a_said_change_without_a_name() -> None:
@@ -228,7 +250,8 @@ def test_an_old_value_said_as_a_reply_is_replaced(memory: Memory) -> None:
     assert _replaced(memory, ns) == {"A battered old Volvo estate.": ids[1][4]}
 
 
-CONTROLS = [("2", c) for c in SECOND["controls"]] + [("3", c) for c in THIRD["controls"]]
+CONTROLS = [(n, c) for n, data in (("2", SECOND), ("3", THIRD), ("4", FOURTH))
+            for c in data["controls"]]
 
 
 @pytest.mark.parametrize(("which", "item"), CONTROLS,

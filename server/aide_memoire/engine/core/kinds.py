@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from .text import tokens
 
-__all__ = ["CONTINUES", "EXTENDS", "SET_CLASSES", "only_adds", "set_classes", "stem"]
+__all__ = ["CONTINUES", "EXTENDS", "SET_CLASSES", "SET_MARKERS", "only_adds", "set_classes", "stem"]
 
 _SUFFIXES = ("ing", "ies", "ers", "ed", "es", "s")
 
@@ -71,10 +71,27 @@ SET_CLASSES: dict[str, frozenset[str]] = {cls: frozenset(stem(w) for w in words.
 }.items()}
 
 
+# Phrases that speak of a class when no single word does: places been to ("went to",
+# "a weekend in", "back from"; past or of one stay, so "I go to Elmwood" and "I moved to
+# Porto" are not visits), and companions named by either speaker ("Juniper is running
+# with you lot", "joined us"): a person beside the one spoken of is one more of a set.
+SET_MARKERS: dict[str, re.Pattern[str]] = {
+    "places": re.compile(
+        r"\b(?:went|been|gone|flew|flown|travelled|traveled) (?:to|into)\b|\bback from\b|"
+        r"\b(?:weekend|weekends|week|fortnight|days|nights|holiday|break|stopover|trip|"
+        r"getaway) (?:away )?(?:in|to|at)\b", re.I),
+    "people": re.compile(
+        r"(?<!new )(?<!up )(?<!on )(?<!wrong )"
+        r"\bwith (?:you lot|you guys|you all|y['’]all|the rest of you|you|us|me)\b|"
+        r"\bjoin(?:s|ed|ing)? (?:you|us|me)\b|\byour (?:crew|gang|group|lot)\b", re.I),
+}
+
+
 def set_classes(text: str) -> set[str]:
-    """The set-valued classes a text speaks of."""
+    """The set-valued classes a text speaks of: by a word of the class or a phrase."""
     words = {stem(t) for t in tokens(text)}
-    return {cls for cls, stems in SET_CLASSES.items() if words & stems}
+    return ({cls for cls, stems in SET_CLASSES.items() if words & stems}
+            | {cls for cls, marker in SET_MARKERS.items() if marker.search(text)})
 
 
 def only_adds(text: str) -> bool:
