@@ -10,7 +10,7 @@ server. The column weights recall passes are applied per search, as bm25()'s arg
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 from ...core.compose import FtsDoc
 from ...core.errors import InvalidInput
@@ -88,6 +88,11 @@ class PostgresKeywordIndex:
         words = word_counts(conn, [t[0] for t in tokens.values() if len(t) == 1])
         return {term: min(words[t[0]], int(cap)) if len(t) == 1
                 else phrase_count(conn, term, cap) for term, t in tokens.items()}
+
+    def write_marker(self, conn: Connection) -> Hashable | None:
+        """None: no cheap read tells every writer's change (a counter would need a schema
+        step), so recall remembers counts only within one snapshot (snapshot.py's memo)."""
+        return None
 
     def optimize(self, tx: Connection) -> None:
         """Nothing to merge: b-trees drop a deleted document's entries themselves; the
