@@ -19,6 +19,7 @@ from ..protocol import Connection
 from .filters import where_pg
 from .keyword import index_document, phrase_count, ranked_search, unindex, word_counts
 from .keyword_tokens import phrase_tokens
+from .snapshot import memo
 
 __all__ = ["PostgresKeywordIndex", "match_terms"]
 
@@ -90,9 +91,12 @@ class PostgresKeywordIndex:
                 else phrase_count(conn, term, cap) for term, t in tokens.items()}
 
     def write_marker(self, conn: Connection) -> Hashable | None:
-        """None: no cheap read tells every writer's change (a counter would need a schema
-        step), so recall remembers counts only within one snapshot (snapshot.py's memo)."""
-        return None
+        """The read-only snapshot's own ``pg_current_snapshot()`` (read with its facts,
+        snapshot.py): equal for two snapshots only if no transaction committed between
+        them, on any table (a write elsewhere only costs a recount). None outside a
+        read-only snapshot."""
+        facts = memo(conn)
+        return None if facts is None else facts.get("snapshot")
 
     def optimize(self, tx: Connection) -> None:
         """Nothing to merge: b-trees drop a deleted document's entries themselves; the
