@@ -134,3 +134,32 @@ def test_the_keyword_rows_are_read_with_the_first_candidates(
         sent = _counting(monkeypatch)
         assert sorted(store.usage(conn, asked[3:6])) == expected
         assert sent == []
+
+
+def test_recall_caches_hold_until_any_commit(pg_url: str, mem: Memory, tmp_path: Path) -> None:
+    """The write marker recall's caches are keyed by (store_state.py): the snapshot, the
+    same for two snapshots with no commit between; a commit by another client moves it,
+    and the running recall then ranks as that client's fresh one does."""
+    _fill(mem)
+    store, db = mem.internals.store, mem.internals.db
+    query = "how slowly does the cache warm after a deploy?"
+
+    def marker() -> object:
+        with db.read() as conn:
+            return store.write_marker(conn)
+
+    before = [(h.id, h.score) for h in mem.recall(query, namespace=NS, pure=True)]
+    first = marker()
+    assert first is not None and marker() == first
+    other = open_memory("postgres", tmp_path / "other", pg_url, embedding_model="none")
+    try:
+        other.store_many([{"content": f"the deploy {i} went out on friday"} for i in range(20)],
+                         namespace=NS)
+        theirs = [(h.id, h.score) for h in other.recall(query, namespace=NS, pure=True)]
+    finally:
+        other.close()
+    assert marker() != first
+    assert [(h.id, h.score) for h in mem.recall(query, namespace=NS, pure=True)] == theirs
+    assert theirs != before
+    with db.write() as tx:
+        assert store.write_marker(tx) is None  # a write's own rows: nothing remembered

@@ -16,10 +16,10 @@ those holding the word.
 from __future__ import annotations
 
 import math
-import threading
-import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any, Protocol
+
+from .store_state import StateCache
 
 __all__ = ["FTS5_IDF_FLOOR", "Counts", "DocumentCounts", "ideal_score"]
 
@@ -31,6 +31,10 @@ class Counts(Protocol):
     def size_hint(self, conn: Any) -> int: ...
 
     def document_counts(self, conn: Any, terms: Sequence[str], cap: int) -> dict[str, int]: ...
+
+    def write_marker(self, conn: Any) -> Hashable | None:
+        """What changes whenever the keyword index does (None: not known)."""
+        ...
 
 
 # FTS5 clamps an idf at or below zero (a word in over half the rows) to this.
@@ -45,40 +49,29 @@ def ideal_score(total: int, counts: Sequence[int]) -> float:
 
 
 class DocumentCounts:
-    """Rows holding each word, remembered for a minute: the reference score moves as
-    slowly as document frequencies do, and a stale count only nudges the scale."""
+    """Rows holding each word, remembered while the store's write marker stays the same
+    (store_state.py): the reference score is a function of what the store holds."""
 
-    def __init__(self, ttl_s: float = 60.0, size: int = 8192) -> None:
-        self.ttl_s = ttl_s
-        self.size = size
-        self._seen: dict[str, tuple[float, int]] = {}
-        self._lock = threading.Lock()
+    def __init__(self, size: int = 8192) -> None:
+        self._seen: StateCache[str, int] = StateCache(size)
 
-    def ideal(self, conn: Any, store: Counts, terms: Sequence[str]) -> float:
+    def ideal(self, conn: Any, store: Counts, terms: Sequence[str],
+              marker: Hashable | None) -> float:
         """The reference score of ``terms`` over the whole keyword index."""
-        return sum(self.idfs(conn, store, terms).values())
+        return sum(self.idfs(conn, store, terms, marker).values())
 
-    def idfs(self, conn: Any, store: Counts, terms: Sequence[str]) -> dict[str, float]:
-        """FTS5's idf of each of ``terms`` over the whole keyword index."""
+    def idfs(self, conn: Any, store: Counts, terms: Sequence[str],
+             marker: Hashable | None) -> dict[str, float]:
+        """FTS5's idf of each of ``terms`` over the whole keyword index, ``marker`` the
+        store's write marker read before (``store.write_marker``)."""
         total = store.size_hint(conn)
         # Past half the rows the idf is floored: counting further changes nothing.
         cap = total // 2 + 1
-        now = time.monotonic()
-        counts: dict[str, int] = {}
-        unknown: list[str] = []
-        with self._lock:
-            for term in dict.fromkeys(terms):
-                seen = self._seen.get(term)
-                if seen is not None and now - seen[0] <= self.ttl_s:
-                    counts[term] = seen[1]
-                else:
-                    unknown.append(term)
+        wanted = list(dict.fromkeys(terms))
+        counts = self._seen.known(marker, wanted)
+        unknown = [t for t in wanted if t not in counts]
         if unknown:
             found = store.document_counts(conn, unknown, cap)
             counts.update(found)
-            with self._lock:
-                if len(self._seen) > self.size:
-                    self._seen.clear()
-                for term, count in found.items():
-                    self._seen[term] = (now, count)
+            self._seen.keep(marker, found)
         return {t: ideal_score(total, [n]) for t, n in counts.items()}

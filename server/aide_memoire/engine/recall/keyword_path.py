@@ -16,9 +16,7 @@ Standard library only, beside the engine's light pure modules.
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -53,6 +51,7 @@ from .stages import (
     prefer_recent,
     prefer_restated,
 )
+from .store_state import StateCache
 
 __all__ = ["CommonTerms", "Contents", "DenseSide", "KeywordCaches", "KeywordPath",
            "KeywordSource", "SpeakerNames", "row_fact"]
@@ -76,6 +75,10 @@ class KeywordSource(Protocol):
 
     def speaker_names(self, conn: Connection, namespace: str) -> list[str]: ...
 
+    def write_marker(self, conn: Connection) -> Hashable | None:
+        """What changes whenever the keyword index does (None: not known)."""
+        ...
+
 
 # How many of the best keyword rows the "terms" coverage reads (fusion.keyword_coverage).
 HELD_ROWS = 10
@@ -87,71 +90,48 @@ DenseSide = Callable[[Candidates, set[str]], None]
 
 
 class CommonTerms:
-    """Which words are too common to rank by, remembered for a minute per threshold.
+    """Which words are too common to rank by, per threshold, remembered while the
+    store's write marker stays the same (store_state.py)."""
 
-    A word's document frequency moves slowly; a stale answer only shifts which words
-    the keyword side ranks by, never what is searched.
-    """
-
-    def __init__(self, ttl_s: float = 60.0, size: int = 4096) -> None:
-        self.ttl_s = ttl_s
-        self.size = size
-        self._seen: dict[tuple[str, int], tuple[float, bool]] = {}
-        self._lock = threading.Lock()
+    def __init__(self, size: int = 4096) -> None:
+        self._seen: StateCache[tuple[str, int], bool] = StateCache(size)
 
     def check(self, conn: Connection, store: KeywordSource, terms: Sequence[str],
-              threshold: int) -> set[str]:
-        now = time.monotonic()
-        common: set[str] = set()
-        unknown: list[str] = []
-        with self._lock:
-            for term in terms:
-                seen = self._seen.get((term, threshold))
-                if seen is not None and now - seen[0] <= self.ttl_s:
-                    if seen[1]:
-                        common.add(term)
-                else:
-                    unknown.append(term)
+              threshold: int, marker: Hashable | None) -> set[str]:
+        seen = self._seen.known(marker, [(t, threshold) for t in terms])
+        common = {t for (t, _), is_common in seen.items() if is_common}
+        unknown = [t for t in terms if (t, threshold) not in seen]
         if unknown:
             found = store.common_terms(conn, unknown, threshold)
             common |= found
-            with self._lock:
-                if len(self._seen) > self.size:
-                    self._seen.clear()
-                for term in unknown:
-                    self._seen[(term, threshold)] = (now, term in found)
+            self._seen.keep(marker, {(t, threshold): t in found for t in unknown})
         return common
 
 
 class SpeakerNames:
-    """Name tokens of each namespace's speakers ("melanie" -> "Melanie"), cached briefly."""
+    """Name tokens of each namespace's speakers ("melanie" -> "Melanie"), remembered
+    while the store's write marker stays the same (speakers are a keyword column)."""
 
-    def __init__(self, ttl_s: float = 10.0) -> None:
-        self.ttl_s = ttl_s
-        self._cache: dict[str, tuple[float, dict[str, str]]] = {}
-        self._lock = threading.Lock()
+    def __init__(self, size: int = 1024) -> None:
+        self._seen: StateCache[str, dict[str, str]] = StateCache(size)
 
-    def lookup(self, conn: Connection, store: KeywordSource,
-               namespaces: Sequence[str]) -> dict[str, str]:
+    def lookup(self, conn: Connection, store: KeywordSource, namespaces: Sequence[str],
+               marker: Hashable | None) -> dict[str, str]:
         out: dict[str, str] = {}
-        now = time.monotonic()
+        seen = self._seen.known(marker, namespaces)
         for namespace in namespaces:
-            with self._lock:
-                cached = self._cache.get(namespace)
-            if cached is None or now - cached[0] > self.ttl_s:
-                tokens: dict[str, str] = {}
+            tokens = seen.get(namespace)
+            if tokens is None:
+                tokens = {}
                 for speaker in store.speaker_names(conn, namespace):
                     for token in query_terms(speaker):
                         tokens.setdefault(token, speaker)
-                cached = (now, tokens)
-                with self._lock:
-                    self._cache[namespace] = cached
-            out.update(cached[1])
+                self._seen.keep(marker, {namespace: tokens})
+            out.update(tokens)
         return out
 
     def forget(self, namespace: str) -> None:
-        with self._lock:
-            self._cache.pop(namespace, None)
+        self._seen.drop(namespace)
 
 
 class KeywordCaches:
@@ -174,11 +154,12 @@ class KeywordPath:
     weights: Sequence[float]
     caches: KeywordCaches
 
-    def _match(self, conn: Connection, terms: list[str]) -> str | None:
+    def _match(self, conn: Connection, terms: list[str],
+               marker: Hashable | None) -> str | None:
         return keyword_match(
             terms, self.source.size_hint(conn), self.tuning,
             lambda words, threshold: self.caches.common.check(conn, self.source, words,
-                                                              threshold),
+                                                              threshold, marker),
         )
 
     def _search(self, conn: Connection, match: str, where: RowFilter,
@@ -192,13 +173,14 @@ class KeywordPath:
         source, tuning = self.source, self.tuning
         depth = max(tuning.depth, limit)
         terms = query_terms(query)
-        names = self.caches.names.lookup(conn, source, where.namespaces)
+        marker = source.write_marker(conn)  # the caches' key: what the store holds
+        names = self.caches.names.lookup(conn, source, where.namespaces, marker)
         searched, named = keyword_terms(terms, names, tuning)
-        match = self._match(conn, searched)
+        match = self._match(conn, searched, marker)
         keyword = self._search(conn, match, where, depth) if match is not None else {}
         found = Candidates(keyword=keyword, dense={}, shape=query_shape(query))
         if keyword and tuning.keyword_scale != "minmax":
-            idfs = self.caches.counts.idfs(conn, source, searched)
+            idfs = self.caches.counts.idfs(conn, source, searched, marker)
             found.keyword_ideal = sum(idfs.values())
             if tuning.coverage_basis == "terms":
                 found.keyword_held = self._held(conn, keyword, idfs, contents)
@@ -207,7 +189,7 @@ class KeywordPath:
                   if not tuning.names_in_dense_query and named else set())
         if tuning.feedback_docs > 0:
             found.feedback = self._feedback(conn, where, found, set(terms) | set(names),
-                                            contents)
+                                            contents, marker)
         if len(named) == 1:
             (who,) = named
             found.speaker_rows = {
@@ -225,14 +207,15 @@ class KeywordPath:
         return held_share(idfs, [f"{texts.get(r, '')} {speakers.get(r, '')}" for r in best])
 
     def _feedback(self, conn: Connection, where: RowFilter, found: Candidates,
-                  known: set[str], contents: Contents) -> dict[int, float]:
+                  known: set[str], contents: Contents,
+                  marker: Hashable | None) -> dict[int, float]:
         """Keyword scores for the words the best rows of both sides share (RM3-like)."""
         best: list[int] = []
         for side in (found.keyword, found.dense):
             best += sorted(side, key=lambda r: (-side[r], r))[: self.tuning.feedback_docs]
         texts = list(contents(dict.fromkeys(best)).values())
         terms = feedback_terms(texts, known, self.tuning.feedback_terms)
-        match = self._match(conn, terms) if terms else None
+        match = self._match(conn, terms, marker) if terms else None
         return self._search(conn, match, where, self.tuning.depth) if match else {}
 
     def rank(self, found: Candidates, contents: Contents, facts: RowFacts,

@@ -14,7 +14,7 @@ same rows in the same order (the shared engine suite checks that).
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -64,6 +64,11 @@ class KeywordIndex(Protocol):
 
     def optimize(self, tx: Connection) -> None:
         """Merge the index's segments, so deleted documents' terms leave the file."""
+        ...
+
+    def write_marker(self, conn: Connection) -> Hashable | None:
+        """What changes whenever the index does, whoever wrote (None: nothing cheap
+        tells; recall then remembers no counts between snapshots)."""
         ...
 
 
@@ -381,6 +386,10 @@ class MemoryRows(Protocol):
 
     def speaker_names(self, conn: Connection, namespace: str) -> list[str]:
         """Distinct speakers of a namespace's turns."""
+        ...
+
+    def write_marker(self, conn: Connection) -> Hashable | None:
+        """The keyword index's write marker (see the keyword index)."""
         ...
 
     def update_fields(self, tx: Connection, rowid: int, fields: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -290,6 +290,10 @@ class PortableMemoryRows(MemoryQueries):
     def document_counts(self, conn: Connection, terms: Sequence[str], cap: int) -> dict[str, int]:
         """Memories holding each term, counted up to ``cap`` (see the keyword index)."""
         return self.keywords.document_counts(conn, terms, cap)
+
+    def write_marker(self, conn: Connection) -> Hashable | None:
+        """The keyword index's write marker (see the keyword index)."""
+        return self.keywords.write_marker(conn)
 
     def update_fields(self, tx: Connection, rowid: int, fields: dict[str, Any]) -> None:
         """Set columns by name; the keyword index follows in the same transaction."""

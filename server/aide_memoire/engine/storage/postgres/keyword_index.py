@@ -10,7 +10,7 @@ server. The column weights recall passes are applied per search, as bm25()'s arg
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 from ...core.compose import FtsDoc
 from ...core.errors import InvalidInput
@@ -19,6 +19,7 @@ from ..protocol import Connection
 from .filters import where_pg
 from .keyword import index_document, phrase_count, ranked_search, unindex, word_counts
 from .keyword_tokens import phrase_tokens
+from .snapshot import memo
 
 __all__ = ["PostgresKeywordIndex", "match_terms"]
 
@@ -88,6 +89,14 @@ class PostgresKeywordIndex:
         words = word_counts(conn, [t[0] for t in tokens.values() if len(t) == 1])
         return {term: min(words[t[0]], int(cap)) if len(t) == 1
                 else phrase_count(conn, term, cap) for term, t in tokens.items()}
+
+    def write_marker(self, conn: Connection) -> Hashable | None:
+        """The read-only snapshot's own ``pg_current_snapshot()`` (read with its facts,
+        snapshot.py): equal for two snapshots only if no transaction committed between
+        them, on any table (a write elsewhere only costs a recount). None outside a
+        read-only snapshot."""
+        facts = memo(conn)
+        return None if facts is None else facts.get("snapshot")
 
     def optimize(self, tx: Connection) -> None:
         """Nothing to merge: b-trees drop a deleted document's entries themselves; the

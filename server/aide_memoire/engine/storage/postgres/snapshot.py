@@ -8,8 +8,9 @@ candidates one statement each (docs/postgres.md, "Round trips"). Inside one REPE
 READ READ ONLY transaction nothing of this can change, so:
 
 - :func:`begin` sends BEGIN and :data:`FACTS` (the highest rowid, every embedding space's
-  table, and the vector state of a store with few namespaces) as one simple-protocol
-  string: one round trip where there were four;
+  table, the vector state of a store with few namespaces, and the snapshot itself:
+  recall's caches are keyed by it, store_state.py) as one simple-protocol string: one
+  round trip where there were four;
 - :func:`memo` is that transaction's dict, where the repositories keep what they read
   (word counts, rows with their usage and supersession) for the next caller asking the
   same; it is None in a write transaction (whose own writes would make it stale) and
@@ -37,7 +38,8 @@ FACTS = (
     "SELECT (SELECT COALESCE(max(rowid), 0) FROM memories), "
     "(SELECT coalesce(json_agg(json_build_array(key, table_name)), '[]') FROM vector_spaces), "
     "(SELECT coalesce(json_agg(json_build_array(space, namespace, max_rowid, epoch)), '[]') "
-    f"FROM (SELECT * FROM vector_state LIMIT {STATE_ROWS + 1}) AS s)"
+    f"FROM (SELECT * FROM vector_state LIMIT {STATE_ROWS + 1}) AS s), "
+    "pg_current_snapshot()::text"
 )
 
 
@@ -52,9 +54,10 @@ def begin(conn: PgConnection, statement: str) -> None:
     except psycopg.Error as exc:
         raise translate_error(exc, conn.where) from exc
     assert found is not None
-    max_rowid, spaces, states = found
+    max_rowid, spaces, states, snapshot = found
     facts: dict[Hashable, Any] = {
         "max_rowid": int(max_rowid),
+        "snapshot": str(snapshot),
         "tables": {str(key): str(table) for key, table in spaces},
     }
     if len(states) <= STATE_ROWS:

@@ -6,7 +6,7 @@ every change of a row's text rewrites its document in the same transaction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from ...core.compose import FtsDoc
@@ -71,6 +71,14 @@ class SqliteKeywordIndex:
             ).fetchone()
             out[term] = int(count)
         return out
+
+    def write_marker(self, conn: Connection) -> Hashable:
+        """FTS5's averages record (rows and tokens of the index) and structure record
+        (its segments, with a counter of every write): one of them changes with every
+        committed add, remove or merge, from this connection or any other, and both are
+        read by primary key (rowids 1 and 10 of ``memory_fts_data``, FTS5's own)."""
+        return tuple(bytes(block) for _id, block in conn.execute(
+            "SELECT id, block FROM memory_fts_data WHERE id IN (1, 10) ORDER BY id"))
 
     def optimize(self, tx: Connection) -> None:
         """Merge the index's segments, so deleted documents' terms leave the file."""

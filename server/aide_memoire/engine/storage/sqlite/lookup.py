@@ -16,7 +16,7 @@ caller then asks the engine, which says what is wrong.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,6 +113,9 @@ class KeywordLookup(MemoryQueries):
 
     def document_counts(self, conn: Connection, terms: Sequence[str], cap: int) -> dict[str, int]:
         return self.keywords.document_counts(conn, terms, cap)
+
+    def write_marker(self, conn: Connection) -> Hashable:
+        return self.keywords.write_marker(conn)
 
     def common_terms(self, conn: Connection, terms: Sequence[str], threshold: int) -> set[str]:
         """Terms in more than ``threshold`` memories (as the store's ``common_terms``)."""
