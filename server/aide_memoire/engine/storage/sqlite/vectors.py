@@ -103,21 +103,16 @@ class SqliteVectorIndex(PortableVectorReads):
             return
         table = self.ensure_space(tx, space, stamp)
         self._require_vec()
-        rowids = [rowid for rowid, _, _ in items]
-        existing = (
-            {
-                int(r)
-                for (r,) in tx.execute(
-                    f"SELECT rowid FROM {table} WHERE rowid IN ({','.join('?' * len(rowids))})",
-                    rowids,
-                )
-            }
-            if len(rowids) <= 900
-            else None
-        )
+        # One point lookup per row: vec0 answers ``rowid = ?`` from its rowid index, but
+        # ``rowid IN (...)`` by scanning every row (0.29 s a batch at 1M rows, so the
+        # write's cost grew with the store; docs/benchmarks.md, issue 28 round 10).
+        existing = {
+            rowid for rowid, _, _ in items
+            if tx.execute(f"SELECT 1 FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
+        }
         replaced: dict[str, list[int]] = {}
         for rowid, namespace, vector in items:
-            if existing is None or rowid in existing:
+            if rowid in existing:
                 deleted = tx.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,)).rowcount
                 if deleted:
                     replaced.setdefault(namespace, []).append(rowid)
