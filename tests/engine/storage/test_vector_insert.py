@@ -63,3 +63,24 @@ def test_new_rows_are_added_and_a_rewritten_row_is_replaced(tmp_path: Path) -> N
         assert final is not None and final[0] == rowids[-1] and final[1] > state[1]
     finally:
         db.close()
+
+
+def test_raw_vectors_returns_the_stored_vectors_of_the_rows_that_have_one(tmp_path: Path) -> None:
+    db = SqliteDatabase(tmp_path / "memory.db")
+    try:
+        vectors = SqliteVectorIndex(vec_available=db.vec_version is not None)
+        repos = sqlite_repositories(vectors)
+        with db.write() as tx:
+            rowids = [repos.rows.insert(tx, NewRow(namespace="n", kind="note",
+                                                   content=f"note number {i}"))[0]
+                      for i in range(5)]
+            vectors.insert(tx, SPACE, [(r, "n", _vector(r)) for r in rowids[:4]], "t0")
+        with db.read() as conn:
+            table = vectors.table_of(conn, SPACE)
+            assert table
+            got = vectors.raw_vectors(conn, table, [rowids[3], rowids[4], rowids[0]])
+        assert sorted(got) == sorted([rowids[3], rowids[0]])  # rowids[4] has no vector
+        for r, v in got.items():
+            assert np.allclose(v, _vector(r))
+    finally:
+        db.close()

@@ -142,6 +142,19 @@ class SqliteVectorIndex(PortableVectorReads):
             self.blocks.after_write(tx, space.key, space.dim, namespace, before, after,
                                     added, replaced.get(namespace, []))
 
+    def raw_vectors(self, conn: Connection, table: str, rowids: Sequence[int]
+                    ) -> dict[int, np.ndarray]:
+        """The stored float32 vectors of ``rowids`` (those that have one), a point
+        lookup each: vec0 answers ``rowid IN (...)`` by scanning every row (see
+        :meth:`insert`)."""
+        out: dict[int, np.ndarray] = {}
+        for rowid in rowids:
+            found = conn.execute(f"SELECT embedding FROM {table} WHERE rowid = ?",
+                                 (rowid,)).fetchone()
+            if found is not None:
+                out[int(rowid)] = np.frombuffer(found[0], np.float32)
+        return out
+
     def delete(self, tx: Connection, rowid: int, namespace: str) -> None:
         """Remove a row's vectors from every space."""
         for key, _, dim, table in self.spaces(tx):
