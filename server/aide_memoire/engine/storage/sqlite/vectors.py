@@ -103,19 +103,14 @@ class SqliteVectorIndex(PortableVectorReads):
             return
         table = self.ensure_space(tx, space, stamp)
         self._require_vec()
-        # One point lookup per row: vec0 answers ``rowid = ?`` from its rowid index, but
-        # ``rowid IN (...)`` by scanning every row (0.29 s a batch at 1M rows, so the
-        # write's cost grew with the store; docs/benchmarks.md, issue 28 round 10).
-        existing = {
-            rowid for rowid, _, _ in items
-            if tx.execute(f"SELECT 1 FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
-        }
+        # A row's old vector goes by a point delete (a few microseconds, found or not):
+        # vec0 answers ``rowid = ?`` from its rowid index but ``rowid IN (...)`` by
+        # scanning every row (0.29 s a batch at 1M rows; docs/benchmarks.md, issue 28
+        # round 10), so no batched existence check comes first.
         replaced: dict[str, list[int]] = {}
         for rowid, namespace, vector in items:
-            if rowid in existing:
-                deleted = tx.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,)).rowcount
-                if deleted:
-                    replaced.setdefault(namespace, []).append(rowid)
+            if tx.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,)).rowcount:
+                replaced.setdefault(namespace, []).append(rowid)
             tx.execute(
                 f"INSERT INTO {table} (rowid, namespace, embedding) VALUES (?, ?, ?)",
                 (rowid, namespace, _blob(vector)),
@@ -145,8 +140,8 @@ class SqliteVectorIndex(PortableVectorReads):
     def raw_vectors(self, conn: Connection, table: str, rowids: Sequence[int]
                     ) -> dict[int, np.ndarray]:
         """The stored float32 vectors of ``rowids`` (those that have one), a point
-        lookup each: vec0 answers ``rowid IN (...)`` by scanning every row (see
-        :meth:`insert`)."""
+        lookup each: vec0 answers ``rowid IN (...)`` by scanning every row (see the
+        comment in :meth:`insert`)."""
         out: dict[int, np.ndarray] = {}
         for rowid in rowids:
             found = conn.execute(f"SELECT embedding FROM {table} WHERE rowid = ?",
